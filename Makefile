@@ -1,0 +1,65 @@
+# repeat-guard: every target bootstraps what it needs (uv in .tools/, the venv in .venv/).
+# uv never downloads a Python: it uses this machine's Python 3.11.
+
+SHELL := /bin/bash
+PYTHON ?= python3.11
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(shell command -v $(PYTHON) 2>/dev/null || command -v python3)
+export UV_PROJECT_ENVIRONMENT := .venv
+RUN := $(UV) run --frozen --no-sync
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+$(UV):
+	$(UV_PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv
+
+.venv/.synced: $(UV) uv.lock pyproject.toml core/pyproject.toml $(wildcard adapters/*/pyproject.toml)
+	$(UV) sync --frozen --all-packages
+	@touch $@
+
+.PHONY: install
+install: .venv/.synced ## Create the venv and install the workspace (done by every target)
+
+.PHONY: lock
+lock: $(UV) ## Refresh uv.lock after changing dependencies
+	$(UV) lock
+
+.PHONY: demo
+demo: .venv/.synced ## Replay the bundled looping transcript and print the report
+	$(RUN) repeat-guard demo
+
+.PHONY: lint
+lint: .venv/.synced ## ruff: format check and lint
+	$(RUN) ruff format --check .
+	$(RUN) ruff check .
+
+.PHONY: typecheck
+typecheck: .venv/.synced ## mypy --strict over sources, tests and benchmarks
+	$(RUN) mypy
+
+.PHONY: test
+test: lint typecheck ## Lint, typecheck, and run every test with coverage (100% on the core)
+	$(RUN) pytest --cov --cov-report=term-missing --cov-fail-under=100
+
+.PHONY: check
+check: test ## Everything CI runs (lint + typecheck + test)
+
+.PHONY: format
+format: .venv/.synced ## Rewrite sources with ruff format and ruff's safe fixes
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+.PHONY: bench
+bench: .venv/.synced ## Benchmarks: print throughput ratios and retained sizes
+	$(RUN) python -m bench
+
+.PHONY: clean
+clean: ## Remove the venv, the bootstrapped uv and caches
+	rm -rf .venv $(TOOLS) .mypy_cache .pytest_cache .ruff_cache .hypothesis .coverage

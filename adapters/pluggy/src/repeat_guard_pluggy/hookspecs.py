@@ -1,0 +1,38 @@
+"""Harness-neutral hook specifications for tool execution and prompts.
+
+A host built on pluggy adds these specs to its plugin manager (``install`` does it for the
+guard) and calls ``pm.hook.tool_post_execute(execution=..., result=...)`` after every attempt,
+denied ones included, and ``pm.hook.agent_prompt_submit(agent=..., prompt=...)`` when a user's
+message reaches an agent.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from ._types import PostExecuteDecision, ToolExecution, ToolResult
+
+PROJECT_NAME = "repeat_guard"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec(firstresult=True)
+def tool_post_execute(execution: ToolExecution, result: ToolResult) -> PostExecuteDecision | None:
+    """Decide what the model sees for a finished call.
+
+    One answer: the first implementation that returns a decision wins; ``None`` from every
+    implementation means ``Accept()``. Wrappers see that decision from ``yield`` and may return
+    an enriched one.
+    """
+
+
+@hookspec
+def agent_prompt_submit(agent: object, prompt: str) -> None:
+    """A user's message reached ``agent``."""
+
+
+@hookspec
+def agent_dispose(agent: object) -> None:
+    """``agent`` has finished and will make no more calls."""

@@ -1,0 +1,37 @@
+"""repeat-guard: notice an LLM agent repeating the same tool call, and say so.
+
+A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds each event to
+``reduce`` and injects the returned reminders into the agent's next model request::
+
+    from repeat_guard import GuardState, ToolCallFinished, reduce
+
+    state = GuardState.initial()
+    for _ in range(3):
+        state, reminders = reduce(state, ToolCallFinished("a", "grep", {"pattern": "x"}))
+    assert [r.summary for r in reminders] == ["grep × 3"]
+"""
+
+from ._canonical import canonical_arguments
+from ._config import ConfigError, GuardConfig, parse_config
+from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
+from ._reminders import SOURCE, Form, Reminder, preview_arguments, render_reminder
+from ._state import Chain, GuardState, reduce
+
+__all__ = [
+    "SOURCE",
+    "AgentDisposed",
+    "Chain",
+    "ConfigError",
+    "Event",
+    "Form",
+    "GuardConfig",
+    "GuardState",
+    "PromptSubmitted",
+    "Reminder",
+    "ToolCallFinished",
+    "canonical_arguments",
+    "parse_config",
+    "preview_arguments",
+    "reduce",
+    "render_reminder",
+]

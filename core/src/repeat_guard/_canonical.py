@@ -1,0 +1,231 @@
+"""Canonical text for tool-call arguments: the half of the chain key that compares arguments.
+
+Two argument values that JSON cannot tell apart must give the same string, and the string must
+be cheap to compute, because it is computed for every tracked call. The fast path hands plain
+JSON data to the C encoder of :mod:`json`; everything else (floats that need normalising,
+non-JSON values, very deep nesting, reference cycles) goes through one iterative encoder that
+writes exactly the same text for JSON values and a deterministic, non-JSON token for the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from json.encoder import encode_basestring
+
+__all__ = ["canonical_arguments"]
+
+_dumps = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+).encode
+
+
+class _NotPlain(Exception):
+    """Raised inside the fast path when a value needs the general encoder."""
+
+
+def canonical_arguments(value: object) -> str:
+    """Return the canonical text of ``value``.
+
+    Keys are sorted at every depth, the JSON is compact and keeps non-ASCII characters. Numbers
+    are compared as JSON compares them: ``1`` and ``1.0`` give ``"1"``; ``True`` stays ``true``.
+    For JSON values the result is valid JSON that parses back to an equal value. For any other
+    value (NaN, bytes, sets, objects, non-string keys, cycles, nesting of any depth) the result
+    is a deterministic string that is not valid JSON. Never raises.
+    """
+    try:
+        return _dumps(_plain(value))
+    except (_NotPlain, RecursionError, ValueError):
+        # ValueError: an integer too long for str(); the general encoder writes it in hex.
+        return _encode_general(value)
+
+
+def _plain(value: object) -> object:
+    """Return ``value`` as data the C encoder writes canonically, or raise ``_NotPlain``.
+
+    Returns the input object itself when nothing needs changing, so the common case allocates
+    nothing.
+    """
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return _plain_float(value)  # type: ignore[arg-type]  # kind is float, checked above
+    if kind is dict:
+        return _plain_dict(value)  # type: ignore[arg-type]  # kind is dict, checked above
+    if kind is list or kind is tuple:
+        return _plain_list(value)  # type: ignore[arg-type]  # kind is list or tuple
+    raise _NotPlain
+
+
+def _plain_float(value: float) -> float | int:
+    if not math.isfinite(value):
+        raise _NotPlain
+    return int(value) if value.is_integer() else value
+
+
+def _plain_dict(value: dict[object, object]) -> dict[object, object]:
+    changed: dict[object, object] | None = None
+    for key, item in value.items():
+        if type(key) is not str:
+            raise _NotPlain
+        plain = _plain(item)
+        if plain is not item:
+            if changed is None:
+                changed = dict(value)
+            changed[key] = plain
+    return value if changed is None else changed
+
+
+def _plain_list(value: list[object] | tuple[object, ...]) -> list[object] | tuple[object, ...]:
+    changed: list[object] | None = None
+    for index, item in enumerate(value):
+        plain = _plain(item)
+        if plain is not item:
+            if changed is None:
+                changed = list(value)
+            changed[index] = plain
+    return value if changed is None else changed
+
+
+# The general encoder: an explicit stack instead of recursion, so depth is unbounded.
+# A stack entry is either a finished piece of text (str) or a value still to encode (_Todo).
+
+
+class _Todo:
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+class _Leave:
+    """Marks the end of a container on the stack: its id leaves the set of open containers."""
+
+    __slots__ = ("ident",)
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+
+
+def _encode_general(value: object) -> str:
+    out: list[str] = []
+    open_ids: set[int] = set()
+    stack: list[str | _Todo | _Leave] = [_Todo(value)]
+    while stack:
+        entry = stack.pop()
+        if type(entry) is str:
+            out.append(entry)
+        elif type(entry) is _Leave:
+            open_ids.discard(entry.ident)
+        else:
+            _expand(entry.value, stack, out, open_ids)  # type: ignore[union-attr]  # a _Todo
+    return "".join(out)
+
+
+def _expand(
+    value: object, stack: list[str | _Todo | _Leave], out: list[str], open_ids: set[int]
+) -> None:
+    """Write a scalar to ``out``, or push a container's pieces onto ``stack`` in reverse."""
+    scalar = _scalar_text(value)
+    if scalar is not None:
+        out.append(scalar)
+        return
+    ident = id(value)
+    if ident in open_ids:
+        out.append("<cycle>")
+        return
+    parts = _container_parts(value)
+    if parts is None:
+        out.append(_opaque_text(value))
+        return
+    open_ids.add(ident)
+    opening, pieces, closing = parts
+    stack.append(_Leave(ident))
+    stack.append(closing)
+    for piece in reversed(pieces):
+        stack.append(piece)
+    out.append(opening)
+
+
+def _scalar_text(value: object) -> str | None:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return str(encode_basestring(str(value)))
+    if isinstance(value, int):
+        return _int_text(int(value))
+    if isinstance(value, float):
+        return _float_text(float(value))
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<bytes {bytes(value).hex()}>"
+    return None
+
+
+def _int_text(value: int) -> str:
+    try:
+        return str(value)
+    except ValueError:  # longer than sys.get_int_max_str_digits()
+        return f"<int {value:#x}>"
+
+
+def _float_text(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return _int_text(int(value)) if value.is_integer() else repr(value)
+
+
+def _container_parts(value: object) -> tuple[str, list[str | _Todo], str] | None:
+    if isinstance(value, Mapping):
+        return "{", _mapping_pieces(value), "}"
+    if isinstance(value, list | tuple):
+        return "[", _joined([_Todo(item) for item in value]), "]"
+    if isinstance(value, set | frozenset):
+        members = sorted(canonical_arguments(item) for item in value)
+        return "<set [", [",".join(members)], "]>"
+    return None
+
+
+def _mapping_pieces(value: Mapping[object, object]) -> list[str | _Todo]:
+    keyed = sorted(
+        ((_key_text(key), type(key).__name__, item) for key, item in value.items()),
+        key=lambda entry: (entry[0], entry[1]),
+    )
+    pieces: list[str | _Todo] = []
+    for index, (key, _kind, item) in enumerate(keyed):
+        pieces.append(("," if index else "") + str(encode_basestring(key)) + ":")
+        pieces.append(_Todo(item))
+    return pieces
+
+
+def _key_text(key: object) -> str:
+    """Keys as :func:`json.dumps` writes them; any other key by its canonical text."""
+    if isinstance(key, str):
+        return str(key)
+    return canonical_arguments(key)
+
+
+def _joined(items: list[_Todo]) -> list[str | _Todo]:
+    pieces: list[str | _Todo] = []
+    for index, item in enumerate(items):
+        if index:
+            pieces.append(",")
+        pieces.append(item)
+    return pieces
+
+
+def _opaque_text(value: object) -> str:
+    kind = type(value)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    try:
+        shown = repr(value)
+    except Exception:  # a broken __repr__ must not break canonicalisation
+        return f"<{name}>"
+    return f"<{name} {shown}>"

@@ -1,0 +1,79 @@
+"""The reminders the guard produces and their model-facing texts.
+
+Escalation: the first configured threshold gets the gentle form, which quotes nothing; every
+later threshold gets the detailed form, which names the tool, the count and the canonical
+arguments (cut to ``arguments_preview_chars``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["SOURCE", "Form", "Reminder", "preview_arguments", "render_reminder"]
+
+Form = Literal["gentle", "detailed"]
+
+PLUGIN_NAME = "repeat-tool-guard"
+SOURCE: dict[str, str] = {"kind": "plugin", "plugin": PLUGIN_NAME}
+
+
+@dataclass(frozen=True, slots=True)
+class Reminder:
+    """An advisory message for ``agent``'s next model request.
+
+    ``count`` is the consecutive count that reached a threshold; ``form`` is ``"gentle"`` at
+    the first threshold and ``"detailed"`` at later ones; ``arguments`` is the full canonical
+    argument text of the repeated call.
+    """
+
+    agent: str
+    tool: str
+    count: int
+    form: Form
+    text: str
+    arguments: str
+
+    @property
+    def summary(self) -> str:
+        """``"<tool> × <count>"``: a one-line label for logs and UIs."""
+        return f"{self.tool} × {self.count}"
+
+    @property
+    def source(self) -> dict[str, str]:
+        """The provenance label adapters stamp on the injected message (a fresh dict)."""
+        return dict(SOURCE)
+
+
+GENTLE_TEXT = (
+    "<system-reminder>\n"
+    "You are repeating the exact same tool call. Stop and analyse the result you already "
+    "have, then try something different.\n"
+    "</system-reminder>"
+)
+
+
+def preview_arguments(arguments: str, limit: int) -> str:
+    """Return ``arguments`` cut to ``limit`` characters, marked with what was left out."""
+    if len(arguments) <= limit:
+        return arguments
+    return f"{arguments[:limit]}… (+{len(arguments) - limit} more chars)"
+
+
+def render_reminder(
+    agent: str, tool: str, arguments: str, count: int, form: Form, preview_chars: int
+) -> Reminder:
+    """Return the reminder for a chain of ``count`` identical calls in the given form."""
+    if form == "gentle":
+        text = GENTLE_TEXT
+    else:
+        text = (
+            "<system-reminder>\n"
+            f"You have called the tool `{tool}` {count} times in a row with identical "
+            f"arguments: {preview_arguments(arguments, preview_chars)}\n"
+            "These repeated calls made no progress. Do not call this tool with these exact "
+            "arguments again: change your approach, or, if you have already gathered enough "
+            "evidence, stop calling tools and finish your answer.\n"
+            "</system-reminder>"
+        )
+    return Reminder(agent, tool, count, form, text, arguments)
