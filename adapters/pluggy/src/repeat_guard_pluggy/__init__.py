@@ -1,0 +1,56 @@
+"""repeat-guard for pluggy harnesses: hook specifications and the guard as a wrapper plugin.
+
+Install the guard into a harness's plugin manager (any project name) and call the hooks::
+
+    import pluggy
+    from repeat_guard_pluggy import ToolExecution, ToolResult, install
+
+    pm = pluggy.PluginManager("myharness")
+    guard = install(pm, {"thresholds": [3, 5]})
+    agent = object.__new__(type("Agent", (), {}))
+    for _ in range(3):
+        decision = pm.hook.tool_post_execute(
+            execution=ToolExecution(agent, "c1", "grep", {"pattern": "x"}),
+            result=ToolResult("no match"),
+        )
+    assert decision.contexts[0].source["summary"] == "grep × 3"
+"""
+
+from . import hookspecs
+from ._install import install, specs_for
+from ._plugin import (
+    PLUGIN_NAME,
+    GuardConfigError,
+    Reducer,
+    RepeatGuardPlugin,
+    fold_reminders,
+    reminder_context,
+    resolve_config,
+)
+from ._types import (
+    Accept,
+    Block,
+    ContextMessage,
+    PostExecuteDecision,
+    ToolExecution,
+    ToolResult,
+)
+
+__all__ = [
+    "PLUGIN_NAME",
+    "Accept",
+    "Block",
+    "ContextMessage",
+    "GuardConfigError",
+    "PostExecuteDecision",
+    "Reducer",
+    "RepeatGuardPlugin",
+    "ToolExecution",
+    "ToolResult",
+    "fold_reminders",
+    "hookspecs",
+    "install",
+    "reminder_context",
+    "resolve_config",
+    "specs_for",
+]
