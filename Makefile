@@ -6,7 +6,7 @@ PYTHON ?= python3.11
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
-export UV_PYTHON := $(shell command -v $(PYTHON) 2>/dev/null || command -v python3)
+export UV_PYTHON := $(shell $(PYTHON) -c "import sys; print(sys.executable)" 2>/dev/null || python3 -c "import sys; print(sys.executable)")
 export UV_PROJECT_ENVIRONMENT := .venv
 RUN := $(UV) run --frozen --no-sync
 
