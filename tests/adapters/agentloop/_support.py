@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from repeat_guard_agentloop import (
     ContextMessage,
     Event,
+    ToolCall,
     ToolCallRequest,
     ToolRegistry,
     ToolResult,
@@ -45,3 +46,22 @@ def results(events: Iterable[Event]) -> list[ToolResult]:
 def kinds(events: Iterable[Event]) -> list[str]:
     """Each event's type name, in order."""
     return [event.kind for event in events]
+
+
+def reminders(events: Iterable[Event]) -> list[tuple[int, str]]:
+    """Each guard reminder as (the ordinal of the call it follows, its summary).
+
+    Ordinals count the tool calls among ``events`` from 1; only contexts whose source names the
+    guard count.
+    """
+    ordinal: dict[str, int] = {}
+    found: list[tuple[int, str]] = []
+    for event in events:
+        if isinstance(event, ToolCall):
+            ordinal[event.call_id] = len(ordinal) + 1
+        elif isinstance(event, ContextMessage) and event.source.get("plugin") == GUARD:
+            found.append((ordinal[event.call_id], event.source["summary"]))
+    return found
+
+
+GUARD = "repeat-tool-guard"

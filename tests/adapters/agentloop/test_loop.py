@@ -27,15 +27,15 @@ from repeat_guard_agentloop import (
     ToolSpec,
     UserMessage,
 )
-from repeat_guard_pluggy import hookspecs
-from repeat_guard_pluggy._types import (
+from repeat_guard_pluggy import (
     Accept,
     Block,
     PostExecuteDecision,
     ToolExecution,
+    hookspecs,
 )
-from repeat_guard_pluggy._types import ContextMessage as HookContext
-from repeat_guard_pluggy._types import ToolResult as HookResult
+from repeat_guard_pluggy import ContextMessage as HookContext
+from repeat_guard_pluggy import ToolResult as HookResult
 
 from ._support import call, contexts, echo, kinds, results, tools
 
@@ -211,7 +211,7 @@ def test_block_and_replacement_change_what_the_model_sees_not_the_logged_output(
     assert model.requests[1][0] == log.events[:-1]
 
 
-def test_a_host_plugin_manager_of_any_name_is_used_as_is() -> None:
+def test_a_host_plugin_manager_of_any_name_gets_the_specs_it_lacks() -> None:
     seen: list[str] = []
     marker = pluggy.HookimplMarker("myharness")
 
@@ -226,9 +226,14 @@ def test_a_host_plugin_manager_of_any_name_is_used_as_is() -> None:
     async def scenario() -> None:
         loop = AgentLoop(tools("ls"), pm)
         assert loop.pm is pm
+        assert all(
+            getattr(pm.hook, name).has_spec()
+            for name in ("tool_post_execute", "agent_prompt_submit", "agent_dispose")
+        )
         agent = loop.spawn("main", ScriptedModel([call("ls"), "ok"]))
         await loop.followup(agent, "first")
-        await loop.dispose(agent)  # no agent_dispose hook anywhere: nothing to call
+        await loop.dispose(agent)
+        AgentLoop(tools(), pm)  # a second loop on the same manager adds nothing
 
     asyncio.run(scenario())
     assert seen == ["first"]

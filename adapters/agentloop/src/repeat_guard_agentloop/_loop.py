@@ -29,15 +29,9 @@ from dataclasses import dataclass, replace
 
 import pluggy
 
-from repeat_guard_pluggy import hookspecs
-from repeat_guard_pluggy._types import (
-    Accept,
-    Block,
-    PostExecuteDecision,
-    ToolExecution,
-)
-from repeat_guard_pluggy._types import ContextMessage as HookContext
-from repeat_guard_pluggy._types import ToolResult as HookResult
+from repeat_guard_pluggy import Accept, Block, PostExecuteDecision, ToolExecution, specs_for
+from repeat_guard_pluggy import ContextMessage as HookContext
+from repeat_guard_pluggy import ToolResult as HookResult
 
 from ._events import (
     AssistantMessage,
@@ -66,6 +60,8 @@ PreExecuteListener = Callable[[ToolExecution], Awaitable[str | None]]
 
 EventSink = Callable[[Event], Awaitable[None]]
 """Receives every session-log event right after it is appended, in log order per agent."""
+
+_HOOKS = frozenset({"tool_post_execute", "agent_prompt_submit", "agent_dispose"})
 
 
 class AgentDisposedError(RuntimeError):
@@ -133,9 +129,11 @@ class AgentLoop:
     """Runs agents against one tool registry and one pluggy plugin manager.
 
     ``pm`` is the host's plugin manager, of any project name, with whatever post-execute and
-    prompt plugins it holds (for the guard: ``repeat_guard_pluggy.install(pm, config)``). When
-    omitted, the loop makes one with the ``repeat_guard`` hook specifications and no plugins.
-    ``on_event`` receives every session-log event as it is appended.
+    prompt plugins it holds (for the guard: ``repeat_guard_pluggy.install(pm, config)``, before
+    or after the loop is made); when omitted, the loop makes one named ``"repeat_guard"``.
+    Either way the loop adds the hook specifications it calls that ``pm`` lacks.
+    ``pre_execute`` listeners run in order before every call. ``on_event`` receives every
+    session-log event as it is appended.
     """
 
     def __init__(
@@ -147,8 +145,10 @@ class AgentLoop:
         on_event: EventSink | None = None,
     ) -> None:
         if pm is None:
-            pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
-            pm.add_hookspecs(hookspecs)
+            pm = pluggy.PluginManager("repeat_guard")
+        missing = frozenset(name for name in _HOOKS if not _has_spec(pm, name))
+        if missing:
+            pm.add_hookspecs(specs_for(pm.project_name, missing))
         self.pm = pm
         self.tools = tools
         self.log = SessionLog()
@@ -300,9 +300,7 @@ class AgentLoop:
         )
 
     def _call_hook(self, name: str, **kwargs: object) -> object:
-        caller = getattr(self.pm.hook, name, None)
-        if caller is None:  # no plugin implements it and no spec declares it
-            return None
+        caller: pluggy.HookCaller = getattr(self.pm.hook, name)
         result: object = caller(**kwargs)
         return result
 
@@ -311,6 +309,11 @@ class AgentLoop:
         self.log.append(event)
         if self._on_event is not None:
             await self._on_event(event)
+
+
+def _has_spec(pm: pluggy.PluginManager, name: str) -> bool:
+    caller: pluggy.HookCaller | None = getattr(pm.hook, name, None)
+    return caller is not None and caller.has_spec()
 
 
 def _check_live(agent: Agent) -> None:
