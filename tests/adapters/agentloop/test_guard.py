@@ -152,6 +152,14 @@ def test_argument_key_order_is_irrelevant_at_any_depth() -> None:
     assert reminders(log) == [(3, "grep × 3")]
 
 
+def test_malformed_argument_json_is_compared_as_its_raw_text() -> None:
+    raw = call("grep", '{"q": "x"')  # the model's argument JSON did not parse
+    turns = [raw, raw, GREP_X, raw, raw, raw]
+    log = run_one(tools("grep"), turns)
+    assert reminders(log) == [(6, "grep × 3")]
+    assert '\\"q\\": \\"x\\"' in log.to_jsonl()  # logged as the string it was
+
+
 async def yielding(arguments: object) -> str:
     """A tool that gives other agents a turn before answering."""
     await asyncio.sleep(0)

@@ -191,8 +191,9 @@ class AgentLoop:
     async def idle(self) -> None:
         """Wait until every prompt given so far (and any they lead to) has finished.
 
-        Raises an ``ExceptionGroup`` of the errors of the turns that failed since the last
-        ``idle``; a cancelled turn is not an error.
+        Raises an ``ExceptionGroup`` holding the error of every turn that failed since the last
+        ``idle`` (also those already seen by awaiting their task); a cancelled turn is not an
+        error.
         """
         failures: list[Exception] = []
         while self._tasks:
