@@ -5,15 +5,20 @@ Install the guard into a harness's plugin manager (any project name) and call th
     import pluggy
     from repeat_guard_pluggy import ToolExecution, ToolResult, install
 
+    class Agent:  # any object that supports weak references
+        pass
+
     pm = pluggy.PluginManager("myharness")
     guard = install(pm, {"thresholds": [3, 5]})
-    agent = object.__new__(type("Agent", (), {}))
+    agent = Agent()
     for _ in range(3):
         decision = pm.hook.tool_post_execute(
             execution=ToolExecution(agent, "c1", "grep", {"pattern": "x"}),
             result=ToolResult("no match"),
         )
     assert decision.contexts[0].source["summary"] == "grep × 3"
+
+See the package README for the folding rules, agent keying and failing open.
 """
 
 from . import hookspecs

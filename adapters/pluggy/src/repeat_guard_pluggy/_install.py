@@ -69,7 +69,8 @@ def install(
         )
     missing = frozenset(spec.__name__ for spec in _SPECS if not _has_spec(pm, spec.__name__))
     if missing:
-        pm.add_hookspecs(specs_for(pm.project_name, missing))
+        every = len(missing) == len(_SPECS)
+        pm.add_hookspecs(specs_for(pm.project_name, None if every else missing))
     pm.register(plugin.hook_implementations(pm.project_name), name=PLUGIN_NAME)
     pm.check_pending()
     return plugin

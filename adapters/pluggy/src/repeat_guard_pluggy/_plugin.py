@@ -111,6 +111,7 @@ class RepeatGuardPlugin:
 
     Agent objects should support weak references: a collected agent's chain and id are dropped
     automatically. An agent that cannot be weakly referenced is held until ``agent_dispose``.
+    (Each live agent's finalizer refers to the plugin, so the plugin outlives its agents.)
     """
 
     def __init__(
@@ -182,7 +183,9 @@ class RepeatGuardPlugin:
         """Return an object whose functions implement the hooks for ``project_name``.
 
         pluggy matches implementations to a plugin manager by the marker's project name, so a
-        harness with its own name registers this object (``install`` does it for you).
+        harness with its own name registers this object (``install`` does it for you). Its
+        ``guard`` attribute is this plugin, so ``pm.get_plugin("repeat-tool-guard").guard``
+        finds the guard again.
         """
         hookimpl = pluggy.HookimplMarker(project_name)
         guard = self
@@ -209,22 +212,22 @@ class RepeatGuardPlugin:
     # -- the mutable cell -------------------------------------------------------------------
 
     def _advance(self, event_of: Callable[[], Event | None]) -> tuple[Reminder, ...]:
-        """Apply queued disposals, then the event ``event_of`` builds; return its reminders.
+        """Apply the event ``event_of`` builds, then queued disposals; return its reminders.
 
-        Never raises: an exception from the guard's own code is logged once and the state
-        stays as it was before the failing step.
+        Never raises: an exception from the guard's own code is logged once and the failing
+        step leaves the state as it was. (The collected agents' ids are never the event's, so
+        the order of the two does not matter.)
         """
+        reminders: tuple[Reminder, ...] = ()
         try:
+            event = event_of()
+            if event is not None:
+                self._state, reminders = self._reducer(self._state, event)
             while self._collected:
                 collected = AgentDisposed(self._collected.popleft())
                 self._state, _ = self._reducer(self._state, collected)
-            event = event_of()
-            if event is None:
-                return ()
-            self._state, reminders = self._reducer(self._state, event)
         except Exception:
             _log.exception("%s failed; the host's call proceeds unguarded", PLUGIN_NAME)
-            return ()
         return reminders
 
     def _call_event(self, execution: ToolExecution) -> Event:
