@@ -49,9 +49,9 @@ def test_default_escalation_is_gentle_at_three_and_detailed_at_five() -> None:
     assert isinstance(fifth, Accept)
     (gentle,) = third.contexts
     (detailed,) = fifth.contexts
-    assert gentle.source["form"] == "gentle"
+    assert gentle.source["escalation"] == "gentle"
     assert "grep" not in gentle.text
-    assert detailed.source["form"] == "detailed"
+    assert detailed.source["escalation"] == "detailed"
     assert "`grep` 5 times" in detailed.text
     assert '{"path":"src","pattern":"TODO"}' in detailed.text
 
@@ -64,8 +64,9 @@ def test_reminder_source_is_the_guard_label_with_form_and_summary() -> None:
     assert decision.contexts[0].source == {
         "kind": "plugin",
         "plugin": "repeat-tool-guard",
-        "form": "gentle",
+        "form": "notice",
         "summary": "grep × 3",
+        "escalation": "gentle",
     }
 
 

@@ -272,7 +272,14 @@ class RepeatGuardPlugin:
 
 def reminder_context(reminder: Reminder) -> ContextMessage:
     """Return the context message carrying ``reminder``, labelled with the guard's source."""
-    source = {**reminder.source, "form": reminder.form, "summary": reminder.summary}
+    # "form": "notice" marks advisory commentary (never a replacement of the tool's output);
+    # "escalation" keeps the reminder's own form, gentle or detailed, for logs and replays.
+    source = {
+        **reminder.source,
+        "form": "notice",
+        "summary": reminder.summary,
+        "escalation": reminder.form,
+    }
     return ContextMessage(text=reminder.text, source=source)
 
 
