@@ -1,0 +1,198 @@
+"""The ``repeat-guard`` command line: argument parsing and the one place errors become statuses.
+
+Every subcommand builds its configuration before touching its input, so a bad configuration
+exits 2 without reading a byte of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from ._config import CONFIG_HELP, add_override_arguments, build_config
+from ._errors import UsageError
+from ._replay import (
+    EXIT_USAGE,
+    Streams,
+    annotate_file,
+    check_files,
+    replay_demo,
+    replay_files,
+)
+from ._serve import serve
+
+__all__ = ["build_parser", "main"]
+
+_REPLAY_EPILOG = f"""\
+exit status:
+  0  every file replayed (or, with --check, matched its recorded reminders)
+  1  --check: some file's recorded reminders differ from the computed ones
+  2  usage error, invalid configuration (before any input is read), unreadable file
+  3  some input line was malformed: each such line gets a diagnostic on stderr as
+     FILE:LINE: message, and the rest of the input is still replayed
+  when several apply, the highest in the order 2, 1, 3 wins.
+
+output:
+  text  per file, per session, each line where the guard fires (tool × count, form), then
+        tool calls, tracked calls, wasted calls (repeats beyond the first of each run),
+        reminders, calls whose identity was weak (no rawInput: title, kind and locations
+        stood in for the arguments), skipped unknown messages, and diagnostics
+  json  one {{"type": "reminder", ...}} object per reminder (file, line, session, agent,
+        tool, count, form, summary, text), then one {{"type": "summary", ...}} per file
+  A progress bar is drawn on stderr for inputs of 8 MiB or more when stderr is a terminal.
+
+{CONFIG_HELP}"""
+
+_SERVE_EPILOG = f"""\
+protocol: one JSON event per input line, exactly one JSON answer per line, in order, flushed.
+  {{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {{...}}, "denied": false}}
+      (agent may be null: a call outside any agent, never counted; denied is optional)
+  {{"type": "prompt", "agent": "a"}}     a user's message: a's chain starts over
+  {{"type": "dispose", "agent": "a"}}    a is gone: its chain is dropped
+answers:
+  {{"reminders": [{{"agent", "tool", "count", "form", "summary", "text"}}, ...]}}
+      (an empty list when nothing fires)
+  {{"error": "line N: what was wrong"}}  for a line that is not an event (invalid JSON, not
+      UTF-8, blank, unknown type, missing, unknown or ill-typed fields); serving goes on.
+
+exit status: 0 at end of input; 2 for a usage error or an invalid configuration.
+
+{CONFIG_HELP}"""
+
+_CHECK_CONFIG_EPILOG = f"""\
+prints the normalized configuration as JSON (the keys below, every default filled in).
+exit status: 0 valid; 2 unreadable file or invalid configuration (the reason is printed).
+
+{CONFIG_HELP}"""
+
+
+def _add_config_file_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", metavar="FILE", help="JSON or TOML file with the configuration keys below"
+    )
+
+
+def _add_format_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="report as text (default) or as JSON lines",
+    )
+
+
+def _subparser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    return commands.add_parser(
+        name,
+        help=summary,
+        description=summary,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    replay = _subparser(
+        commands,
+        "replay",
+        "Replay ACP transcripts (JSON-RPC lines or {dir, msg} recorder lines) and report "
+        "where the guard fires.",
+        _REPLAY_EPILOG,
+    )
+    replay.add_argument("files", nargs="+", metavar="FILE", help="transcript; - reads stdin")
+    _add_format_argument(replay)
+    mode = replay.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--annotate",
+        metavar="OUT",
+        help="write the one FILE to OUT (- for stdout) with each reminder injected as a "
+        "session/update user_message_chunk; OUT is replaced atomically and must not be FILE",
+    )
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="compare the reminders recorded in annotated FILEs with those the current "
+        "configuration computes; exit 1 and print the differences when they differ",
+    )
+    _add_config_file_argument(replay)
+    add_override_arguments(replay)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="repeat-guard",
+        description="Notice an agent repeating the same tool call: replay recorded ACP "
+        "traffic, check a configuration, or run the guard as a JSONL sidecar.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_replay(commands)
+    demo = _subparser(
+        commands,
+        "demo",
+        "Replay the looping transcript shipped with the package and print the report.",
+        _REPLAY_EPILOG,
+    )
+    _add_format_argument(demo)
+    _add_config_file_argument(demo)
+    add_override_arguments(demo)
+    served = _subparser(
+        commands, "serve", "Run the guard as a JSONL sidecar on stdin and stdout.", _SERVE_EPILOG
+    )
+    _add_config_file_argument(served)
+    add_override_arguments(served)
+    check = _subparser(
+        commands,
+        "check-config",
+        "Validate a configuration file and print it normalized.",
+        _CHECK_CONFIG_EPILOG,
+    )
+    check.add_argument("file", metavar="FILE", help="JSON or TOML configuration file")
+    add_override_arguments(check)
+    return parser
+
+
+def _run(args: argparse.Namespace, streams: Streams) -> int:
+    command: str = args.command
+    if command == "check-config":
+        config = build_config(args.file, args)
+        print(json.dumps(config.to_mapping(), indent=2), file=streams.out)
+        return 0
+    config = build_config(args.config, args)
+    if command == "serve":
+        return serve(config, sys.stdin.buffer.readline, sys.stdout.buffer)
+    if command == "demo":
+        return replay_demo(config, args.format, streams)
+    if args.check:
+        return check_files(args.files, config, streams)
+    if args.annotate is None:
+        return replay_files(args.files, config, args.format, streams)
+    if len(args.files) != 1:
+        raise UsageError("--annotate takes exactly one FILE")
+    return annotate_file(args.files[0], args.annotate, config, streams)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command with ``argv`` (default: the process's arguments).
+
+    Returns the exit status documented in each subcommand's ``--help``.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        # argparse exits 0 after --help and 2 after a usage error; return it instead.
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    streams = Streams(sys.stdout, sys.stderr)
+    try:
+        return _run(args, streams)
+    except UsageError as error:
+        print(f"repeat-guard: error: {error}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,89 @@
+"""A progress bar on a terminal's stderr while a large transcript replays.
+
+Only a terminal gets one (a redirected stderr stays clean for logs), and only for inputs of at
+least ``LARGE_INPUT_BYTES`` whose size is known. Redraws are throttled by a clock the caller may
+inject, so a replay of millions of small lines pays for a few hundred redraws at most.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import BinaryIO, TextIO
+
+__all__ = ["LARGE_INPUT_BYTES", "ProgressBar", "input_size", "track_progress"]
+
+LARGE_INPUT_BYTES = 8 * 1024 * 1024
+REDRAW_SECONDS = 0.1
+_WIDTH = 30
+
+
+class ProgressBar:
+    """Draws ``label [####....]  42%  3.1/7.4 MB`` on one line of ``stream``."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        label: str,
+        total: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._label = label
+        self._total = total
+        self._clock = clock
+        self._done = 0
+        self._drawn_at: float | None = None
+
+    def advance(self, count: int) -> None:
+        """Record ``count`` more bytes read; redraw when the last redraw is old enough."""
+        self._done += count
+        now = self._clock()
+        if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
+            self._drawn_at = now
+            self._draw()
+
+    def finish(self) -> None:
+        """Erase the bar, leaving the line for the report."""
+        self._stream.write("\r\x1b[K")
+        self._stream.flush()
+
+    def _draw(self) -> None:
+        fraction = min(self._done / self._total, 1.0)
+        filled = round(fraction * _WIDTH)
+        bar = "#" * filled + "." * (_WIDTH - filled)
+        sizes = f"{self._done / 1e6:.1f}/{self._total / 1e6:.1f} MB"
+        self._stream.write(f"\r{self._label} [{bar}] {fraction:4.0%}  {sizes}")
+        self._stream.flush()
+
+
+def input_size(stream: BinaryIO) -> int | None:
+    """Return the size in bytes of the regular file behind ``stream``, or ``None``."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError):
+        return None
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
+
+
+def track_progress(
+    lines: Iterable[bytes],
+    stream: TextIO,
+    label: str,
+    size: int | None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[bytes]:
+    """Yield ``lines`` unchanged, drawing a bar on ``stream`` if it is a terminal and the
+    input is large; the bar is erased when the lines run out."""
+    if size is None or size < LARGE_INPUT_BYTES or not stream.isatty():
+        yield from lines
+        return
+    bar = ProgressBar(stream, label, size, clock)
+    try:
+        for line in lines:
+            bar.advance(len(line))
+            yield line
+    finally:
+        bar.finish()

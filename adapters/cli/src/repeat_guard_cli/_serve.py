@@ -1,0 +1,150 @@
+"""The ``serve`` command: the guard as a JSONL sidecar for harnesses in other languages.
+
+Protocol: every input line is answered by exactly one output line, in order, flushed at once,
+so a harness may write one event and block reading its answer. An event is a JSON object:
+
+* ``{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {...}, "denied": false}``
+  (``agent`` may be ``null`` for a call outside any agent; ``denied`` is optional);
+* ``{"type": "prompt", "agent": "a"}``;
+* ``{"type": "dispose", "agent": "a"}``.
+
+The answer is ``{"reminders": [...]}`` (an empty list when nothing fires), each reminder with
+``agent``, ``tool``, ``count``, ``form``, ``summary`` and ``text``; a line that is not such an
+event (including a blank line) is answered ``{"error": "line N: ..."}`` and the sidecar goes on.
+Output is ASCII (``ensure_ascii``), so no locale can garble it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from repeat_guard import (
+    AgentDisposed,
+    Event,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    reduce,
+)
+
+__all__ = ["LineError", "parse_event", "serve"]
+
+
+@dataclass(frozen=True, slots=True)
+class LineError:
+    """Why an input line is not an event."""
+
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+_FIELDS = {
+    "tool_call": ({"type", "agent", "tool", "arguments"}, {"denied"}),
+    "prompt": ({"type", "agent"}, set[str]()),
+    "dispose": ({"type", "agent"}, set[str]()),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    message: str
+
+
+def _decode(data: bytes) -> object:
+    # Returns the parsed JSON value, or a _Problem saying why there is none.
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _Problem(f"not UTF-8 ({error.reason} at byte {error.start})")
+    if not text.strip():
+        return _Problem("blank line, expected a JSON event")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        return _Problem(f"invalid JSON: {error.msg} at column {error.colno}")
+    except RecursionError:
+        return _Problem("JSON nested too deeply to parse")
+
+
+def _fields_problem(kind: str, event: Mapping[str, object]) -> str | None:
+    required, optional = _FIELDS[kind]
+    missing = sorted(required - event.keys())
+    if missing:
+        return f"{kind} event lacks {', '.join(repr(k) for k in missing)}"
+    unknown = sorted(event.keys() - required - optional)
+    if unknown:
+        return f"{kind} event has unknown field {unknown[0]!r}"
+    return None
+
+
+def _build(kind: str, event: Mapping[str, object]) -> Event | str:
+    agent = event["agent"]
+    if kind == "tool_call":
+        tool, denied = event["tool"], event.get("denied", False)
+        if agent is not None and not isinstance(agent, str):
+            return f"'agent' must be a string or null, got {agent!r}"
+        if not isinstance(tool, str):
+            return f"'tool' must be a string, got {tool!r}"
+        if not isinstance(denied, bool):
+            return f"'denied' must be true or false, got {denied!r}"
+        return ToolCallFinished(agent, tool, event["arguments"], denied)
+    if not isinstance(agent, str):
+        return f"'agent' must be a string, got {agent!r}"
+    return PromptSubmitted(agent) if kind == "prompt" else AgentDisposed(agent)
+
+
+def parse_event(number: int, data: bytes) -> Event | LineError:
+    """Return the event on input line ``number`` (raw bytes), or why it is not one."""
+    value = _decode(data)
+    if isinstance(value, _Problem):
+        return LineError(number, value.message)
+    if not isinstance(value, dict):
+        return LineError(number, f"expected a JSON object, got {type(value).__name__}")
+    kind = value.get("type")
+    if not isinstance(kind, str) or kind not in _FIELDS:
+        known = ", ".join(repr(k) for k in _FIELDS)
+        return LineError(number, f"unknown event type {kind!r} (known: {known})")
+    problem = _fields_problem(kind, value)
+    if problem is not None:
+        return LineError(number, problem)
+    built = _build(kind, value)
+    return LineError(number, built) if isinstance(built, str) else built
+
+
+def _reminder_record(reminder: Reminder) -> dict[str, object]:
+    return {
+        "agent": reminder.agent,
+        "tool": reminder.tool,
+        "count": reminder.count,
+        "form": reminder.form,
+        "summary": reminder.summary,
+        "text": reminder.text,
+    }
+
+
+def serve(config: GuardConfig, read_line: Callable[[], bytes], output: BinaryIO) -> int:
+    """Answer events read by ``read_line`` (``b""`` at end of input) on ``output``.
+
+    Returns 0 once the input ends; bad lines are answered with an error and do not stop it.
+    """
+    state = GuardState.initial(config)
+    number = 0
+    while data := read_line():
+        number += 1
+        event = parse_event(number, data)
+        if isinstance(event, LineError):
+            answer: dict[str, object] = {"error": str(event)}
+        else:
+            state, reminders = reduce(state, event)
+            answer = {"reminders": [_reminder_record(r) for r in reminders]}
+        output.write(json.dumps(answer).encode("ascii") + b"\n")
+        output.flush()
+    return 0
