@@ -76,6 +76,10 @@ def _opened(name: str) -> Iterator[BinaryIO]:
         yield stream
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _label(name: str) -> str:
     return "<stdin>" if name == "-" else name
 
@@ -169,8 +173,8 @@ def _check_file(
                     print("\n".join(differences), file=streams.out)
                     status = worst(status, EXIT_CHECK_MISMATCH)
                 else:
-                    count = len(computed)
-                    print(f"{item.file}: ok, {count} reminders as recorded", file=streams.out)
+                    count = _plural(len(computed), "reminder")
+                    print(f"{item.file}: ok, {count} as recorded", file=streams.out)
             case _:
                 assert_never(item)
     return status
@@ -210,10 +214,8 @@ def _write_annotated(
             case Diagnostic():
                 status = _print_diagnostic(item, streams)
             case FileSummary():
-                print(
-                    f"{item.file}: {item.reminders} reminders written into the transcript",
-                    file=streams.err,
-                )
+                written = _plural(item.reminders, "reminder")
+                print(f"{item.file}: {written} written into the transcript", file=streams.err)
             case _:
                 assert_never(item)
     return status

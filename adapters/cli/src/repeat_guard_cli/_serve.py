@@ -64,6 +64,7 @@ def _decode(data: bytes) -> object:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         return _Problem(f"not UTF-8 ({error.reason} at byte {error.start})")
+    text = text.rstrip("\r\n")
     if not text.strip():
         return _Problem("blank line, expected a JSON event")
     try:

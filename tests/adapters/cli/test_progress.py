@@ -1,0 +1,76 @@
+"""The progress bar: drawn only on a terminal, only for large inputs, throttled by a clock."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repeat_guard_cli import _progress, main
+from repeat_guard_cli._progress import LARGE_INPUT_BYTES, input_size, track_progress
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def ticking(*times: float) -> Iterator[float]:
+    yield from times
+
+
+def test_a_terminal_gets_a_throttled_bar_that_is_erased() -> None:
+    stream = Terminal()
+    clock = ticking(0.0, 0.05, 0.2, 0.25)
+    lines = [b"x" * (LARGE_INPUT_BYTES // 4)] * 4
+    seen = list(track_progress(lines, stream, "big.jsonl", LARGE_INPUT_BYTES, clock.__next__))
+    assert seen == lines
+    draws = stream.getvalue().split("\r")[1:]
+    # Drawn at t=0 and t=0.2; t=0.05 and t=0.25 fall inside the redraw interval.
+    assert draws[0].startswith("big.jsonl [########")
+    assert " 25%  2.1/8.4 MB" in draws[0]
+    assert " 75%  6.3/8.4 MB" in draws[1]
+    assert draws[2:] == ["\x1b[K"]
+
+
+@pytest.mark.parametrize(
+    ("size", "terminal"),
+    [(None, True), (LARGE_INPUT_BYTES - 1, True), (LARGE_INPUT_BYTES, False)],
+)
+def test_no_bar_for_small_or_unsized_inputs_or_a_redirected_stderr(
+    size: int | None, terminal: bool
+) -> None:
+    stream = Terminal() if terminal else io.StringIO()
+    assert list(track_progress([b"a\n", b"b\n"], stream, "f", size)) == [b"a\n", b"b\n"]
+    assert stream.getvalue() == ""
+
+
+def test_input_size_is_known_for_regular_files_only(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"12345")
+    with path.open("rb") as stream:
+        assert input_size(stream) == 5
+    assert input_size(io.BytesIO(b"12345")) is None
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as pipe, os.fdopen(write_end, "wb"):
+        assert input_size(pipe) is None
+
+
+def test_replay_draws_the_bar_on_a_terminal_stderr(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(_progress, "LARGE_INPUT_BYTES", 1)
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["replay", str(FIXTURES / "loop.jsonl")]) == 0
+    assert "Grep × 5 (detailed)" in capsys.readouterr().out
+    bar = terminal.getvalue()
+    assert bar.startswith(f"\r{FIXTURES / 'loop.jsonl'} [")
+    assert bar.endswith("\r\x1b[K")

@@ -1,0 +1,378 @@
+"""``repeat-guard replay`` and ``demo`` end to end on small fixture transcripts."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repeat_guard import GuardConfig
+from repeat_guard_acp import FileSummary
+from repeat_guard_cli import UsageError, main
+from repeat_guard_cli._replay import Streams, _annotate_atomically
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOOP = str(FIXTURES / "loop.jsonl")
+MIXED = str(FIXTURES / "mixed.jsonl")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def records(out: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def feed_stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def bytes_stdout(monkeypatch: pytest.MonkeyPatch) -> io.BytesIO:
+    buffer = io.BytesIO()
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(buffer, write_through=True))
+    return buffer
+
+
+def test_text_report_lists_firing_points_and_totals(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "replay", LOOP)
+    assert (status, err) == (0, "")
+    assert out.splitlines() == [
+        f"{LOOP}: 17 lines, 1 session",
+        "  session s-loop",
+        "    line 12: Grep × 3 (gentle)",
+        "    line 16: Grep × 5 (detailed)",
+        "    tool calls 5, tracked 5, wasted 4, reminders 2, weak identity 0",
+        "  total: tool calls 5, tracked 5, wasted 4, reminders 2, weak identity 0, "
+        "skipped 0, diagnostics 0",
+    ]
+
+
+def test_diagnostics_go_to_stderr_and_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "replay", MIXED)
+    assert status == 3
+    assert err.startswith(f"{MIXED}:11: ")
+    assert len(err.splitlines()) == 1
+    lines = out.splitlines()
+    assert lines[0] == f"{MIXED}: 20 lines, 2 sessions"
+    assert lines[1:4] == [
+        "  session s-alpha",
+        "    line 16: Read × 3 (gentle)",
+        "    tool calls 3, tracked 3, wasted 2, reminders 1, weak identity 0",
+    ]
+    assert lines[4:6] == [
+        "  session s-beta",
+        "    tool calls 1, tracked 1, wasted 0, reminders 0, weak identity 0",
+    ]
+    assert "skipped 1 (" in lines[6]
+    assert lines[6].endswith(", diagnostics 1")
+
+
+def test_json_output_is_one_record_per_reminder_then_a_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "replay", "--format", "json", "--preview-chars", "8", LOOP)
+    assert status == 0
+    first, second, summary = records(out)
+    assert {k: first[k] for k in ("type", "file", "line", "session", "tool", "count")} == {
+        "type": "reminder",
+        "file": LOOP,
+        "line": 12,
+        "session": "s-loop",
+        "tool": "Grep",
+        "count": 3,
+    }
+    assert (first["form"], first["summary"]) == ("gentle", "Grep × 3")
+    assert (second["form"], second["count"], second["line"]) == ("detailed", 5, 16)
+    text = second["text"]
+    assert isinstance(text, str)
+    assert '{"path":… (+' in text  # --preview-chars 8 cut the quoted arguments
+    assert summary["type"] == "summary"
+    assert {k: summary[k] for k in ("tool_calls", "wasted_calls", "reminders", "diagnostics")} == {
+        "tool_calls": 5,
+        "wasted_calls": 4,
+        "reminders": 2,
+        "diagnostics": 0,
+    }
+    assert summary["sessions"] == [
+        {
+            "session": "s-loop",
+            "tool_calls": 5,
+            "tracked_calls": 5,
+            "wasted_calls": 4,
+            "reminders": 2,
+            "weak_identity_calls": 0,
+        }
+    ]
+
+
+def test_stdin_and_several_files_and_an_unreadable_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    feed_stdin(monkeypatch, Path(LOOP).read_bytes())
+    missing = str(tmp_path / "absent.jsonl")
+    status, out, err = run(capsys, "replay", "--format", "json", "-", missing, LOOP)
+    assert status == 2
+    assert err == f"repeat-guard: cannot read {missing}: No such file or directory\n"
+    summaries = [r["file"] for r in records(out) if r["type"] == "summary"]
+    assert summaries == ["<stdin>", LOOP]
+
+
+def test_exclude_makes_the_loop_invisible(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "replay", "--exclude", "Gr*", LOOP)
+    assert status == 0
+    assert "reminders 0" in out
+    assert "tracked 0" in out
+    assert "line 12" not in out
+
+
+def test_a_bad_config_exits_2_before_reading_any_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "guard.json"
+    config.write_text('{"thresholds": []}', encoding="utf-8")
+    never_read = str(tmp_path / "never-opened.jsonl")
+    for argv in (
+        ["replay", "--config", str(config), never_read],
+        ["replay", "--thresholds", "1", never_read],
+        ["replay", "--check", "--config", str(config), never_read],
+        ["replay", "--annotate", str(tmp_path / "out"), "--thresholds", "2,2", never_read],
+    ):
+        status, out, err = run(capsys, *argv)
+        assert (status, out) == (2, "")
+        assert err.startswith("repeat-guard: error: invalid configuration")
+        assert "never-opened" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_config_file_applies_to_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "guard.toml"
+    config.write_text("thresholds = [2, 4]\n", encoding="utf-8")
+    status, out, _ = run(capsys, "replay", "--config", str(config), LOOP)
+    assert status == 0
+    assert "line 10: Grep × 2 (gentle)" in out
+    assert "line 14: Grep × 4 (detailed)" in out
+
+
+def annotate(
+    capsys: pytest.CaptureFixture[str], target: Path, *flags: str, written: str = "2 reminders"
+) -> None:
+    status, out, err = run(capsys, "replay", "--annotate", str(target), *flags, LOOP)
+    assert (status, out) == (0, "")
+    assert err == f"{LOOP}: {written} written into the transcript\n"
+
+
+def test_annotate_then_check_round_trips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "annotated.jsonl"
+    annotate(capsys, target)
+    written = target.read_bytes().splitlines()
+    assert len(written) == 17 + 2
+    injected = [json.loads(line) for line in written if b"repeatGuard" in line]
+    metas = [record["msg"]["params"]["update"]["_meta"]["repeatGuard"] for record in injected]
+    assert [(m["tool"], m["count"], m["form"]) for m in metas] == [
+        ("Grep", 3, "gentle"),
+        ("Grep", 5, "detailed"),
+    ]
+    assert all(
+        r["msg"]["params"]["update"]["sessionUpdate"] == "user_message_chunk" for r in injected
+    )
+    status, out, err = run(capsys, "replay", "--check", str(target))
+    assert (status, err) == (0, "")
+    assert out == f"{target}: ok, 2 reminders as recorded\n"
+    # The injected reminders are not prompts: a plain replay still fires at the same points.
+    status, out, _ = run(capsys, "replay", str(target))
+    assert status == 0
+    assert "Grep × 3 (gentle)" in out
+    assert "Grep × 5 (detailed)" in out
+
+
+def test_check_fails_when_the_config_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "annotated.jsonl"
+    annotate(capsys, target)
+    status, out, _ = run(capsys, "replay", "--check", "--thresholds", "2,4", str(target))
+    assert status == 1
+    lines = out.splitlines()
+    assert lines[0] == f"{target}: reminders differ from the recorded ones"
+    assert [line.split(": ", 1)[1] for line in lines[1:]] == [
+        "Grep × 3 (gentle)",
+        "Grep × 5 (detailed)",
+        "Grep × 2 (gentle)",
+        "Grep × 4 (detailed)",
+    ]
+    assert [line[:12] for line in lines[1:]] == ["  - recorded"] * 2 + ["  + computed"] * 2
+
+
+def test_check_shows_only_what_differs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "annotated.jsonl"
+    annotate(capsys, target)
+    status, out, _ = run(capsys, "replay", "--check", "--thresholds", "3,4", str(target))
+    assert status == 1
+    differences = out.splitlines()[1:]
+    assert len(differences) == 2
+    assert differences[0].startswith(f"  - recorded {target}:")
+    assert differences[0].endswith("session s-loop: Grep × 5 (detailed)")
+    assert differences[1].endswith("session s-loop: Grep × 4 (detailed)")
+
+
+def test_check_reports_diagnostics_and_unreadable_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(capsys, "replay", "--check", MIXED, str(tmp_path / "absent"))
+    assert status == 2
+    assert out.startswith(f"{MIXED}: reminders differ from the recorded ones\n")
+    assert f"{MIXED}:11: " in err
+    assert "cannot read" in err
+
+
+def test_annotate_keeps_the_targets_mode_and_replaces_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "annotated.jsonl"
+    target.write_text("old\n", encoding="utf-8")
+    target.chmod(0o640)
+    annotate(capsys, target, "--thresholds", "4", written="1 reminder")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert b"old" not in target.read_bytes()
+    assert [p.name for p in tmp_path.iterdir()] == ["annotated.jsonl"]
+
+
+def test_a_new_target_gets_the_usual_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "new.jsonl"
+    umask = os.umask(0o022)
+    try:
+        annotate(capsys, target)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+def test_annotate_to_stdout_with_diagnostics(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    buffer = bytes_stdout(monkeypatch)
+    status = main(["replay", "--annotate", "-", MIXED])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert f"{MIXED}:11: " in err
+    assert err.endswith(f"{MIXED}: 1 reminder written into the transcript\n")
+    lines = buffer.getvalue().splitlines()
+    assert len(lines) == 21
+    assert lines[:10] == Path(MIXED).read_bytes().splitlines()[:10]
+
+
+def test_annotate_refuses_to_overwrite_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "t.jsonl"
+    source.write_bytes(Path(LOOP).read_bytes())
+    status, _, err = run(capsys, "replay", "--annotate", str(source), str(source))
+    assert status == 2
+    assert "would overwrite its own input" in err
+    assert source.read_bytes() == Path(LOOP).read_bytes()
+
+
+def test_annotate_reads_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    feed_stdin(monkeypatch, Path(LOOP).read_bytes())
+    target = tmp_path / "out.jsonl"
+    assert main(["replay", "--annotate", str(target), "-"]) == 0
+    assert "<stdin>: 2 reminders written" in capsys.readouterr().err
+    assert len(target.read_bytes().splitlines()) == 19
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["replay", "--annotate", "out", LOOP, LOOP], "--annotate takes exactly one FILE"),
+        (["replay", "--annotate", "out", "/nonexistent/t.jsonl"], "cannot read /nonexistent"),
+        (["replay", "--annotate", "/nonexistent/dir/out", LOOP], "cannot write /nonexistent"),
+    ],
+)
+def test_annotate_usage_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    status, _, err = run(capsys, *argv)
+    assert status == 2
+    assert message in err
+
+
+def test_a_target_that_cannot_be_replaced_leaves_no_temporary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "a-directory"
+    target.mkdir()
+    status, _, err = run(capsys, "replay", "--annotate", str(target), LOOP)
+    assert status == 2
+    assert f"cannot write {target}" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["a-directory"]
+
+
+class Interrupted(BaseException):
+    pass
+
+
+def test_an_interrupted_annotation_leaves_the_target_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"before\n")
+
+    def items() -> Iterator[bytes | FileSummary]:
+        yield b"partial\n"
+        raise Interrupted
+
+    streams = Streams(io.StringIO(), io.StringIO())
+    with pytest.raises(Interrupted):
+        _annotate_atomically(items(), str(target), streams)
+    assert target.read_bytes() == b"before\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+    assert isinstance(UsageError("x"), Exception)
+    assert GuardConfig() == GuardConfig()
+
+
+def test_demo_prints_the_bundled_loop(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "demo")
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("demo.jsonl: ")
+    assert any(line.endswith("× 3 (gentle)") for line in lines)
+    assert any(line.endswith("× 5 (detailed)") for line in lines)
+    assert "wasted 5, reminders 2" in out
+
+
+def test_demo_json_honours_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "demo", "--format", "json", "--thresholds", "2")
+    assert status == 0
+    reminders = [r for r in records(out) if r["type"] == "reminder"]
+    assert [(r["count"], r["form"]) for r in reminders] == [(2, "gentle")]
+
+
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [([], 2), (["replay"], 2), (["replay", "--help"], 0), (["--help"], 0), (["demo", "-h"], 0)],
+)
+def test_argparse_statuses_are_returned(
+    capsys: pytest.CaptureFixture[str], argv: list[str], status: int
+) -> None:
+    assert main(argv) == status
+    captured = capsys.readouterr()
+    assert (captured.out if status == 0 else captured.err).startswith("usage: repeat-guard")
+
+
+def test_replay_help_documents_statuses_and_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["replay", "--help"])
+    out = capsys.readouterr().out
+    for text in ("exit status:", "  3  some input line", "argumentsPreviewChars", "--check"):
+        assert text in out

@@ -1,0 +1,176 @@
+"""``repeat-guard serve``: the JSONL sidecar, in process and as a real interactive subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import runpy
+import selectors
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from repeat_guard import AgentDisposed, GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard_cli import LineError, main, parse_event, serve
+
+GREP = b'{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"p": "x"}}\n'
+
+
+def answers(data: bytes, config: GuardConfig | None = None) -> list[dict[str, Any]]:
+    output = io.BytesIO()
+    assert serve(config or GuardConfig(), io.BytesIO(data).readline, output) == 0
+    return [json.loads(line) for line in output.getvalue().splitlines()]
+
+
+def test_every_line_gets_one_answer_and_reminders_fire_at_thresholds() -> None:
+    got = answers(GREP * 3 + b'{"type": "prompt", "agent": "a"}\n' + GREP * 3)
+    assert len(got) == 7
+    assert got[0] == got[1] == got[3] == got[4] == got[5] == {"reminders": []}
+    for index in (2, 6):
+        (reminder,) = got[index]["reminders"]
+        assert reminder == {
+            "agent": "a",
+            "tool": "grep",
+            "count": 3,
+            "form": "gentle",
+            "summary": "grep × 3",
+            "text": reminder["text"],
+        }
+        assert reminder["text"].startswith("<system-reminder>")
+
+
+def test_agents_are_isolated_and_dispose_drops_a_chain() -> None:
+    other = GREP.replace(b'"a"', b'"b"')
+    dispose = b'{"type": "dispose", "agent": "a"}\n'
+    got = answers(GREP * 2 + other * 2 + dispose + GREP + other, GuardConfig(thresholds=(3,)))
+    assert [len(a["reminders"]) for a in got] == [0, 0, 0, 0, 0, 0, 1]
+
+
+def test_agentless_and_denied_calls() -> None:
+    agentless = b'{"type": "tool_call", "agent": null, "tool": "grep", "arguments": {}}\n'
+    denied = GREP.replace(b"}}", b'}, "denied": true}')
+    got = answers(agentless * 3 + denied * 2, GuardConfig(thresholds=(2,)))
+    assert [len(a["reminders"]) for a in got] == [0, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"\xff\xfe{}\n", "line 1: not UTF-8 (invalid start byte at byte 0)"),
+        (b"\n", "line 1: blank line, expected a JSON event"),
+        (b"  \r\n", "line 1: blank line, expected a JSON event"),
+        (b'{"type": \n', "line 1: invalid JSON: Expecting value at column 10"),
+        (b"[" * 100_000 + b"\n", "line 1: JSON nested too deeply to parse"),
+        (b"[1]\n", "line 1: expected a JSON object, got list"),
+        (b'{"type": "call"}\n', "line 1: unknown event type 'call' (known: "),
+        (b'{"type": 3}\n', "line 1: unknown event type 3"),
+        (b'{"agent": "a"}\n', "line 1: unknown event type None"),
+        (b'{"type": "tool_call", "agent": "a"}\n', "lacks 'arguments', 'tool'"),
+        (b'{"type": "prompt", "agent": "a", "tool": "x"}\n', "has unknown field 'tool'"),
+        (b'{"type": "prompt"}\n', "line 1: prompt event lacks 'agent'"),
+        (b'{"type": "dispose", "agent": null}\n', "'agent' must be a string, got None"),
+        (
+            b'{"type": "tool_call", "agent": 1, "tool": "t", "arguments": 1}\n',
+            "'agent' must be a string or null, got 1",
+        ),
+        (
+            b'{"type": "tool_call", "agent": "a", "tool": ["t"], "arguments": 1}\n',
+            "'tool' must be a string, got ['t']",
+        ),
+        (
+            b'{"type": "tool_call", "agent": "a", "tool": "t", "arguments": 1, "denied": 0}\n',
+            "'denied' must be true or false, got 0",
+        ),
+    ],
+)
+def test_bad_lines_are_answered_with_an_error_and_serving_goes_on(
+    line: bytes, message: str
+) -> None:
+    got = answers(GREP * 2 + line + GREP)
+    assert len(got) == 4
+    error = got[2]["error"]
+    assert isinstance(error, str)
+    assert message.removeprefix("line 1: ") in error
+    assert error.startswith("line 3: ")
+    # The bad line neither broke nor reset the chain: the next grep is the third.
+    assert got[3]["reminders"] != []
+
+
+def test_parse_event_builds_core_events() -> None:
+    assert parse_event(1, b'{"type": "prompt", "agent": "a"}') == PromptSubmitted("a")
+    assert parse_event(2, b'{"type": "dispose", "agent": "a"}') == AgentDisposed("a")
+    call = b'{"type": "tool_call", "agent": null, "tool": "t", "arguments": "raw"}'
+    assert parse_event(3, call) == ToolCallFinished(None, "t", "raw", False)
+    assert str(parse_event(7, b"nope")).startswith("line 7: invalid JSON")
+    assert isinstance(parse_event(7, b"nope"), LineError)
+
+
+def test_main_serve_uses_stdin_stdout_and_the_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = tmp_path / "guard.json"
+    config.write_text('{"thresholds": [2]}', encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(GREP * 2)))
+    output = io.BytesIO()
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(output))
+    assert main(["serve", "--config", str(config)]) == 0
+    got = [json.loads(line) for line in output.getvalue().splitlines()]
+    assert got[0] == {"reminders": []}
+    assert got[1]["reminders"][0]["count"] == 2
+
+
+def test_python_dash_m_runs_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["repeat_guard_cli", "check-config", "/nonexistent.json"])
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_module("repeat_guard_cli", run_name="__main__")
+    assert exit_.value.code == 2
+    assert "cannot read config file /nonexistent.json" in capsys.readouterr().err
+
+
+def read_answer(stream: IO[bytes]) -> dict[str, Any]:
+    # A generous bound so a broken sidecar fails the test instead of hanging it; not a timing.
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        assert selector.select(timeout=60), "the sidecar did not answer"
+    answer: dict[str, Any] = json.loads(stream.readline())
+    return answer
+
+
+def test_a_real_sidecar_answers_each_line_before_the_next_is_sent() -> None:
+    command = [sys.executable, "-m", "repeat_guard_cli", "serve", "--thresholds", "2,3"]
+    with subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(os.environ)
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        sent_and_seen = []
+        for line in (GREP, b"\xff\n", GREP, b"{}\n", GREP):
+            process.stdin.write(line)
+            process.stdin.flush()
+            sent_and_seen.append(read_answer(process.stdout))
+        process.stdin.close()
+        assert process.wait() == 0
+        assert process.stdout.read() == b""
+    assert sent_and_seen[0] == {"reminders": []}
+    assert str(sent_and_seen[1]["error"]).startswith("line 2: not UTF-8")
+    assert [r["form"] for r in sent_and_seen[2]["reminders"]] == ["gentle"]
+    assert str(sent_and_seen[3]["error"]).startswith("line 4: unknown event type None")
+    assert [r["form"] for r in sent_and_seen[4]["reminders"]] == ["detailed"]
+
+
+def test_the_console_script_runs_the_demo_and_rejects_a_bad_config() -> None:
+    script = Path(sys.executable).parent / "repeat-guard"
+    demo = subprocess.run([script, "demo"], capture_output=True, check=False)
+    assert demo.returncode == 0
+    assert "(gentle)" in demo.stdout.decode()
+    bad = subprocess.run(
+        [script, "serve", "--thresholds", "0"], capture_output=True, input=GREP, check=False
+    )
+    assert (bad.returncode, bad.stdout) == (2, b"")
+    assert b"thresholds must be 2 or more" in bad.stderr
