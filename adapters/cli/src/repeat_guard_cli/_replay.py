@@ -102,9 +102,11 @@ def _report_file(
     for item in items:
         match item:
             case ReplayReminder():
+                # JSON streams each reminder; text groups them by session at the file's end.
                 if fmt == "json":
                     print(reminder_record(item), file=streams.out)
-                reminders.append(item)
+                else:
+                    reminders.append(item)
             case Diagnostic():
                 status = _print_diagnostic(item, streams)
             case FileSummary():
