@@ -1,0 +1,115 @@
+"""The two command lines: serve the agent on stdio, and record a run of it.
+
+``python -m repeat_guard_acp_agent --script FILE [--config FILE] [--log FILE]`` serves;
+``python -m repeat_guard_acp_agent.record --script FILE --out FILE [--config FILE]`` spawns
+that agent, drives it with the script's client side and writes the recorder lines. A bad
+script or config exits with status 2 and the reason on stderr before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+import acp
+from returns.pipeline import is_successful
+
+from repeat_guard import GuardConfig, parse_config
+from repeat_guard_agentloop import Event
+
+from ._agent import GuardedAgent, as_acp_agent
+from ._recorder import ClientPlan, agent_command, record_agent
+from ._script import AgentScript, load_script
+
+__all__ = ["load_config", "record_main", "serve_main"]
+
+EXIT_USAGE = 2
+
+
+class _UsageError(Exception):
+    pass
+
+
+def load_config(path: str | None) -> GuardConfig:
+    """Return the guard config in the JSON or TOML file ``path`` (defaults for ``None``).
+
+    Raises ``ValueError`` with the reason when the file cannot be read or is invalid.
+    """
+    if path is None:
+        return GuardConfig()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        raw = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"{path}: cannot read the config: {error}") from error
+    parsed = parse_config(raw)
+    if not is_successful(parsed):
+        raise ValueError(f"{path}: {parsed.failure().message}")
+    return parsed.unwrap()
+
+
+def _script(path: str) -> AgentScript:
+    loaded = load_script(path)
+    if not is_successful(loaded):
+        raise ValueError(str(loaded.failure()))
+    return loaded.unwrap()
+
+
+def _parser(prog: str, *, record: bool) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("--script", required=True, help="the JSON script the agent plays")
+    parser.add_argument("--config", help="the guard config, JSON or TOML (default: defaults)")
+    if record:
+        parser.add_argument("--out", required=True, help="where to write the recorder lines")
+    else:
+        parser.add_argument("--log", help="append the session log here as JSONL")
+    return parser
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """Serve the agent on stdin/stdout until the client closes stdin; return the exit status."""
+    args = _parser("python -m repeat_guard_acp_agent", record=False).parse_args(argv)
+    try:
+        script, config = _script(args.script), load_config(args.config)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
+    log_file = None if args.log is None else open(args.log, "a", encoding="utf-8")  # noqa: SIM115
+    try:
+        agent = GuardedAgent(script, config, log=None if log_file is None else _writer(log_file))
+        asyncio.run(acp.run_agent(as_acp_agent(agent)))
+    finally:
+        if log_file is not None:
+            log_file.close()
+    return 0
+
+
+def _writer(target: IO[str]) -> Callable[[Event], None]:
+    def write(event: Event) -> None:
+        target.write(event.to_json() + "\n")
+        target.flush()
+
+    return write
+
+
+def record_main(argv: Sequence[str] | None = None) -> int:
+    """Record a run of the agent for ``--script`` into ``--out``; return the exit status."""
+    args = _parser("python -m repeat_guard_acp_agent.record", record=True).parse_args(argv)
+    try:
+        script = _script(args.script)
+        load_config(args.config)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return EXIT_USAGE
+    command = agent_command(args.script, args.config)
+    plan = ClientPlan.from_script(script)
+    recording = asyncio.run(record_agent(command, plan, env=dict(os.environ)))
+    Path(args.out).write_bytes(b"".join(recording.lines()))
+    return 0
