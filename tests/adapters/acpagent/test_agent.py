@@ -1,0 +1,136 @@
+"""The agent served in process: the frames it streams for calls, denials, errors and reminders."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from repeat_guard import GuardConfig
+from repeat_guard_acp import reminder_notification
+from repeat_guard_acp_agent import ClientPlan, reminder_of
+from repeat_guard_agentloop import ContextMessage, ToolCall
+
+from .harness import messages, run_in_process, script_of, updates
+
+TODOS = {"todos": [{"content": "Draft the release notes", "status": "pending"}]}
+FIVE_TODO_WRITES = {
+    "tools": {"todo_write": {"kind": "think", "result": "Todos updated."}},
+    "sessions": [
+        {
+            "prompts": ["Plan the release."],
+            "turns": [*([[{"tool": "todo_write", "arguments": TODOS}]] * 5), "Planned."],
+        }
+    ],
+    "client": {"cwd": "/home/dev/project"},
+}
+
+
+def test_five_identical_todo_writes_pin_gentle_third_and_detailed_fifth(
+    snapshot: SnapshotAssertion,
+) -> None:
+    recording, events, _agent = run_in_process(script_of(FIVE_TODO_WRITES))
+    assert b"".join(recording.lines()).decode() == snapshot(name="acp-frames")
+    assert "".join(event.to_json() + "\n" for event in events) == snapshot(name="session-log")
+    reminders = [u for u in updates(recording) if u["sessionUpdate"] == "user_message_chunk"]
+    assert [u["_meta"]["repeatGuard"]["count"] for u in reminders] == [3, 5]  # type: ignore[index]
+    assert [u["_meta"]["repeatGuard"]["form"] for u in reminders] == ["gentle", "detailed"]  # type: ignore[index]
+
+
+def test_each_reminder_frame_is_reminder_notification_and_follows_its_completion() -> None:
+    recording, events, _agent = run_in_process(script_of(FIVE_TODO_WRITES))
+    calls = {e.call_id: e for e in events if isinstance(e, ToolCall)}
+    contexts = [e for e in events if isinstance(e, ContextMessage)]
+    assert len(contexts) == 2
+    decoded = messages(recording)
+    for context in contexts:
+        call = calls[context.call_id]
+        acp_id = f"todo_write-{list(calls).index(context.call_id) + 1}"
+        reminder = reminder_of(context, _call(acp_id, call), "session-1")
+        assert reminder is not None
+        expected = reminder_notification("session-1", reminder)
+        index = next(i for i, (_d, m) in enumerate(decoded) if m == expected)
+        before = decoded[index - 1][1]["params"]["update"]  # type: ignore[index]
+        assert before == {
+            "toolCallId": acp_id,
+            "status": "completed",
+            "content": [{"content": {"text": "Todos updated.", "type": "text"}, "type": "content"}],
+            "sessionUpdate": "tool_call_update",
+        }
+
+
+def _call(acp_id: str, call: ToolCall) -> object:
+    from repeat_guard_acp_agent._agent import _Call
+
+    return _Call(acp_id, call.tool, call.arguments)
+
+
+def test_tool_call_frames_carry_title_kind_raw_input_and_the_tool_name() -> None:
+    recording, _events, _agent = run_in_process(script_of(FIVE_TODO_WRITES))
+    start = updates(recording)[0]
+    assert start == {
+        "toolCallId": "todo_write-1",
+        "title": 'todo_write {"todos":[{"content":"Draft the release notes","status":"pending"}]}',
+        "kind": "think",
+        "status": "pending",
+        "rawInput": TODOS,
+        "_meta": {"agentloop": {"toolName": "todo_write", "callId": "call_1"}},
+        "sessionUpdate": "tool_call",
+    }
+    assert updates(recording)[-1] == {
+        "content": {"text": "Planned.", "type": "text"},
+        "sessionUpdate": "agent_message_chunk",
+    }
+
+
+PERMISSIONS = {
+    "tools": {
+        "Bash": {"kind": "execute", "permission": True, "results": ["one", "two"]},
+        "broken": {"error": "disk full"},
+    },
+    "sessions": [
+        {
+            "prompts": ["Run it."],
+            "turns": [
+                [{"tool": "Bash", "arguments": {"command": "ls"}}],
+                [{"tool": "Bash", "arguments": {"command": "ls"}}],
+                [{"tool": "Bash", "arguments": {"command": "ls"}}],
+                [{"tool": "Bash", "arguments": {"command": "ls"}}],
+                [{"tool": "broken"}, {"tool": "missing", "arguments": "raw text"}],
+                "Done.",
+            ],
+        }
+    ],
+    "client": {"permissions": ["allow_once", "reject_once", "cancelled", "allow_always"]},
+}
+
+
+def test_denials_errors_and_unknown_tools_end_failed_and_still_count() -> None:
+    recording, _events, _agent = run_in_process(script_of(PERMISSIONS))
+    ends = [
+        (u["toolCallId"], u["status"], u["content"][0]["content"]["text"])  # type: ignore[index]
+        for u in updates(recording)
+        if u.get("status") in ("completed", "failed")
+    ]
+    assert ends == [
+        ("Bash-1", "completed", "one"),
+        ("Bash-2", "failed", "denied: the client rejected the call"),
+        ("Bash-3", "failed", "denied: the permission request was cancelled"),
+        ("Bash-4", "failed", "denied: the permission request was cancelled"),
+        ("broken-5", "failed", "RuntimeError: disk full"),
+        ("missing-6", "failed", "unknown tool 'missing'"),
+    ]
+    reminders = [u for u in updates(recording) if u["sessionUpdate"] == "user_message_chunk"]
+    assert [u["_meta"]["repeatGuard"]["count"] for u in reminders] == [3]  # type: ignore[index]
+    running = [u["toolCallId"] for u in updates(recording) if u.get("status") == "in_progress"]
+    assert running == ["Bash-1", "broken-5", "missing-6"]
+
+
+def test_an_answer_naming_no_offered_option_denies_the_call() -> None:
+    from acp.schema import AllowedOutcome
+
+    from repeat_guard_acp_agent._agent import _refusal
+
+    outcome = AllowedOutcome(outcome="selected", option_id="sometimes")
+    assert _refusal(outcome) == "the client chose an unknown option 'sometimes'"
