@@ -6,6 +6,8 @@ import io
 import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -376,3 +378,26 @@ def test_replay_help_documents_statuses_and_keys(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     for text in ("exit status:", "  3  some input line", "argumentsPreviewChars", "--check"):
         assert text in out
+
+
+def test_a_closed_stdout_ends_the_command_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # no reader: every write to the pipe fails with EPIPE
+    stdout = io.TextIOWrapper(io.FileIO(write_end, "w"), write_through=True)
+    monkeypatch.setattr("sys.stdout", stdout)
+    assert main(["demo", "--format", "json"]) == 141
+    stdout.write("after\n")  # stdout now points at /dev/null
+    stdout.close()
+
+
+def test_a_closed_stdout_in_a_real_process() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    script = Path(sys.executable).parent / "repeat-guard"
+    try:
+        done = subprocess.run(
+            [script, "demo"], stdout=write_end, stderr=subprocess.PIPE, check=False
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, b"")

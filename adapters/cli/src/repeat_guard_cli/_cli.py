@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
 from ._config import CONFIG_HELP, add_override_arguments, build_config
 from ._errors import UsageError
 from ._replay import (
+    EXIT_BROKEN_PIPE,
     EXIT_USAGE,
     Streams,
     annotate_file,
@@ -32,7 +34,8 @@ exit status:
   2  usage error, invalid configuration (before any input is read), unreadable file
   3  some input line was malformed: each such line gets a diagnostic on stderr as
      FILE:LINE: message, and the rest of the input is still replayed
-  when several apply, the highest in the order 2, 1, 3 wins.
+  when several apply, the highest in the order 2, 1, 3 wins. A reader that closes stdout
+  early (| head) ends the command quietly with 141, as SIGPIPE would.
 
 output:
   text  per file, per session, each line where the guard fires (tool × count, form), then
@@ -196,3 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"repeat-guard: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader went away (``repeat-guard replay ... | head``): stop quietly, as a filter
+        # killed by SIGPIPE would, and point stdout at /dev/null so the final flush cannot fail.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE

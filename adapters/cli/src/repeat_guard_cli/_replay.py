@@ -29,6 +29,7 @@ from ._progress import input_size, track_progress
 from ._report import check_lines, diagnostic_line, reminder_record, summary_record, text_report
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_CHECK_MISMATCH",
     "EXIT_DIAGNOSTICS",
     "EXIT_OK",
@@ -43,6 +44,7 @@ EXIT_OK = 0
 EXIT_CHECK_MISMATCH = 1
 EXIT_USAGE = 2
 EXIT_DIAGNOSTICS = 3
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process killed by SIGPIPE
 # When several outcomes apply, the command exits with the most severe one.
 _SEVERITY = {EXIT_OK: 0, EXIT_DIAGNOSTICS: 1, EXIT_CHECK_MISMATCH: 2, EXIT_USAGE: 3}
 
