@@ -27,9 +27,7 @@ def script_of(raw: Mapping[str, object]) -> AgentScript:
     return parse_script(dict(raw)).unwrap()
 
 
-async def _run(
-    agent: GuardedAgent, plan: ClientPlan
-) -> Recording:
+async def _run(agent: GuardedAgent, plan: ClientPlan) -> Recording:
     agent_side, client_side = socket.socketpair()
     agent_out_reader, agent_writer = await asyncio.open_connection(sock=agent_side)
     reader, writer = await asyncio.open_connection(sock=client_side)

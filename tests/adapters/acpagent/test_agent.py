@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
 
-import pytest
+import pluggy
 from syrupy.assertion import SnapshotAssertion
 
-from repeat_guard import GuardConfig
 from repeat_guard_acp import reminder_notification
-from repeat_guard_acp_agent import ClientPlan, reminder_of
+from repeat_guard_acp_agent import ClientPlan, GuardedAgent, reminder_of
+from repeat_guard_acp_agent._agent import _Call
 from repeat_guard_agentloop import ContextMessage, ToolCall
+from repeat_guard_pluggy import Accept
+from repeat_guard_pluggy import ContextMessage as HookContext
 
 from .harness import messages, run_in_process, script_of, updates
 
@@ -60,9 +62,7 @@ def test_each_reminder_frame_is_reminder_notification_and_follows_its_completion
         }
 
 
-def _call(acp_id: str, call: ToolCall) -> object:
-    from repeat_guard_acp_agent._agent import _Call
-
+def _call(acp_id: str, call: ToolCall) -> _Call:
     return _Call(acp_id, call.tool, call.arguments)
 
 
@@ -134,3 +134,33 @@ def test_an_answer_naming_no_offered_option_denies_the_call() -> None:
 
     outcome = AllowedOutcome(outcome="selected", option_id="sometimes")
     assert _refusal(outcome) == "the client chose an unknown option 'sometimes'"
+
+
+class _Annotator:
+    """Another post-execute plugin: attaches its own context to every call."""
+
+    @pluggy.HookimplMarker("repeat_guard")
+    def tool_post_execute(self, execution: object, result: object) -> Accept:
+        return Accept(contexts=(HookContext("checked", {"kind": "plugin", "plugin": "lint"}),))
+
+
+def test_other_plugins_contexts_stay_in_the_log_but_not_on_the_wire() -> None:
+    script = script_of({"sessions": [{"prompts": ["go"], "turns": [[{"tool": "t"}], "done"]}]})
+
+    async def run() -> tuple[int, list[dict[str, object]]]:
+        from .harness import _run
+
+        events: list[object] = []
+        agent = GuardedAgent(script, log=events.append)
+        agent.loop.pm.register(_Annotator())
+        recording = await _run(agent, ClientPlan.from_script(script))
+        return sum(isinstance(e, ContextMessage) for e in events), updates(recording)
+
+    contexts, sent = asyncio.run(run())
+    assert contexts == 1
+    assert [u["sessionUpdate"] for u in sent] == [
+        "tool_call",
+        "tool_call_update",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -81,14 +82,15 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(error, file=sys.stderr)
         return EXIT_USAGE
-    log_file = None if args.log is None else open(args.log, "a", encoding="utf-8")  # noqa: SIM115
-    try:
-        agent = GuardedAgent(script, config, log=None if log_file is None else _writer(log_file))
+    with contextlib.ExitStack() as stack:
+        log = None if args.log is None else _writer(stack.enter_context(_append(args.log)))
+        agent = GuardedAgent(script, config, log=log)
         asyncio.run(acp.run_agent(as_acp_agent(agent)))
-    finally:
-        if log_file is not None:
-            log_file.close()
     return 0
+
+
+def _append(path: str) -> IO[str]:
+    return open(path, "a", encoding="utf-8")  # closed by the caller's ExitStack
 
 
 def _writer(target: IO[str]) -> Callable[[Event], None]:

@@ -108,9 +108,8 @@ async def _pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter, tap: _
             await sink.drain()
     finally:
         tap.close()
-        with contextlib.suppress(OSError, RuntimeError):
-            if sink.can_write_eof():
-                sink.write_eof()
+        with contextlib.suppress(OSError, RuntimeError):  # the other side is already gone
+            sink.write_eof()
 
 
 class _Client:
