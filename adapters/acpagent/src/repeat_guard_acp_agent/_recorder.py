@@ -179,10 +179,14 @@ async def _run_plan(conn: acp.ClientSideConnection, plan: ClientPlan) -> tuple[s
     return tuple(session_ids)
 
 
-def agent_command(script: str, config: str | None = None) -> list[str]:
-    """Return the command line that serves the agent for ``script`` with this interpreter."""
+def agent_command(script: str, config: str | None = None, log: str | None = None) -> list[str]:
+    """Return the command line that serves the agent for ``script`` with this interpreter,
+    with the guard ``config`` file and the session ``log`` file when given."""
     command = [sys.executable, "-m", "repeat_guard_acp_agent", "--script", script]
-    return command if config is None else [*command, "--config", config]
+    options = (("--config", config), ("--log", log))
+    return command + [
+        part for flag, value in options if value is not None for part in (flag, value)
+    ]
 
 
 async def record_agent(

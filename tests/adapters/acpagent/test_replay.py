@@ -1,0 +1,96 @@
+"""Live and replayed agree: record the agent as a subprocess, replay the recording, compare.
+
+The live reminders are the notifications the agent injected (and the guard's context messages
+in its session log); the replayed ones are what ``replay_transcript`` computes from the same
+frames. They must agree on tool, count, form and text, each injected notification must be the
+line right after its call's completion frame, and the replay must recognise the injected ones
+as recorded reminders, not prompts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from repeat_guard import GuardConfig
+from repeat_guard_acp import FileSummary, ReplayReminder, replay_transcript
+from repeat_guard_acp_agent import ClientPlan, agent_command, load_script, record_agent
+
+from .test_agent import FIVE_TODO_WRITES, PERMISSIONS
+
+DEMO = (
+    Path(__file__).parents[3] / "adapters/acpagent/src/repeat_guard_acp_agent/data/demo_script.json"
+)
+Key = tuple[str, int, str]
+
+
+def _write(tmp_path: Path, raw: dict[str, object]) -> Path:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    return path
+
+
+def _live(lines: list[bytes]) -> list[tuple[int, Key, str]]:
+    """Each injected reminder: its 1-based line, (tool, count, form) and text."""
+    found = []
+    for number, line in enumerate(lines, start=1):
+        message = json.loads(line)["msg"]
+        update = message.get("params", {}).get("update", {})
+        guard = update.get("_meta", {}).get("repeatGuard")
+        if guard is not None:
+            key = (guard["tool"], guard["count"], guard["form"])
+            found.append((number, key, update["content"]["text"]))
+    return found
+
+
+def _is_completion(line: bytes) -> bool:
+    update = json.loads(line)["msg"]["params"]["update"]
+    return update["sessionUpdate"] == "tool_call_update" and update["status"] in (
+        "completed",
+        "failed",
+    )
+
+
+@pytest.mark.parametrize(
+    "source", ["five-todo-writes", "permissions", "demo"], ids=lambda name: name
+)
+def test_replaying_the_recording_reproduces_the_live_reminders(source: str, tmp_path: Path) -> None:
+    raw_by_name = {"five-todo-writes": FIVE_TODO_WRITES, "permissions": PERMISSIONS}
+    path = DEMO if source == "demo" else _write(tmp_path, raw_by_name[source])
+    log = tmp_path / "log.jsonl"
+    plan = ClientPlan.from_script(load_script(path).unwrap())
+    command = agent_command(str(path), log=str(log))
+    recording = asyncio.run(record_agent(command, plan, env=dict(os.environ)))
+    lines = recording.lines()
+
+    live = _live(lines)
+    assert live, "the script makes the guard fire"
+    logged = [
+        event["source"]["summary"]
+        for event in map(json.loads, log.read_text(encoding="utf-8").splitlines())
+        if event["type"] == "context_message"
+    ]
+    assert logged == [f"{tool} × {count}" for _line, (tool, count, _form), _text in live]
+
+    items = list(replay_transcript(lines, GuardConfig(), file="live.jsonl"))
+    computed = [item for item in items if isinstance(item, ReplayReminder)]
+    summaries = [item for item in items if isinstance(item, FileSummary)]
+    assert len(summaries) == 1
+    assert len(items) == len(computed) + 1, "no diagnostics"
+    summary = summaries[0]
+
+    assert [(r.reminder.tool, r.reminder.count, r.reminder.form) for r in computed] == [
+        key for _line, key, _text in live
+    ]
+    assert [r.reminder.text for r in computed] == [text for _line, _key, text in live]
+    assert [(r.tool, r.count, r.form) for r in summary.recorded] == [k for _l, k, _t in live]
+    assert [r.line for r in summary.recorded] == [line for line, _key, _text in live]
+    for item, (line, _key, _text) in zip(computed, live, strict=True):
+        # the injected notification is the line right after the call's completion frame
+        assert item.line == line - 1
+        assert _is_completion(lines[item.line - 1])
+    assert summary.reminders == len(live)
