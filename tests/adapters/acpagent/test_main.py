@@ -17,6 +17,7 @@ from repeat_guard import GuardConfig
 from repeat_guard_acp_agent import (
     ClientPlan,
     Recording,
+    agent_command,
     load_config,
     load_script,
     record_main,
@@ -121,3 +122,10 @@ def test_the_modules_run_as_commands(
 def test_importing_the_command_modules_runs_nothing() -> None:
     for module in ("repeat_guard_acp_agent.__main__", "repeat_guard_acp_agent.record"):
         assert importlib.import_module(module).__name__ == module
+
+
+def test_agent_command_adds_only_the_files_given() -> None:
+    base = [sys.executable, "-m", "repeat_guard_acp_agent", "--script", "s.json"]
+    assert agent_command("s.json") == base
+    assert agent_command("s.json", log="l.jsonl") == [*base, "--log", "l.jsonl"]
+    assert agent_command("s.json", "g.toml") == [*base, "--config", "g.toml"]
