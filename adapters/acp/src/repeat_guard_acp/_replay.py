@@ -21,7 +21,6 @@ from repeat_guard import (
     GuardConfig,
     GuardState,
     PromptSubmitted,
-    Reminder,
     ToolCallFinished,
     reduce,
 )
@@ -414,8 +413,3 @@ def replay_transcript(
     for number, raw, last in numbered(lines):
         yield from replayer.feed(raw, number, last=last).items
     yield replayer.summary()
-
-
-def reminders_of(items: Iterable[ReplayItem]) -> list[Reminder]:
-    """The reminders among ``items``, in order."""
-    return [item.reminder for item in items if isinstance(item, ReplayReminder)]
