@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ DEMO = (
 Key = tuple[str, int, str]
 
 
-def _write(tmp_path: Path, raw: dict[str, object]) -> Path:
+def _write(tmp_path: Path, raw: Mapping[str, object]) -> Path:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(raw), encoding="utf-8")
     return path
@@ -48,18 +49,28 @@ def _live(lines: list[bytes]) -> list[tuple[int, Key, str]]:
 
 
 def _is_completion(line: bytes) -> bool:
-    update = json.loads(line)["msg"]["params"]["update"]
+    update = json.loads(line)["msg"].get("params", {}).get("update", {})
+    if "status" not in update:
+        return False
     return update["sessionUpdate"] == "tool_call_update" and update["status"] in (
         "completed",
         "failed",
     )
 
 
+def _is_rejection(line: bytes) -> bool:
+    record = json.loads(line)
+    return record["dir"] == "c2a" and "outcome" in record["msg"].get("result", {})
+
+
 @pytest.mark.parametrize(
     "source", ["five-todo-writes", "permissions", "demo"], ids=lambda name: name
 )
 def test_replaying_the_recording_reproduces_the_live_reminders(source: str, tmp_path: Path) -> None:
-    raw_by_name = {"five-todo-writes": FIVE_TODO_WRITES, "permissions": PERMISSIONS}
+    raw_by_name: dict[str, Mapping[str, object]] = {
+        "five-todo-writes": FIVE_TODO_WRITES,
+        "permissions": PERMISSIONS,
+    }
     path = DEMO if source == "demo" else _write(tmp_path, raw_by_name[source])
     log = tmp_path / "log.jsonl"
     plan = ClientPlan.from_script(load_script(path).unwrap())
@@ -90,7 +101,11 @@ def test_replaying_the_recording_reproduces_the_live_reminders(source: str, tmp_
     assert [(r.tool, r.count, r.form) for r in summary.recorded] == [k for _l, k, _t in live]
     assert [r.line for r in summary.recorded] == [line for line, _key, _text in live]
     for item, (line, _key, _text) in zip(computed, live, strict=True):
-        # the injected notification is the line right after the call's completion frame
-        assert item.line == line - 1
-        assert _is_completion(lines[item.line - 1])
+        # The replay fires where the call finished: its completion frame, or the client's
+        # rejection of its permission request; the live reminder follows the call's last
+        # completion frame, with only completion frames in between.
+        assert item.line < line
+        assert _is_completion(lines[line - 2])
+        assert all(_is_completion(lines[n - 1]) for n in range(item.line + 1, line))
+        assert _is_completion(lines[item.line - 1]) or _is_rejection(lines[item.line - 1])
     assert summary.reminders == len(live)
