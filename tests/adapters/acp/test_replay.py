@@ -111,8 +111,11 @@ def test_parallel_calls_interleave_and_colliding_request_ids_match_by_direction(
 
 def test_a_rejected_permission_is_a_denied_call_and_its_failed_update_is_not_another() -> None:
     items = replay(fixture("denials.jsonl"))
-    assert fired(items) == [(16, "rm", 3, "gentle")]
-    assert summary_of(items).tool_calls == 3  # the cancelled one never counts
+    # the third rejection fires at the agent's failed update for it, where a live guard speaks
+    assert fired(items) == [(17, "rm", 3, "gentle")]
+    # the failed updates after the rejections are not second calls; the call whose permission
+    # request was cancelled counts once, when the agent reports it failed
+    assert summary_of(items).tool_calls == 4
 
 
 def test_session_load_history_and_unknown_messages_are_skipped_and_counted() -> None:
@@ -297,7 +300,54 @@ def test_a_permission_answer_for_a_finished_call_changes_nothing() -> None:
             "c2a",
         ),
     ]
+    lines.append(line(call("c", "completed", rawInput={"p": 2})))  # a repeated end
     assert summary_of(replay(lines)).tool_calls == 1
+
+
+def reject(ident: int, tool_call_id: str) -> list[bytes]:
+    ask = {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "method": "session/request_permission",
+        "params": {
+            "sessionId": "s",
+            "toolCall": {"toolCallId": tool_call_id},
+            "options": [{"optionId": "n", "name": "No", "kind": "reject_always"}],
+        },
+    }
+    answer = {
+        "jsonrpc": "2.0",
+        "id": ident,
+        "result": {"outcome": {"outcome": "selected", "optionId": "n"}},
+    }
+    return [line(ask), line(answer, "c2a")]
+
+
+def test_a_rejected_call_without_a_failed_update_finishes_at_the_end_of_its_turn() -> None:
+    prompt = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "session/prompt",
+        "params": {"sessionId": "s", "prompt": []},
+    }
+    lines = [line(prompt, "c2a")]
+    for n in range(3):
+        lines += [line(call(f"c{n}", "pending", rawInput={"p": 1})), *reject(10 + n, f"c{n}")]
+    lines.append(line(call("c0", "failed")))  # reported: finishes here, not at the turn end
+    lines.append(line({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}}, "c2a"))
+    items = replay(lines)
+    assert fired(items) == [(12, "grep", 3, "gentle")]
+    assert summary_of(items).tool_calls == 3
+
+
+def test_a_rejected_call_still_open_at_the_end_of_input_is_finished_there() -> None:
+    lines = []
+    for n in range(3):
+        lines += [line(call(f"c{n}", "pending", rawInput={"p": 1})), *reject(10 + n, f"c{n}")]
+    assert fired(replay(lines)) == [(9, "grep", 3, "gentle")]
+    annotated = annotate(lines)
+    assert json.loads(annotated[-1])["dir"] == "a2c"
+    assert b"repeatGuard" in annotated[-1]
 
 
 def test_untracked_calls_are_counted_but_not_tracked() -> None:

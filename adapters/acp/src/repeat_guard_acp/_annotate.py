@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from repeat_guard import GuardConfig, Reminder
 
 from ._model import Diagnostic, FileSummary, ReplayReminder
-from ._replay import Replayer, numbered
+from ._replay import Replayer, _Line, numbered
 
 __all__ = ["annotate_transcript", "reminder_notification"]
 
@@ -54,11 +54,16 @@ def annotate_transcript(
         line = replayer.feed(raw, number, last=last)
         if not line.recorded:
             yield raw if raw.endswith(b"\n") else raw + b"\n"
-        for item in line.items:
-            if isinstance(item, ReplayReminder):
-                message = reminder_notification(item.session, item.reminder)
-                wrapped = {"dir": "a2c", "msg": message} if line.record_form else message
-                yield json.dumps(wrapped, ensure_ascii=False).encode() + b"\n"
-            else:
-                yield item
+        yield from _injected(line)
+    yield from _injected(replayer.finish())
     yield replayer.summary()
+
+
+def _injected(line: _Line) -> Iterator[bytes | Diagnostic | FileSummary]:
+    for item in line.items:
+        if isinstance(item, ReplayReminder):
+            message = reminder_notification(item.session, item.reminder)
+            wrapped = {"dir": "a2c", "msg": message} if line.record_form else message
+            yield json.dumps(wrapped, ensure_ascii=False).encode() + b"\n"
+        else:
+            yield item

@@ -53,6 +53,7 @@ class _Call:
     fields: dict[str, Any] = field(default_factory=dict)
     raw_input: object = None
     done: bool = False
+    denied: bool = False
 
 
 @dataclass(slots=True)
@@ -97,6 +98,8 @@ class Replayer:
         self.loading: set[str] = set()
         self.totals: dict[str, SessionTotals] = {}
         self.recorded: list[RecordedReminder] = []
+        self.denied_open: dict[str, list[tuple[str, str]]] = {}
+        self.record_form = False
         self.skipped: Counter[str] = Counter()
         self.diagnostics = 0
         self.lines = 0
@@ -141,7 +144,7 @@ class Replayer:
         if "msg" in decoded and "jsonrpc" not in decoded:
             direction = decoded.get("dir")
             message = decoded["msg"]
-            out.record_form = True
+            out.record_form = self.record_form = True
             if direction not in ("c2a", "a2c"):
                 self._diagnose(
                     out, number, f'record "dir" must be "c2a" or "a2c", got {direction!r}'
@@ -257,6 +260,8 @@ class Replayer:
         method, params = request
         if method == "session/load":
             self.loading.discard(params.get("sessionId", ""))
+        elif method == "session/prompt":
+            self._flush_denied(params.get("sessionId"), number, out)
         elif method == "session/request_permission" and isinstance(result, dict):
             self._on_permission_outcome(params, result, number, out)
 
@@ -271,13 +276,14 @@ class Replayer:
         call = self.calls.get(key)
         if call is None or call.done:
             return
-        if outcome.get("outcome") == "cancelled":
-            # The turn was cancelled: the call never ran and will not be reported.
-            call.done = True
-            return
+        # "cancelled" means the turn was cancelled: the call stays open, and counts (not as a
+        # denial) if the agent reports it finished, as agents do with a failed update.
         kinds = {o.get("optionId"): o.get("kind") for o in params.get("options", ())}
         if outcome.get("outcome") == "selected" and kinds.get(outcome.get("optionId")) in _REJECTS:
-            self._finish(key, call, number, out, denied=True)
+            # A rejected call finishes, denied, at the agent's failed update for it (where a
+            # live guard speaks), or at the end of its turn if the agent sends none.
+            call.denied = True
+            self.denied_open.setdefault(key[0], []).append(key)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -304,7 +310,7 @@ class Replayer:
             return
         _absorb(call, fields)
         if call.fields.get("status") in _FINISHED:
-            self._finish(key, call, number, out, denied=False)
+            self._finish(key, call, number, out, denied=call.denied)
 
     def _finish(
         self, key: tuple[str, str], call: _Call, number: int, out: _Line, *, denied: bool
@@ -335,6 +341,20 @@ class Replayer:
         # A finished call keeps only its done mark: a later failed update is not a second call.
         call.fields = {}
         call.raw_input = None
+
+    def _flush_denied(self, session: object, number: int, out: _Line) -> None:
+        """Finish the session's rejected calls that the agent never reported finished."""
+        for key in self.denied_open.pop(session, []) if isinstance(session, str) else []:
+            call = self.calls[key]
+            if not call.done:
+                self._finish(key, call, number, out, denied=True)
+
+    def finish(self) -> _Line:
+        """End of input: finish every rejected call still open, at the last line."""
+        out = _Line(record_form=self.record_form)
+        for session in list(self.denied_open):
+            self._flush_denied(session, self.lines, out)
+        return out
 
     def _totals(self, session: str) -> SessionTotals:
         totals = self.totals.get(session)
@@ -412,4 +432,5 @@ def replay_transcript(
     replayer = Replayer(config, file)
     for number, raw, last in numbered(lines):
         yield from replayer.feed(raw, number, last=last).items
+    yield from replayer.finish().items
     yield replayer.summary()
