@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pluggy
 from syrupy.assertion import SnapshotAssertion
 
-from repeat_guard_acp import reminder_notification
+from repeat_guard import GuardConfig
+from repeat_guard_acp import annotate_transcript, reminder_notification
 from repeat_guard_acp_agent import ClientPlan, GuardedAgent, reminder_of
 from repeat_guard_acp_agent._agent import _Call
 from repeat_guard_agentloop import ContextMessage, ToolCall
@@ -164,3 +166,16 @@ def test_other_plugins_contexts_stay_in_the_log_but_not_on_the_wire() -> None:
         "tool_call_update",
         "agent_message_chunk",
     ]
+
+
+def test_the_live_output_is_what_annotate_writes_into_the_same_frames() -> None:
+    recording, _events, _agent = run_in_process(script_of(FIVE_TODO_WRITES))
+    lines = recording.lines()
+    bare = [line for line in lines if b'"repeatGuard"' not in line]
+    assert len(bare) == len(lines) - 2
+    annotated = [
+        item
+        for item in annotate_transcript(bare, GuardConfig(), file="bare.jsonl")
+        if isinstance(item, bytes)
+    ]
+    assert [json.loads(line) for line in annotated] == [json.loads(line) for line in lines]
