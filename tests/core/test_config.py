@@ -1,0 +1,134 @@
+"""parse_config: every way a configuration can be wrong fails loud, naming key and value."""
+
+from __future__ import annotations
+
+import pytest
+from returns.pipeline import is_successful
+from returns.result import Result
+
+from repeat_guard import ConfigError, GuardConfig, parse_config
+
+
+def error_of(result: Result[GuardConfig, ConfigError]) -> ConfigError:
+    assert not is_successful(result)
+    return result.failure()
+
+
+def test_an_empty_mapping_is_the_default_config() -> None:
+    assert parse_config({}).unwrap() == GuardConfig()
+
+
+def test_the_design_note_keys_and_the_snake_case_key() -> None:
+    config = parse_config(
+        {
+            "thresholds": [8, 3, 5],
+            "include": ["pro*"],
+            "exclude": ["todo_write"],
+            "argumentsPreviewChars": 24,
+        }
+    ).unwrap()
+    assert config == GuardConfig((3, 5, 8), ("pro*",), ("todo_write",), 24)
+    assert (
+        parse_config({"arguments_preview_chars": 7})
+        .map(lambda c: c.arguments_preview_chars)
+        .value_or(0)
+        == 7
+    )
+    assert config.to_mapping() == {
+        "thresholds": [3, 5, 8],
+        "include": ["pro*"],
+        "exclude": ["todo_write"],
+        "argumentsPreviewChars": 24,
+    }
+
+
+def test_thresholds_come_back_sorted() -> None:
+    assert parse_config({"thresholds": [4, 2]}).unwrap().thresholds == (2, 4)
+    assert GuardConfig(thresholds=(9, 3)).thresholds == (3, 9)
+
+
+@pytest.mark.parametrize(
+    ("raw", "key", "message"),
+    [
+        ({"thresholds": []}, "thresholds", "thresholds must not be empty"),
+        (
+            {"thresholds": [3, 2.5]},
+            "thresholds",
+            "thresholds must be integers, got 2.5 in [3, 2.5]",
+        ),
+        ({"thresholds": ["3"]}, "thresholds", "thresholds must be integers, got '3' in ['3']"),
+        (
+            {"thresholds": [True, 3]},
+            "thresholds",
+            "thresholds must be integers, got True in [True, 3]",
+        ),
+        ({"thresholds": [1, 3]}, "thresholds", "thresholds must be 2 or more, got 1 in [1, 3]"),
+        (
+            {"thresholds": [3, 5, 3]},
+            "thresholds",
+            "thresholds must not repeat, got 3 twice in [3, 5, 3]",
+        ),
+        ({"thresholds": 3}, "thresholds", "thresholds must be a list of integers, got 3"),
+        (
+            {"argumentsPreviewChars": "10"},
+            "argumentsPreviewChars",
+            "argumentsPreviewChars must be an integer, got '10'",
+        ),
+        (
+            {"argumentsPreviewChars": False},
+            "argumentsPreviewChars",
+            "argumentsPreviewChars must be an integer, got False",
+        ),
+        (
+            {"arguments_preview_chars": 0},
+            "argumentsPreviewChars",
+            "argumentsPreviewChars must be 1 or more, got 0",
+        ),
+        (
+            {"include": "grep"},
+            "include",
+            "include must be a list of tool-name patterns, got 'grep'",
+        ),
+        ({"exclude": ["ok", 3]}, "exclude", "exclude entries must be strings, got 3 in ['ok', 3]"),
+        (
+            {"threshold": [3]},
+            "threshold",
+            "unknown config key 'threshold' (known: thresholds, include, exclude, "
+            "argumentsPreviewChars)",
+        ),
+        (
+            {"argumentsPreviewChars": 5, "arguments_preview_chars": 6},
+            "arguments_preview_chars",
+            "config key 'arguments_preview_chars' given twice",
+        ),
+    ],
+)
+def test_invalid_configs_fail_naming_key_and_value(
+    raw: dict[str, object], key: str, message: str
+) -> None:
+    error = error_of(parse_config(raw))
+    assert error.key == key
+    assert error.message == message
+    assert str(error) == message
+    assert parse_config(raw).alt(str).failure() == message
+
+
+def test_a_non_string_key_and_a_non_mapping_fail() -> None:
+    assert error_of(parse_config({3: 1})).key == "3"  # type: ignore[dict-item]  # bad input on purpose
+    error = error_of(parse_config([("thresholds", [3])]))  # type: ignore[arg-type]  # bad input on purpose
+    assert error.key == "<config>"
+    assert error.message.startswith("config must be a mapping")
+
+
+def test_constructing_an_invalid_config_directly_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="thresholds must be 2 or more"):
+        GuardConfig(thresholds=(1,))
+    with pytest.raises(ValueError, match="argumentsPreviewChars must be 1 or more"):
+        GuardConfig(arguments_preview_chars=0)
+
+
+def test_configs_are_values() -> None:
+    assert GuardConfig(include=("a",)) == GuardConfig(include=("a",))
+    assert hash(GuardConfig(include=("a",))) == hash(GuardConfig(include=("a",)))
+    assert GuardConfig(include=("a",)) != GuardConfig(include=("b",))
+    assert "thresholds=(3, 5, 8)" in repr(GuardConfig())
