@@ -32,6 +32,7 @@ from ._script import AgentScript, load_script
 __all__ = ["load_config", "record_main", "serve_main"]
 
 EXIT_USAGE = 2
+_STDIO_LIMIT = 1 << 26
 
 
 class _UsageError(Exception):
@@ -85,8 +86,18 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         log = None if args.log is None else _writer(stack.enter_context(_append(args.log)))
         agent = GuardedAgent(script, config, log=log)
-        asyncio.run(acp.run_agent(as_acp_agent(agent)))
+        asyncio.run(_serve_stdio(agent))
     return 0
+
+
+async def _serve_stdio(agent: GuardedAgent) -> None:
+    # The streams are made here, not inside run_agent, so stdout's transport is closed when
+    # the client is done instead of lingering until garbage collection.
+    reader, writer = await acp.stdio_streams(limit=_STDIO_LIMIT)
+    try:
+        await acp.run_agent(as_acp_agent(agent), writer, reader)
+    finally:
+        writer.close()
 
 
 def _append(path: str) -> IO[str]:
