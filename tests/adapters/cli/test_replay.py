@@ -351,14 +351,19 @@ def test_demo_prints_the_bundled_loop(capsys: pytest.CaptureFixture[str]) -> Non
     assert lines[0].startswith("demo.jsonl: ")
     assert any(line.endswith("× 3 (gentle)") for line in lines)
     assert any(line.endswith("× 5 (detailed)") for line in lines)
-    assert "wasted 5, reminders 2" in out
+    # two recorded sessions: a Bash loop through a denial, and five identical todo_writes
+    assert "2 sessions" in lines[0]
+    assert "wasted 6, reminders 3" in out
 
 
 def test_demo_json_honours_flags(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "demo", "--format", "json", "--thresholds", "2")
     assert status == 0
     reminders = [r for r in records(out) if r["type"] == "reminder"]
-    assert [(r["count"], r["form"]) for r in reminders] == [(2, "gentle")]
+    assert [(r["tool"], r["count"], r["form"]) for r in reminders] == [
+        ("Bash", 2, "gentle"),
+        ("todo_write", 2, "gentle"),
+    ]
 
 
 @pytest.mark.parametrize(
