@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 from hypothesis import given
@@ -193,3 +194,53 @@ def test_total_and_deterministic_on_junk(value: object) -> None:
     text = canonical_arguments(value)
     assert isinstance(text, str)
     assert canonical_arguments(value) == text
+
+
+# Regressions: values that used to make canonical_arguments raise.
+
+
+def test_frozensets_nested_deeply_do_not_exhaust_the_stack() -> None:
+    value: frozenset[object] = frozenset()
+    for _ in range(5_000):
+        value = frozenset([value])
+    text = canonical_arguments(value)
+    assert text == canonical_arguments(value)
+    assert text.startswith("<set [<set [")
+    assert "<nested too deep>" in text
+
+
+class _HostileStr(str):
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        raise RuntimeError("broken __str__")
+
+
+class _HostileInt(int):
+    def __int__(self) -> int:
+        raise RuntimeError("broken __int__")
+
+
+class _HostileFloat(float):
+    def __float__(self) -> float:
+        raise RuntimeError("broken __float__")
+
+
+class _HostileList(list[int]):
+    def __iter__(self) -> Iterator[int]:
+        raise RuntimeError("broken __iter__")
+
+
+def test_subclasses_with_broken_conversions_are_written_as_their_base() -> None:
+    assert canonical_arguments([_HostileStr("a"), _HostileInt(3), _HostileFloat(2.0)]) == (
+        '["a",3,2]'
+    )
+    assert canonical_arguments({_HostileStr("k"): 1}) == '{"k":1}'
+
+
+def test_a_container_whose_iteration_raises_is_opaque() -> None:
+    text = canonical_arguments(_HostileList([1]))
+    assert text.startswith("<")
+    assert "_HostileList" in text
+    assert text.endswith(" [1]>")
+    assert text == canonical_arguments(_HostileList([1]))

@@ -34,11 +34,24 @@ def canonical_arguments(value: object) -> str:
     value (NaN, bytes, sets, objects, non-string keys, cycles, nesting of any depth) the result
     is a deterministic string that is not valid JSON. Never raises.
     """
+    return _canonical(value, 0)
+
+
+# Set members and non-string keys are sorted by their own canonical text, which is computed by
+# a nested call. Past this many such nestings the text is a fixed marker, so a pathological value
+# (a frozenset 100,000 deep) cannot exhaust the Python stack, and the result does not depend on
+# how deep the caller's stack already is.
+_SORTED_DEPTH = 50
+
+
+def _canonical(value: object, depth: int) -> str:
+    if depth > _SORTED_DEPTH:
+        return "<nested too deep>"
     try:
         return _dumps(_plain(value))
     except (_NotPlain, RecursionError, ValueError):
         # ValueError: an integer too long for str(); the general encoder writes it in hex.
-        return _encode_general(value)
+        return _encode_general(value, depth)
 
 
 def _plain(value: object) -> object:
@@ -109,7 +122,7 @@ class _Leave:
         self.ident = ident
 
 
-def _encode_general(value: object) -> str:
+def _encode_general(value: object, depth: int) -> str:
     out: list[str] = []
     open_ids: set[int] = set()
     stack: list[str | _Todo | _Leave] = [_Todo(value)]
@@ -120,12 +133,17 @@ def _encode_general(value: object) -> str:
         elif type(entry) is _Leave:
             open_ids.discard(entry.ident)
         else:
-            _expand(entry.value, stack, out, open_ids)  # type: ignore[union-attr]  # a _Todo
+            todo: _Todo = entry  # type: ignore[assignment]  # neither str nor _Leave
+            _expand(todo.value, stack, out, open_ids, depth)
     return "".join(out)
 
 
 def _expand(
-    value: object, stack: list[str | _Todo | _Leave], out: list[str], open_ids: set[int]
+    value: object,
+    stack: list[str | _Todo | _Leave],
+    out: list[str],
+    open_ids: set[int],
+    depth: int,
 ) -> None:
     """Write a scalar to ``out``, or push a container's pieces onto ``stack`` in reverse."""
     scalar = _scalar_text(value)
@@ -136,7 +154,10 @@ def _expand(
     if ident in open_ids:
         out.append("<cycle>")
         return
-    parts = _container_parts(value)
+    try:
+        parts = _container_parts(value, depth)
+    except Exception:  # a container whose iteration raises is written as an opaque object
+        parts = None
     if parts is None:
         out.append(_opaque_text(value))
         return
@@ -157,11 +178,12 @@ def _scalar_text(value: object) -> str | None:
     if value is False:
         return "false"
     if isinstance(value, str):
-        return str(encode_basestring(str(value)))
+        # The base-class methods: a subclass's own __str__, __int__ or __float__ may raise.
+        return str(encode_basestring(str.__str__(value)))
     if isinstance(value, int):
-        return _int_text(int(value))
+        return _int_text(int.__int__(value))
     if isinstance(value, float):
-        return _float_text(float(value))
+        return _float_text(float.__float__(value))
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<bytes {bytes(value).hex()}>"
     return None
@@ -182,20 +204,20 @@ def _float_text(value: float) -> str:
     return _int_text(int(value)) if value.is_integer() else repr(value)
 
 
-def _container_parts(value: object) -> tuple[str, list[str | _Todo], str] | None:
+def _container_parts(value: object, depth: int) -> tuple[str, list[str | _Todo], str] | None:
     if isinstance(value, Mapping):
-        return "{", _mapping_pieces(value), "}"
+        return "{", _mapping_pieces(value, depth), "}"
     if isinstance(value, list | tuple):
         return "[", _joined([_Todo(item) for item in value]), "]"
     if isinstance(value, set | frozenset):
-        members = sorted(canonical_arguments(item) for item in value)
+        members = sorted(_canonical(item, depth + 1) for item in value)
         return "<set [", [",".join(members)], "]>"
     return None
 
 
-def _mapping_pieces(value: Mapping[object, object]) -> list[str | _Todo]:
+def _mapping_pieces(value: Mapping[object, object], depth: int) -> list[str | _Todo]:
     keyed = sorted(
-        ((_key_text(key), type(key).__name__, item) for key, item in value.items()),
+        ((_key_text(key, depth), type(key).__name__, item) for key, item in value.items()),
         key=lambda entry: (entry[0], entry[1]),
     )
     pieces: list[str | _Todo] = []
@@ -205,11 +227,11 @@ def _mapping_pieces(value: Mapping[object, object]) -> list[str | _Todo]:
     return pieces
 
 
-def _key_text(key: object) -> str:
+def _key_text(key: object, depth: int) -> str:
     """Keys as :func:`json.dumps` writes them; any other key by its canonical text."""
     if isinstance(key, str):
-        return str(key)
-    return canonical_arguments(key)
+        return str.__str__(key)
+    return _canonical(key, depth + 1)
 
 
 def _joined(items: list[_Todo]) -> list[str | _Todo]:
