@@ -244,3 +244,15 @@ def test_a_container_whose_iteration_raises_is_opaque() -> None:
     assert "_HostileList" in text
     assert text.endswith(" [1]>")
     assert text == canonical_arguments(_HostileList([1]))
+
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("broken __repr__")
+
+
+def test_keys_with_the_same_text_are_ordered_by_their_values() -> None:
+    first, second = _Unprintable(), _Unprintable()
+    forward = canonical_arguments({first: 1, second: 2})
+    assert forward == canonical_arguments({second: 2, first: 1})
+    assert forward.index(":1") < forward.index(":2")

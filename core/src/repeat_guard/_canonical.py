@@ -220,6 +220,10 @@ def _mapping_pieces(value: Mapping[object, object], depth: int) -> list[str | _T
         ((_key_text(key, depth), type(key).__name__, item) for key, item in value.items()),
         key=lambda entry: (entry[0], entry[1]),
     )
+    if len({(key, kind) for key, kind, _item in keyed}) < len(keyed):
+        # Distinct keys with the same text (objects whose repr fails, say): order them by their
+        # values too, so equal mappings give equal text whatever their insertion order.
+        keyed.sort(key=lambda entry: (entry[0], entry[1], _canonical(entry[2], depth + 1)))
     pieces: list[str | _Todo] = []
     for index, (key, _kind, item) in enumerate(keyed):
         pieces.append(("," if index else "") + str(encode_basestring(key)) + ":")
