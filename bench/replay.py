@@ -125,13 +125,17 @@ def timed(work: Callable[[], object]) -> float:
 
 
 def peak_rss_mb(path: Path) -> float:
-    """Peak resident memory of a fresh process that replays ``path``."""
+    """Peak resident memory of a fresh process that replays ``path``.
+
+    Read from ``VmHWM``, which starts afresh at exec; ``ru_maxrss`` would carry the parent's.
+    """
     code = (
-        "import resource, sys\n"
+        "import sys\n"
         "from bench.replay import replay_file\n"
         "from pathlib import Path\n"
         "replay_file(Path(sys.argv[1]))\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "status = Path('/proc/self/status').read_text()\n"
+        "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, check=True, text=True
