@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import ClassVar, Literal
 
 __all__ = [
@@ -37,6 +37,15 @@ def _dumps(data: Mapping[str, object]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=repr)
 
 
+def _event_json(event: Event) -> str:
+    """One line of JSON: ``type`` first, then the event's fields in declaration order."""
+    record: dict[str, object] = {"type": event.kind}
+    for item in fields(event):
+        value = getattr(event, item.name)
+        record[item.name] = dict(value) if item.name == "source" else value
+    return _dumps(record)
+
+
 @dataclass(frozen=True, slots=True)
 class UserMessage:
     """A user's prompt reached ``agent``."""
@@ -48,7 +57,7 @@ class UserMessage:
 
     def to_json(self) -> str:
         """Return this event as one line of JSON (no trailing newline)."""
-        return _dumps({"type": self.kind, "id": self.id, "agent": self.agent, "text": self.text})
+        return _event_json(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +71,7 @@ class AssistantMessage:
 
     def to_json(self) -> str:
         """Return this event as one line of JSON (no trailing newline)."""
-        return _dumps({"type": self.kind, "id": self.id, "agent": self.agent, "text": self.text})
+        return _event_json(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,16 +87,7 @@ class ToolCall:
 
     def to_json(self) -> str:
         """Return this event as one line of JSON (no trailing newline)."""
-        return _dumps(
-            {
-                "type": self.kind,
-                "id": self.id,
-                "agent": self.agent,
-                "call_id": self.call_id,
-                "tool": self.tool,
-                "arguments": self.arguments,
-            }
-        )
+        return _event_json(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,21 +115,7 @@ class ToolResult:
 
     def to_json(self) -> str:
         """Return this event as one line of JSON (no trailing newline)."""
-        return _dumps(
-            {
-                "type": self.kind,
-                "id": self.id,
-                "agent": self.agent,
-                "call_id": self.call_id,
-                "tool": self.tool,
-                "content": self.content,
-                "is_error": self.is_error,
-                "denied": self.denied,
-                "outcome": self.outcome,
-                "model_content": self.model_content,
-                "model_is_error": self.model_is_error,
-            }
-        )
+        return _event_json(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,16 +134,7 @@ class ContextMessage:
 
     def to_json(self) -> str:
         """Return this event as one line of JSON (no trailing newline)."""
-        return _dumps(
-            {
-                "type": self.kind,
-                "id": self.id,
-                "agent": self.agent,
-                "call_id": self.call_id,
-                "text": self.text,
-                "source": dict(self.source),
-            }
-        )
+        return _event_json(self)
 
 
 Event = UserMessage | AssistantMessage | ToolCall | ToolResult | ContextMessage
