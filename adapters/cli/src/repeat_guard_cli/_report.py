@@ -11,6 +11,7 @@ import difflib
 import json
 from collections.abc import Iterator, Sequence
 
+from repeat_guard import Reminder
 from repeat_guard_acp import Diagnostic, FileSummary, RecordedReminder, ReplayReminder
 
 __all__ = [
@@ -29,12 +30,19 @@ def diagnostic_line(diagnostic: Diagnostic) -> str:
 
 def reminder_record(item: ReplayReminder) -> str:
     """Return the JSON line for one reminder."""
-    reminder = item.reminder
     record = {
         "type": "reminder",
         "file": item.file,
         "line": item.line,
         "session": item.session,
+        **reminder_fields(item.reminder),
+    }
+    return json.dumps(record, ensure_ascii=False)
+
+
+def reminder_fields(reminder: Reminder) -> dict[str, object]:
+    """The reminder as the command writes it, in ``replay --format json`` and ``serve`` alike."""
+    return {
         "agent": reminder.agent,
         "tool": reminder.tool,
         "count": reminder.count,
@@ -42,7 +50,6 @@ def reminder_record(item: ReplayReminder) -> str:
         "summary": reminder.summary,
         "text": reminder.text,
     }
-    return json.dumps(record, ensure_ascii=False)
 
 
 def summary_record(summary: FileSummary) -> str:

@@ -27,10 +27,11 @@ from repeat_guard import (
     GuardConfig,
     GuardState,
     PromptSubmitted,
-    Reminder,
     ToolCallFinished,
     reduce,
 )
+
+from ._report import reminder_fields
 
 __all__ = ["LineError", "parse_event", "serve"]
 
@@ -120,17 +121,6 @@ def parse_event(number: int, data: bytes) -> Event | LineError:
     return LineError(number, built) if isinstance(built, str) else built
 
 
-def _reminder_record(reminder: Reminder) -> dict[str, object]:
-    return {
-        "agent": reminder.agent,
-        "tool": reminder.tool,
-        "count": reminder.count,
-        "form": reminder.form,
-        "summary": reminder.summary,
-        "text": reminder.text,
-    }
-
-
 def serve(config: GuardConfig, read_line: Callable[[], bytes], output: BinaryIO) -> int:
     """Answer events read by ``read_line`` (``b""`` at end of input) on ``output``.
 
@@ -145,7 +135,7 @@ def serve(config: GuardConfig, read_line: Callable[[], bytes], output: BinaryIO)
             answer: dict[str, object] = {"error": str(event)}
         else:
             state, reminders = reduce(state, event)
-            answer = {"reminders": [_reminder_record(r) for r in reminders]}
+            answer = {"reminders": [reminder_fields(r) for r in reminders]}
         output.write(json.dumps(answer).encode("ascii") + b"\n")
         output.flush()
     return 0
