@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from repeat_guard import canonical_arguments
+from repeat_guard import argument_key, canonical_arguments
+from repeat_guard._canonical import KEY_TEXT_LIMIT
 
 json_scalars = (
     st.none()
@@ -256,3 +257,33 @@ def test_keys_with_the_same_text_are_ordered_by_their_values() -> None:
     forward = canonical_arguments({first: 1, second: 2})
     assert forward == canonical_arguments({second: 2, first: 1})
     assert forward.index(":1") < forward.index(":2")
+
+
+# argument_key: the chain's half that compares arguments.
+
+
+@given(junk)
+def test_no_canonical_text_starts_with_the_digest_mark(value: object) -> None:
+    assert not canonical_arguments(value).startswith("#")
+
+
+def test_short_texts_are_their_own_key_and_long_ones_a_fixed_size_digest() -> None:
+    limit = "x" * (KEY_TEXT_LIMIT - 2)
+    assert argument_key(canonical_arguments(limit)) == f'"{limit}"'
+    longer = canonical_arguments(limit + "y")
+    key = argument_key(longer)
+    assert len(longer) == KEY_TEXT_LIMIT + 1
+    assert key.startswith("#")
+    assert len(key) == 33
+    assert argument_key(canonical_arguments("w" * 10_000_000)) != key
+    assert len(argument_key(canonical_arguments("w" * 10_000_000))) == 33
+
+
+@given(st.text(), st.text())
+def test_keys_are_equal_exactly_when_texts_are(first: str, second: str) -> None:
+    assert (argument_key(first) == argument_key(second)) == (first == second)
+
+
+def test_a_lone_surrogate_is_digested_without_raising() -> None:
+    text = '"' + "\ud800" * KEY_TEXT_LIMIT + '"'
+    assert argument_key(text) != argument_key(text[:-2] + '\udc00"')

@@ -11,7 +11,7 @@ A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds 
     assert [r.summary for r in reminders] == ["grep × 3"]
 """
 
-from ._canonical import canonical_arguments
+from ._canonical import argument_key, canonical_arguments
 from ._config import ConfigError, GuardConfig, parse_config
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._reminders import SOURCE, Form, Reminder, preview_arguments, render_reminder
@@ -29,6 +29,7 @@ __all__ = [
     "PromptSubmitted",
     "Reminder",
     "ToolCallFinished",
+    "argument_key",
     "canonical_arguments",
     "parse_config",
     "preview_arguments",

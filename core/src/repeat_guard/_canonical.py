@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from hashlib import blake2b
 from json.encoder import encode_basestring
 
-__all__ = ["canonical_arguments"]
+__all__ = ["KEY_TEXT_LIMIT", "argument_key", "canonical_arguments"]
 
 _dumps = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
@@ -35,6 +36,29 @@ def canonical_arguments(value: object) -> str:
     is a deterministic string that is not valid JSON. Never raises.
     """
     return _canonical(value, 0)
+
+
+# Canonical texts up to this many characters are their own key; longer ones are digested. Most
+# tool arguments (a path, a pattern, a command) stay readable in the state, and a 10 MB write
+# costs 33 characters.
+KEY_TEXT_LIMIT = 64
+# No canonical text starts with "#" (JSON text starts with one of {["-, a digit or a letter;
+# non-JSON tokens with "<" or a letter), so a digest key can never equal a text key.
+_DIGEST_MARK = "#"
+
+
+def argument_key(canonical: str) -> str:
+    """Return the chain key for the canonical argument text ``canonical``.
+
+    Texts of at most ``KEY_TEXT_LIMIT`` characters are returned as they are; a longer text
+    becomes ``#`` followed by the hex BLAKE2b-128 digest of its UTF-8 bytes (lone surrogates
+    kept), so equal texts give equal keys and different texts different keys, up to the
+    digest's collisions.
+    """
+    if len(canonical) <= KEY_TEXT_LIMIT:
+        return canonical
+    data = canonical.encode("utf-8", "surrogatepass")
+    return _DIGEST_MARK + blake2b(data, digest_size=16).hexdigest()
 
 
 # Set members and non-string keys are sorted by their own canonical text, which is computed by

@@ -1,7 +1,11 @@
 """The guard's state and its one transition function, ``reduce``.
 
-Theory of operation: the state maps each live agent to its chain, the (tool, canonical
-arguments) key of its last tracked call and how many times in a row that key was seen.
+Theory of operation: the state maps each live agent to its chain, the (tool, argument key) of
+its last tracked call and how many times in a row that key was seen. The argument key is the
+canonical argument text when it is short and a fixed-size digest of it otherwise
+(``argument_key``), so a chain costs the same whatever the calls carry and holds no long
+argument text; two calls compare equal exactly when their canonical texts do, up to the
+collisions of a 128-bit BLAKE2b digest.
 Everything that decides what the guard does lives in this file:
 
 * a tracked call with the chain's key increments the count; any other tracked call starts a
@@ -19,12 +23,13 @@ states with the same config and chains are equal however they were reached.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, assert_never
 
 from pyrsistent import PMap, pmap
 
-from ._canonical import canonical_arguments
+from ._canonical import argument_key, canonical_arguments
 from ._config import GuardConfig
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._reminders import Form, Reminder, render_reminder
@@ -36,10 +41,13 @@ _RECENT_SLOTS = 8
 
 
 class Chain(NamedTuple):
-    """An agent's current run of identical tracked calls."""
+    """An agent's current run of identical tracked calls.
+
+    ``key`` is ``argument_key`` of the calls' canonical arguments: compare keys, not texts.
+    """
 
     tool: str
-    arguments: str
+    key: str
     repeats: int
 
 
@@ -63,6 +71,14 @@ class GuardState:
     def initial(cls, config: GuardConfig | None = None) -> GuardState:
         """Return the state with no chains, for ``config`` (the default config if omitted)."""
         return cls(GuardConfig() if config is None else config)
+
+    @classmethod
+    def from_chains(cls, config: GuardConfig, chains: Mapping[str, Chain]) -> GuardState:
+        """Return the state holding exactly ``chains`` (agent id to chain), for ``config``.
+
+        The inverse of ``chains``: ``GuardState.from_chains(s.config, s.chains) == s``.
+        """
+        return cls(config, (), pmap(chains))
 
     @property
     def chains(self) -> PMap[str, Chain]:
@@ -139,12 +155,13 @@ def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tu
         return state, ()
     tool = event.tool
     arguments = canonical_arguments(event.arguments)
+    key = argument_key(arguments)
     previous = state.chain(agent)
-    if previous is not None and previous.tool == tool and previous.arguments == arguments:
+    if previous is not None and previous.tool == tool and previous.key == key:
         count = previous.repeats + 1
     else:
         count = 1
-    after = state._with_chain(agent, Chain(tool, arguments, count))
+    after = state._with_chain(agent, Chain(tool, key, count))
     thresholds = config.thresholds
     if count not in thresholds:
         return after, ()
