@@ -12,15 +12,27 @@ A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds 
 """
 
 from ._canonical import argument_key, canonical_arguments
+from ._codec import (
+    CHAIN_VERSION,
+    STATE_VERSION,
+    CodecError,
+    decode_chain,
+    decode_state,
+    encode_chain,
+    encode_state,
+)
 from ._config import ConfigError, GuardConfig, parse_config
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._reminders import SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, reduce
 
 __all__ = [
+    "CHAIN_VERSION",
     "SOURCE",
+    "STATE_VERSION",
     "AgentDisposed",
     "Chain",
+    "CodecError",
     "ConfigError",
     "Event",
     "Form",
@@ -31,6 +43,10 @@ __all__ = [
     "ToolCallFinished",
     "argument_key",
     "canonical_arguments",
+    "decode_chain",
+    "decode_state",
+    "encode_chain",
+    "encode_state",
     "parse_config",
     "preview_arguments",
     "reduce",

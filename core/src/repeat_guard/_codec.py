@@ -1,0 +1,103 @@
+"""The guard's state as JSON-ready values, and back.
+
+A harness that cannot keep one ``GuardState`` in memory (a hook that is a new process for every
+tool call) stores the state between calls. This module is the one codec for it: ``encode_*``
+returns plain lists, dicts, strings and integers that ``json`` writes as they are, and
+``decode_*`` accepts anything at all and returns ``Success`` with the value or ``Failure`` with a
+``CodecError`` that says where and what is wrong. Decoding never raises.
+
+The encoding is versioned: a chain is ``[CHAIN_VERSION, tool, key, repeats]`` and a state is
+``{"version": STATE_VERSION, "chains": {agent: chain, ...}}``. The configuration is not part of
+the state's encoding: it comes from the harness's configuration each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from returns.result import Failure, Result, Success
+
+from ._config import GuardConfig
+from ._state import Chain, GuardState
+
+__all__ = [
+    "CHAIN_VERSION",
+    "STATE_VERSION",
+    "CodecError",
+    "decode_chain",
+    "decode_state",
+    "encode_chain",
+    "encode_state",
+]
+
+CHAIN_VERSION = 1
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class CodecError:
+    """Why a value could not be decoded: where in it (``path``), the value there, and why."""
+
+    path: str
+    value: object
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def encode_chain(chain: Chain) -> list[object]:
+    """Return ``chain`` as ``[CHAIN_VERSION, tool, key, repeats]``."""
+    return [CHAIN_VERSION, chain.tool, chain.key, chain.repeats]
+
+
+def decode_chain(raw: object, path: str = "chain") -> Result[Chain, CodecError]:
+    """Return the chain ``raw`` encodes, or a ``CodecError`` naming ``path`` and the problem."""
+    if not isinstance(raw, list) or len(raw) != 4:
+        return _failure(path, raw, "a chain must be a list of 4 items")
+    version, tool, key, repeats = raw
+    if version != CHAIN_VERSION or not _is_integer(version):
+        return _failure(f"{path}[0]", version, f"chain version must be {CHAIN_VERSION}")
+    if not isinstance(tool, str):
+        return _failure(f"{path}[1]", tool, "the tool must be a string")
+    if not isinstance(key, str):
+        return _failure(f"{path}[2]", key, "the argument key must be a string")
+    if not _is_integer(repeats) or repeats < 1:
+        return _failure(f"{path}[3]", repeats, "repeats must be an integer of 1 or more")
+    return Success(Chain(tool, key, repeats))
+
+
+def encode_state(state: GuardState) -> dict[str, object]:
+    """Return ``state``'s chains as ``{"version": STATE_VERSION, "chains": {...}}``."""
+    chains = {agent: encode_chain(chain) for agent, chain in state.chains.items()}
+    return {"version": STATE_VERSION, "chains": chains}
+
+
+def decode_state(raw: object, config: GuardConfig) -> Result[GuardState, CodecError]:
+    """Return the state ``raw`` encodes, under ``config``, or the first problem found."""
+    if not isinstance(raw, Mapping):
+        return _failure("state", raw, "a state must be a mapping")
+    version = raw.get("version")
+    if version != STATE_VERSION or not _is_integer(version):
+        return _failure("state.version", version, f"state version must be {STATE_VERSION}")
+    encoded = raw.get("chains")
+    if not isinstance(encoded, Mapping):
+        return _failure("state.chains", encoded, "chains must be a mapping")
+    chains: dict[str, Chain] = {}
+    for agent, item in encoded.items():
+        if not isinstance(agent, str):
+            return _failure("state.chains", agent, "an agent id must be a string")
+        decoded = decode_chain(item, f"state.chains[{agent!r}]")
+        if isinstance(decoded, Failure):
+            return Failure(decoded.failure())
+        chains[agent] = decoded.unwrap()
+    return Success(GuardState.from_chains(config, chains))
+
+
+def _is_integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _failure(path: str, value: object, message: str) -> Failure[CodecError]:
+    return Failure(CodecError(path, value, message))
