@@ -6,7 +6,7 @@ import pytest
 from returns.pipeline import is_successful
 from returns.result import Result
 
-from repeat_guard import ConfigError, GuardConfig, parse_config
+from repeat_guard import ConfigError, GuardConfig, load_config, parse_config
 
 
 def error_of(result: Result[GuardConfig, ConfigError]) -> ConfigError:
@@ -132,3 +132,49 @@ def test_configs_are_values() -> None:
     assert hash(GuardConfig(include=("a",))) == hash(GuardConfig(include=("a",)))
     assert GuardConfig(include=("a",)) != GuardConfig(include=("b",))
     assert "thresholds=(3, 5, 8)" in repr(GuardConfig())
+
+
+# load_config: the one loader for configuration text.
+
+
+def test_load_config_reads_toml_and_json_by_suffix_or_by_sniffing() -> None:
+    assert load_config("thresholds = [2, 4]", source="g.toml").unwrap().thresholds == (2, 4)
+    assert load_config(b'{"thresholds": [6]}', source="g.json").unwrap().thresholds == (6,)
+    assert load_config(' {"include": ["a"]}', source="g.conf").unwrap().include == ("a",)
+    assert load_config('exclude = ["b"]').unwrap().exclude == ("b",)
+    assert load_config("{}", fmt="json", source="x.toml").unwrap() == GuardConfig()
+
+
+def test_overrides_replace_keys_and_their_aliases() -> None:
+    text = '{"thresholds": [3], "arguments_preview_chars": 9, "include": ["a"]}'
+    overrides = {"argumentsPreviewChars": 12, "thresholds": [4, 2]}
+    config = load_config(text, overrides=overrides).unwrap()
+    assert (config.thresholds, config.arguments_preview_chars) == ((2, 4), 12)
+    assert config.include == ("a",)
+
+
+@pytest.mark.parametrize(
+    ("data", "source", "key", "message"),
+    [
+        (b"\xff", "g.json", "<config>", "config is not UTF-8"),
+        ("thresholds = [", "g.toml", "<config>", "config is not valid TOML"),
+        ('{"a": ', "g.json", "<config>", "config is not valid JSON"),
+        ("[1, 2]", "g.json", "<config>", "config must be a mapping, got [1, 2]"),
+        ("[" * 100_000, "g.json", "<config>", "config is nested too deeply"),
+        ("thresholds = [1]", "g.toml", "thresholds", "thresholds must be 2 or more"),
+        ("colour = 1", None, "colour", "unknown config key 'colour'"),
+    ],
+)
+def test_load_config_names_the_source_and_the_key(
+    data: str | bytes, source: str | None, key: str, message: str
+) -> None:
+    error = load_config(data, source=source).failure()
+    assert error.key == key
+    assert error.source == source
+    assert message in error.message
+    assert str(error) == (error.message if source is None else f"{source}: {error.message}")
+
+
+def test_an_override_is_judged_like_the_file() -> None:
+    error = load_config("{}", source="g.json", overrides={"thresholds": ["x"]}).failure()
+    assert (error.key, error.value, error.source) == ("thresholds", ["x"], "g.json")

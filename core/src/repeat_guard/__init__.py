@@ -21,7 +21,7 @@ from ._codec import (
     encode_chain,
     encode_state,
 )
-from ._config import ConfigError, GuardConfig, parse_config
+from ._config import ConfigError, ConfigFormat, GuardConfig, load_config, parse_config
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._reminders import SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, reduce
@@ -34,6 +34,7 @@ __all__ = [
     "Chain",
     "CodecError",
     "ConfigError",
+    "ConfigFormat",
     "Event",
     "Form",
     "GuardConfig",
@@ -47,6 +48,7 @@ __all__ = [
     "decode_state",
     "encode_chain",
     "encode_state",
+    "load_config",
     "parse_config",
     "preview_arguments",
     "reduce",

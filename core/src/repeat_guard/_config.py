@@ -1,19 +1,26 @@
-"""Guard configuration: the frozen value, and the one parser that turns raw mappings into it.
+"""Guard configuration: the frozen value, the parser for mappings and the loader for text.
 
 Misconfiguration fails loud. ``parse_config`` returns a ``Failure`` naming the key and the
-value for input a user wrote (a YAML, TOML or JSON mapping); constructing ``GuardConfig``
-directly with bad values is a programming error and raises ``ValueError``.
+value for input a user wrote (a YAML, TOML or JSON mapping); ``load_config`` does the same for
+the text of a TOML or JSON file, naming the file, and is the one loader every adapter uses.
+Constructing ``GuardConfig`` directly with bad values is a programming error and raises
+``ValueError``.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from returns.result import Failure, Result, Success
 
-__all__ = ["ConfigError", "GuardConfig", "parse_config"]
+__all__ = ["ConfigError", "ConfigFormat", "GuardConfig", "load_config", "parse_config"]
+
+ConfigFormat = Literal["json", "toml"]
 
 DEFAULT_THRESHOLDS = (3, 5, 8)
 DEFAULT_PREVIEW_CHARS = 500
@@ -21,14 +28,19 @@ DEFAULT_PREVIEW_CHARS = 500
 
 @dataclass(frozen=True, slots=True)
 class ConfigError:
-    """Why a configuration was rejected: the offending key, its value, and a message."""
+    """Why a configuration was rejected: the offending key, its value, and a message.
+
+    ``source`` names the file (or other origin) the configuration came from, when known;
+    ``key`` is ``"<config>"`` for a problem with the whole document (syntax, encoding, shape).
+    """
 
     key: str
     value: object
     message: str
+    source: str | None = None
 
     def __str__(self) -> str:
-        return self.message
+        return self.message if self.source is None else f"{self.source}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +136,65 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
     if error is not None:
         return Failure(error)
     return Success(GuardConfig(**fields))  # type: ignore[arg-type]  # each value checked above
+
+
+def load_config(
+    data: str | bytes,
+    *,
+    source: str | None = None,
+    fmt: ConfigFormat | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Result[GuardConfig, ConfigError]:
+    """Return the ``GuardConfig`` in the TOML or JSON text ``data``, or why it is invalid.
+
+    ``fmt`` names the syntax; when it is omitted, a ``source`` ending in ``.toml`` or ``.json``
+    decides, and otherwise the text is JSON when its first non-blank character is ``{`` and
+    TOML if not. ``overrides`` (keys as in ``parse_config``) replace the document's keys,
+    aliases included. Every ``ConfigError`` carries ``source``. Never raises.
+    """
+    return (
+        _document(data, source, fmt)
+        .bind(lambda document: parse_config(_overlaid(document, overrides or {})))
+        .alt(lambda error: ConfigError(error.key, error.value, error.message, source))
+    )
+
+
+def config_format(source: str | None, text: str) -> ConfigFormat:
+    """Return the syntax of ``text``: by ``source``'s suffix, else ``{`` means JSON."""
+    if source is not None and source.endswith((".toml", ".json")):
+        return "toml" if source.endswith(".toml") else "json"
+    return "json" if text.lstrip().startswith("{") else "toml"
+
+
+def _document(
+    data: str | bytes, source: str | None, fmt: ConfigFormat | None
+) -> Result[Mapping[str, object], ConfigError]:
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return Failure(ConfigError("<config>", None, f"config is not UTF-8: {error}"))
+    syntax = fmt or config_format(source, data)
+    try:
+        loaded: object = tomllib.loads(data) if syntax == "toml" else json.loads(data)
+    except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+        name = "TOML" if syntax == "toml" else "JSON"
+        return Failure(ConfigError("<config>", None, f"config is not valid {name}: {error}"))
+    except RecursionError:
+        return Failure(ConfigError("<config>", None, "config is nested too deeply"))
+    if not isinstance(loaded, dict):
+        return Failure(ConfigError("<config>", loaded, f"config must be a mapping, got {loaded!r}"))
+    return Success(loaded)
+
+
+def _overlaid(document: Mapping[str, object], overrides: Mapping[str, object]) -> dict[str, object]:
+    merged = dict(document)
+    for key, value in overrides.items():
+        name = _KEYS.get(key, key)
+        for alias in [k for k in merged if _KEYS.get(k, k) == name]:
+            del merged[alias]
+        merged[key] = value
+    return merged
 
 
 def _first_error(fields: Mapping[str, object]) -> ConfigError | None:

@@ -86,7 +86,7 @@ def test_flags_override_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ("guard.json", '{"thresholds": [1]}', "thresholds must be 2 or more, got 1 in [1]"),
         ("guard.json", '{"threshold": [3]}', "unknown config key 'threshold'"),
         ("guard.toml", "exclude = 'todo'", "exclude must be a list of tool-name patterns"),
-        ("guard.json", "[3, 5]", "must hold a JSON object, got [3, 5]"),
+        ("guard.json", "[3, 5]", "config must be a mapping, got [3, 5]"),
         ("guard.json", '{"thresholds": ', "is not valid JSON: Expecting value"),
         ("guard.toml", "thresholds = [", "is not valid TOML"),
         ("guard.json", b'{"include": ["\xff"]}', "is not UTF-8"),

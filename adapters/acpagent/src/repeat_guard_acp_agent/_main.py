@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import sys
-import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
@@ -22,7 +20,8 @@ from typing import IO
 import acp
 from returns.pipeline import is_successful
 
-from repeat_guard import GuardConfig, parse_config
+from repeat_guard import GuardConfig
+from repeat_guard import load_config as load_guard_config
 from repeat_guard_agentloop import Event
 
 from ._agent import GuardedAgent, as_acp_agent
@@ -47,13 +46,12 @@ def load_config(path: str | None) -> GuardConfig:
     if path is None:
         return GuardConfig()
     try:
-        text = Path(path).read_text(encoding="utf-8")
-        raw = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        data = Path(path).read_bytes()
+    except OSError as error:
         raise ValueError(f"{path}: cannot read the config: {error}") from error
-    parsed = parse_config(raw)
+    parsed = load_guard_config(data, source=path)
     if not is_successful(parsed):
-        raise ValueError(f"{path}: {parsed.failure().message}")
+        raise ValueError(str(parsed.failure()))
     return parsed.unwrap()
 
 

@@ -1,22 +1,21 @@
 """Loading the guard's configuration from a file and command-line flags.
 
-Everything goes through ``repeat_guard.parse_config``: this module only reads the file (JSON
-or TOML), lays the flags over its keys and leaves every judgement to the core, so the command
-and the library reject exactly the same configurations with exactly the same messages.
+Everything goes through the core's one loader, ``repeat_guard.load_config``: this module only
+reads the file's bytes and turns the flags into override keys, and leaves the syntax, the
+layering and every judgement to the core, so the command, the hooks and the library reject
+exactly the same configurations with exactly the same messages.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import tomllib
 from collections.abc import Mapping
 
-from repeat_guard import GuardConfig, parse_config
+from repeat_guard import GuardConfig, load_config
 
 from ._errors import UsageError
 
-__all__ = ["CONFIG_HELP", "add_override_arguments", "build_config", "read_config_file"]
+__all__ = ["CONFIG_HELP", "add_override_arguments", "build_config"]
 
 CONFIG_HELP = """\
 configuration keys (a JSON object or a TOML table at the top level of the file):
@@ -29,8 +28,6 @@ patterns match the whole tool name; "*" matches any run of characters.
 flags override the file's keys: --thresholds, --include and --exclude (each repeatable),
 --preview-chars.
 """
-
-_PREVIEW_KEYS = ("argumentsPreviewChars", "arguments_preview_chars")
 
 
 def add_override_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,61 +53,27 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_config_file(path: str) -> dict[str, object]:
-    """Return the mapping in the JSON or TOML file at ``path``.
-
-    A name ending in ``.toml`` is TOML, one ending in ``.json`` is JSON; any other name is JSON
-    when its first non-blank character is ``{`` and TOML otherwise. Raises ``UsageError`` when
-    the file cannot be read or parsed, or does not hold a mapping.
-    """
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except OSError as error:
-        raise UsageError(f"cannot read config file {path}: {error.strerror}") from error
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise UsageError(f"config file {path} is not UTF-8: {error}") from error
-    if _is_toml(path, text):
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise UsageError(f"config file {path} is not valid TOML: {error}") from error
-    try:
-        loaded: object = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"config file {path} is not valid JSON: {error}") from error
-    if not isinstance(loaded, dict):
-        raise UsageError(f"config file {path} must hold a JSON object, got {loaded!r}")
-    return loaded
-
-
-def _is_toml(path: str, text: str) -> bool:
-    if path.endswith(".toml"):
-        return True
-    if path.endswith(".json"):
-        return False
-    return not text.lstrip().startswith("{")
-
-
 def build_config(path: str | None, args: argparse.Namespace) -> GuardConfig:
     """Return the configuration the file at ``path`` (if any) and the override flags describe.
 
-    Raises ``UsageError`` carrying the file's problem or ``parse_config``'s message.
+    The file's text and the flags go to the core's one loader, ``repeat_guard.load_config``.
+    Raises ``UsageError`` when the file cannot be read, or with the loader's message (which
+    names the file and the key) when the configuration is invalid.
     """
-    raw: dict[str, object] = {} if path is None else read_config_file(path)
-    raw.update(_overrides(args))
-    if args.preview_chars is not None:
-        for key in _PREVIEW_KEYS:
-            raw.pop(key, None)
-        raw["argumentsPreviewChars"] = _integer_or_text(args.preview_chars)
-    result = parse_config(raw)
+    data = b"{}" if path is None else _read(path)
+    result = load_config(data, source=path, overrides=_overrides(args))
     config = result.value_or(None)
     if config is None:
-        where = "" if path is None else f" ({path})"
-        raise UsageError(f"invalid configuration{where}: {result.failure().message}")
+        raise UsageError(f"invalid configuration: {result.failure()}")
     return config
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as stream:
+            return stream.read()
+    except OSError as error:
+        raise UsageError(f"cannot read config file {path}: {error.strerror}") from error
 
 
 def _overrides(args: argparse.Namespace) -> Mapping[str, object]:
@@ -122,6 +85,8 @@ def _overrides(args: argparse.Namespace) -> Mapping[str, object]:
         overrides["include"] = list(args.include)
     if args.exclude is not None:
         overrides["exclude"] = list(args.exclude)
+    if args.preview_chars is not None:
+        overrides["argumentsPreviewChars"] = _integer_or_text(args.preview_chars)
     return overrides
 
 
