@@ -25,6 +25,7 @@ from ._config import ConfigError, ConfigFormat, GuardConfig, load_config, parse_
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._reminders import SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, reduce
+from ._tally import Tally, ToolTally, merge_tallies, tally, tally_from_json, tally_to_json
 
 __all__ = [
     "CHAIN_VERSION",
@@ -41,7 +42,9 @@ __all__ = [
     "GuardState",
     "PromptSubmitted",
     "Reminder",
+    "Tally",
     "ToolCallFinished",
+    "ToolTally",
     "argument_key",
     "canonical_arguments",
     "decode_chain",
@@ -49,8 +52,12 @@ __all__ = [
     "encode_chain",
     "encode_state",
     "load_config",
+    "merge_tallies",
     "parse_config",
     "preview_arguments",
     "reduce",
     "render_reminder",
+    "tally",
+    "tally_from_json",
+    "tally_to_json",
 ]

@@ -1,0 +1,199 @@
+"""What the guard saw, counted: a pure fold over events and reminders, and its merge.
+
+A replay or an audit feeds every event to ``reduce`` and then to ``tally`` with the state
+``reduce`` returned and the reminders it gave. The tally never looks back at earlier states, so
+one file's tally, or one session's, is independent of any other's, and ``merge_tallies`` adds
+them up in any grouping and any order (it is associative and commutative, with ``Tally()`` as
+its identity), which lets an audit split its work across processes or machines.
+
+Definitions (one place for each):
+
+* a *call* is a ``ToolCallFinished`` with an agent; calls without an agent are not counted;
+* a *tracked* call is one the configuration tracks;
+* a *wasted* call is a tracked call that repeated the agent's previous tracked call, i.e. whose
+  run count after the call is 2 or more: every call of a run beyond its first;
+* a *denied* call is a call marked denied, tracked or not;
+* ``longest_run`` is the highest run count reached.
+
+Tallies are named tuples: a fold over millions of calls builds one per call, and a tuple is the
+cheapest immutable value Python builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from pyrsistent import PMap, pmap
+from returns.result import Failure, Result, Success
+
+from ._codec import CodecError
+from ._events import Event, ToolCallFinished
+from ._reminders import Reminder
+from ._state import GuardState
+
+__all__ = ["Tally", "ToolTally", "merge_tallies", "tally", "tally_from_json", "tally_to_json"]
+
+
+class ToolTally(NamedTuple):
+    """The counts for one tool name."""
+
+    calls: int = 0
+    tracked: int = 0
+    wasted: int = 0
+    reminders: int = 0
+    longest_run: int = 0
+
+
+_NO_FORMS: PMap[str, int] = pmap()
+_NO_TOOLS: PMap[str, ToolTally] = pmap()
+_NO_TOOL = ToolTally()
+
+
+class Tally(NamedTuple):
+    """Counts over a stream of events (see the module's definitions).
+
+    ``reminders_by_form`` maps a reminder form to how many reminders had it; ``tools`` maps a
+    tool name to its own counts.
+    """
+
+    calls: int = 0
+    tracked: int = 0
+    wasted: int = 0
+    denied: int = 0
+    reminders: int = 0
+    longest_run: int = 0
+    reminders_by_form: PMap[str, int] = _NO_FORMS
+    tools: PMap[str, ToolTally] = _NO_TOOLS
+
+
+def tally(counts: Tally, state: GuardState, event: Event, reminders: tuple[Reminder, ...]) -> Tally:
+    """Return ``counts`` with ``event`` added.
+
+    ``state`` is the state ``reduce`` returned for ``event`` and ``reminders`` what it gave.
+    Events other than calls, and calls without an agent, leave the counts as they are.
+    """
+    if not isinstance(event, ToolCallFinished) or event.agent is None:
+        return counts
+    tool = event.tool
+    before = counts.tools.get(tool, _NO_TOOL)
+    chain = state.chain(event.agent) if state.config.tracks(tool) else None
+    run = 0 if chain is None else chain.repeats
+    tracked = int(chain is not None)
+    wasted = int(run >= 2)
+    spoken = len(reminders)
+    forms = counts.reminders_by_form
+    for reminder in reminders:
+        forms = forms.set(reminder.form, forms.get(reminder.form, 0) + 1)
+    after = ToolTally(
+        before.calls + 1,
+        before.tracked + tracked,
+        before.wasted + wasted,
+        before.reminders + spoken,
+        max(before.longest_run, run),
+    )
+    return Tally(
+        counts.calls + 1,
+        counts.tracked + tracked,
+        counts.wasted + wasted,
+        counts.denied + int(event.denied),
+        counts.reminders + spoken,
+        max(counts.longest_run, run),
+        forms,
+        counts.tools.set(tool, after),
+    )
+
+
+def merge_tallies(first: Tally, second: Tally) -> Tally:
+    """Return the counts of both: sums, and the larger longest run, per tool as well."""
+    tools = first.tools
+    for name, theirs in second.tools.items():
+        mine = tools.get(name)
+        tools = tools.set(name, theirs if mine is None else _merge_tool(mine, theirs))
+    forms = first.reminders_by_form
+    for form, count in second.reminders_by_form.items():
+        forms = forms.set(form, forms.get(form, 0) + count)
+    return Tally(
+        first.calls + second.calls,
+        first.tracked + second.tracked,
+        first.wasted + second.wasted,
+        first.denied + second.denied,
+        first.reminders + second.reminders,
+        max(first.longest_run, second.longest_run),
+        forms,
+        tools,
+    )
+
+
+def _merge_tool(first: ToolTally, second: ToolTally) -> ToolTally:
+    return ToolTally(
+        first.calls + second.calls,
+        first.tracked + second.tracked,
+        first.wasted + second.wasted,
+        first.reminders + second.reminders,
+        max(first.longest_run, second.longest_run),
+    )
+
+
+_COUNTS = ("calls", "tracked", "wasted", "denied", "reminders", "longest_run")
+
+
+def tally_to_json(counts: Tally) -> dict[str, object]:
+    """Return ``counts`` as JSON-ready values, maps sorted by key."""
+    encoded: dict[str, object] = {name: getattr(counts, name) for name in _COUNTS}
+    encoded["reminders_by_form"] = dict(sorted(counts.reminders_by_form.items()))
+    encoded["tools"] = {name: tool._asdict() for name, tool in sorted(counts.tools.items())}
+    return encoded
+
+
+def tally_from_json(raw: object) -> Result[Tally, CodecError]:
+    """Return the tally ``raw`` encodes (as ``tally_to_json`` writes it), or the first problem."""
+    if not isinstance(raw, Mapping):
+        return Failure(CodecError("tally", raw, "a tally must be a mapping"))
+    counts: dict[str, int] = {}
+    for name in _COUNTS:
+        error = _count_error(f"tally.{name}", raw.get(name))
+        if error is not None:
+            return Failure(error)
+        counts[name] = raw[name]
+    forms = _counts_map("tally.reminders_by_form", raw.get("reminders_by_form"))
+    tools = _tools_map(raw.get("tools"))
+    return forms.bind(
+        lambda by_form: tools.map(
+            lambda by_tool: Tally(**counts, reminders_by_form=by_form, tools=by_tool)
+        )
+    )
+
+
+def _count_error(path: str, value: object) -> CodecError | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return None
+    return CodecError(path, value, "a count must be an integer of 0 or more")
+
+
+def _counts_map(path: str, raw: object) -> Result[PMap[str, int], CodecError]:
+    if not isinstance(raw, Mapping):
+        return Failure(CodecError(path, raw, "must be a mapping"))
+    for key, value in raw.items():
+        error = _count_error(f"{path}[{key!r}]", value)
+        if error is None and not isinstance(key, str):
+            error = CodecError(path, key, "keys must be strings")
+        if error is not None:
+            return Failure(error)
+    return Success(pmap(raw))
+
+
+def _tools_map(raw: object) -> Result[PMap[str, ToolTally], CodecError]:
+    if not isinstance(raw, Mapping):
+        return Failure(CodecError("tally.tools", raw, "must be a mapping"))
+    tools: dict[str, ToolTally] = {}
+    for name, item in raw.items():
+        path = f"tally.tools[{name!r}]"
+        fields = _counts_map(path, item)
+        if isinstance(fields, Failure) or not isinstance(name, str):
+            return Failure(CodecError(path, item, "a tool's counts must map its fields"))
+        values = fields.unwrap()
+        if set(values) != set(ToolTally._fields):
+            return Failure(CodecError(path, item, f"a tool's counts are {ToolTally._fields}"))
+        tools[name] = ToolTally(**values)
+    return Success(pmap(tools))
