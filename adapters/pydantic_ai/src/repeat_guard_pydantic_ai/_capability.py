@@ -1,0 +1,205 @@
+"""The guard as a pydantic-ai capability: the only mutable cell around the pure reducer.
+
+Theory of operation: pydantic-ai asks every capability for a fresh instance per run
+(``for_run``), so each run holds its own ``GuardState`` and concurrent runs of one agent never
+share a chain. Two hooks translate the run into core events; no detection logic lives here:
+
+* ``wrap_tool_execute`` sees each executed function-tool call (a normal return, a retry the tool
+  asked for, or a terminal failure) and feeds it to ``reduce`` as a ``ToolCallFinished``; a
+  reminder is queued with ``RunContext.enqueue`` while the call is still current, which is
+  pydantic-ai's way of putting content into the request that carries the call's
+  ``ToolReturnPart``, right after that part. The reminder is its own ``SystemPromptPart`` whose
+  ``metadata`` names the guard (metadata is never sent to the model); the tool's return is
+  untouched and the instructions are not involved.
+* ``before_model_request`` looks at the history added since it last ran: a ``UserPromptPart``
+  there is a user's new message (the run's own prompt, or one queued into a running run), and
+  starts the chain over.
+
+Fail open: an exception from the guard's own code is logged in one line and the run proceeds
+as if the guard were absent. Exceptions from the tool or other capabilities are the host's and
+pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
+from pydantic_ai.exceptions import ToolFailedError, ToolRetryError
+from pydantic_ai.messages import ModelRequest, SystemPromptPart, ToolCallPart, UserPromptPart
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.tools import RunContext, ToolDefinition
+from returns.pipeline import is_successful
+
+from repeat_guard import (
+    ConfigError,
+    Event,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    parse_config,
+    reduce,
+)
+
+__all__ = [
+    "METADATA_KEY",
+    "PLUGIN_NAME",
+    "GuardConfigError",
+    "Reducer",
+    "RepeatGuard",
+    "call_arguments",
+    "reminder_part",
+    "resolve_config",
+]
+
+PLUGIN_NAME = "repeat-tool-guard"
+"""The guard's name: the ``plugin`` of the source its reminder parts carry."""
+
+METADATA_KEY = "repeat_guard"
+"""The key under which a reminder part's ``metadata`` holds the guard's source label."""
+
+Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
+
+_log = logging.getLogger("repeat_guard_pydantic_ai")
+
+
+class GuardConfigError(ValueError):
+    """The guard's configuration mapping is invalid; the message names the offending key."""
+
+    def __init__(self, error: ConfigError) -> None:
+        super().__init__(f"invalid {PLUGIN_NAME} config: {error.message}")
+        self.key = error.key
+        self.value = error.value
+
+
+def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardConfig:
+    """Return the ``GuardConfig`` that ``config`` describes (the defaults for ``None``).
+
+    A mapping goes through ``repeat_guard.parse_config``; raises ``GuardConfigError`` naming
+    the key when it is invalid.
+    """
+    if config is None:
+        return GuardConfig()
+    if isinstance(config, GuardConfig):
+        return config
+    parsed = parse_config(config)
+    if not is_successful(parsed):
+        raise GuardConfigError(parsed.failure())
+    return parsed.unwrap()
+
+
+def reminder_part(reminder: Reminder) -> SystemPromptPart:
+    """Return the request part carrying ``reminder``, labelled with the guard's source."""
+    source = {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
+    return SystemPromptPart(reminder.text, metadata={METADATA_KEY: source})
+
+
+def call_arguments(call: ToolCallPart) -> object:
+    """Return the arguments the model sent: parsed JSON, or the raw text when it is malformed."""
+    arguments = call.args
+    if isinstance(arguments, str):
+        try:
+            parsed: object = json.loads(arguments)
+        except ValueError:
+            return arguments
+        return parsed
+    return arguments
+
+
+@dataclass
+class RepeatGuard(AbstractCapability[Any]):
+    """The repeat-tool-call guard as a capability: ``Agent(..., capabilities=[RepeatGuard()])``.
+
+    ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the design note's keys
+    (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``; parsed here, raising
+    ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``reducer`` is the
+    transition function, injectable for tests.
+    """
+
+    config: GuardConfig | Mapping[str, object] | None = None
+    reducer: Reducer = field(default=reduce, repr=False, compare=False, kw_only=True)
+    _state: GuardState = field(init=False, repr=False, compare=False)
+    _seen: int = field(init=False, default=0, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._state = GuardState.initial(resolve_config(self.config))
+
+    @property
+    def state(self) -> GuardState:
+        """This run's guard state (the agent-level instance always holds the initial state)."""
+        return self._state
+
+    async def for_run(self, ctx: RunContext[Any]) -> RepeatGuard:
+        """Return a fresh guard for this run, so no two runs share a chain."""
+        return replace(self, config=self._state.config)
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        """Start the chain over when a user's message arrived since the last request."""
+        try:
+            messages = ctx.messages
+            new = messages[self._seen :]
+            self._seen = len(messages)
+            prompted = any(
+                isinstance(part, UserPromptPart)
+                for message in new
+                if isinstance(message, ModelRequest)
+                for part in message.parts
+            )
+            if prompted:
+                self._advance(PromptSubmitted(_agent_id(ctx)))
+        except Exception as error:
+            _fail_open(error)
+        return request_context
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: WrapToolExecuteHandler,
+    ) -> Any:
+        """Run the tool, then count the finished call and queue any reminder after its return.
+
+        A retry or a terminal failure the tool reported counts like a normal return; other
+        exceptions (and deferrals) pass through uncounted.
+        """
+        try:
+            result = await handler(args)
+        except (ToolRetryError, ToolFailedError):
+            self._finished(ctx, call)
+            raise
+        self._finished(ctx, call)
+        return result
+
+    def _finished(self, ctx: RunContext[Any], call: ToolCallPart) -> None:
+        try:
+            event = ToolCallFinished(_agent_id(ctx), call.tool_name, call_arguments(call))
+            for reminder in self._advance(event):
+                ctx.enqueue(reminder_part(reminder))
+        except Exception as error:
+            _fail_open(error)
+
+    def _advance(self, event: Event) -> tuple[Reminder, ...]:
+        self._state, reminders = self.reducer(self._state, event)
+        return reminders
+
+
+def _agent_id(ctx: RunContext[Any]) -> str:
+    # One run is one agent to the core; the id only labels the chain.
+    return ctx.run_id or "run"
+
+
+def _fail_open(error: Exception) -> None:
+    _log.error(
+        "%s failed (%s: %s); the run proceeds unguarded", PLUGIN_NAME, type(error).__name__, error
+    )
