@@ -52,6 +52,11 @@ typecheck: .venv/.synced ## mypy --strict over sources, tests and benchmarks
 test: lint typecheck ## Lint, typecheck, and run every test with coverage (100% on the core)
 	$(RUN) pytest -m "not e2e" --cov --cov-report=term-missing --cov-fail-under=100
 
+.PHONY: e2e
+e2e: .venv/.synced ## Tests against real parts: headless Chromium (installed when missing), a Dask cluster
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+	$(RUN) pytest -m e2e -p no:cacheprovider
+
 .PHONY: check
 check: test ## Everything CI runs (lint + typecheck + test)
 
