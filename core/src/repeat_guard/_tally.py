@@ -17,11 +17,32 @@ Definitions (one place for each):
 
 Tallies are named tuples: a fold over millions of calls builds one per call, and a tuple is the
 cheapest immutable value Python builds.
+
+Audits (the second half of this file): an audit folds each session's events into a ``Waste``
+(a ``Tally`` plus where the runs were, which turns they cost, on which day and in which
+project), adds sessions up into files and files into one total with ``merge_waste``. Files are
+independent, so the total must not depend on how the work was split or in which order the
+pieces came back: ``merge_waste`` is associative and commutative, and ``Waste()`` is its
+identity.
+
+Audit definitions (the ones above hold; these are added):
+
+* a *run* is a maximal sequence of identical tracked calls by one agent (the chain the reducer
+  keeps); a run of length 2 or more is a loop, and its length minus one is its waste;
+* a *wasted turn* is a model turn (one assistant message, one response) that made at least one
+  wasted call; ``wasted_tokens`` adds up the usage those turns recorded, once per turn;
+* the *worst* runs are the longest, ties broken by file, first line, session, agent, tool and
+  arguments, so any two ways of splitting the same work keep the same runs; the worst sessions
+  are those with the most wasted calls, ties broken by calls, file and session;
+* a day is the ``YYYY-MM-DD`` of the call's timestamp, ``"unknown"`` when it has none.
+
+Only the best ``keep`` runs and sessions survive a merge: a total over a million files stays
+as small as one over ten.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from pyrsistent import PMap, pmap
@@ -32,7 +53,24 @@ from ._events import Event, ToolCallFinished
 from ._reminders import Reminder
 from ._state import GuardState
 
-__all__ = ["Tally", "ToolTally", "merge_tallies", "tally", "tally_from_json", "tally_to_json"]
+__all__ = [
+    "UNKNOWN_DAY",
+    "DayTally",
+    "ProjectTally",
+    "Run",
+    "SessionWaste",
+    "Tally",
+    "ToolTally",
+    "Waste",
+    "merge_tallies",
+    "merge_waste",
+    "tally",
+    "tally_from_json",
+    "tally_to_json",
+    "waste_to_json",
+    "worst_runs",
+    "worst_sessions",
+]
 
 
 class ToolTally(NamedTuple):
@@ -197,3 +235,152 @@ def _tools_map(raw: object) -> Result[PMap[str, ToolTally], CodecError]:
             return Failure(CodecError(path, item, f"a tool's counts are {ToolTally._fields}"))
         tools[name] = ToolTally(**values)
     return Success(pmap(tools))
+
+
+UNKNOWN_DAY = "unknown"
+
+
+class Run(NamedTuple):
+    """A loop: ``length`` identical calls in a row by ``agent``.
+
+    ``arguments`` is the canonical argument text, cut to a preview by the caller; ``lines``
+    holds the line of each call of the run in order, the first few of them when the run is
+    long (``length`` counts them all).
+    """
+
+    length: int
+    tool: str
+    arguments: str
+    file: str
+    session: str
+    agent: str
+    lines: tuple[int, ...]
+
+
+class SessionWaste(NamedTuple):
+    """One session's place in the ranking of sessions by waste."""
+
+    wasted: int
+    calls: int
+    file: str
+    session: str
+    project: str
+
+
+class DayTally(NamedTuple):
+    """Calls and wasted calls made on one day."""
+
+    calls: int = 0
+    wasted: int = 0
+
+
+class ProjectTally(NamedTuple):
+    """What one project's sessions did."""
+
+    sessions: int = 0
+    calls: int = 0
+    wasted: int = 0
+    wasted_tokens: int = 0
+
+
+_NO_DAYS: PMap[str, DayTally] = pmap()
+_NO_PROJECTS: PMap[str, ProjectTally] = pmap()
+_NO_TALLY = Tally()
+
+
+class Waste(NamedTuple):
+    """The audit's counts over some sessions (see the module's definitions).
+
+    ``counts`` is the core tally of their events; ``files``, ``sessions``, ``diagnostics`` and
+    ``bytes`` count what was read; ``worst`` and ``worst_sessions`` are ranked and cut to the
+    ``keep`` the merge was given.
+    """
+
+    counts: Tally = _NO_TALLY
+    files: int = 0
+    sessions: int = 0
+    diagnostics: int = 0
+    bytes: int = 0
+    wasted_turns: int = 0
+    wasted_tokens: int = 0
+    days: PMap[str, DayTally] = _NO_DAYS
+    projects: PMap[str, ProjectTally] = _NO_PROJECTS
+    worst: tuple[Run, ...] = ()
+    worst_sessions: tuple[SessionWaste, ...] = ()
+
+
+def _run_rank(run: Run) -> tuple[object, ...]:
+    first = run.lines[0] if run.lines else 0
+    return (-run.length, run.file, first, run.session, run.agent, run.tool, run.arguments, run)
+
+
+def _session_rank(session: SessionWaste) -> tuple[object, ...]:
+    return (-session.wasted, -session.calls, session.file, session.session, session.project)
+
+
+def worst_runs(runs: Iterable[Run], keep: int) -> tuple[Run, ...]:
+    """Return the ``keep`` worst of ``runs``, worst first (see the module's definitions)."""
+    return tuple(sorted(runs, key=_run_rank)[:keep])
+
+
+def worst_sessions(sessions: Iterable[SessionWaste], keep: int) -> tuple[SessionWaste, ...]:
+    """Return the ``keep`` sessions with the most waste, most first."""
+    return tuple(sorted(sessions, key=_session_rank)[:keep])
+
+
+def merge_waste(first: Waste, second: Waste, keep: int) -> Waste:
+    """Return the counts of both, keeping the ``keep`` worst runs and sessions.
+
+    Associative and commutative for a given ``keep``; ``Waste()`` is the identity whenever the
+    other side already holds at most ``keep`` runs and sessions (as every merge's result does).
+    """
+    return Waste(
+        merge_tallies(first.counts, second.counts),
+        first.files + second.files,
+        first.sessions + second.sessions,
+        first.diagnostics + second.diagnostics,
+        first.bytes + second.bytes,
+        first.wasted_turns + second.wasted_turns,
+        first.wasted_tokens + second.wasted_tokens,
+        _merge_days(first.days, second.days),
+        _merge_projects(first.projects, second.projects),
+        worst_runs(first.worst + second.worst, keep),
+        worst_sessions(first.worst_sessions + second.worst_sessions, keep),
+    )
+
+
+def _merge_days(first: PMap[str, DayTally], second: PMap[str, DayTally]) -> PMap[str, DayTally]:
+    merged = first
+    for day, theirs in second.items():
+        mine = merged.get(day)
+        both = theirs if mine is None else DayTally(mine[0] + theirs[0], mine[1] + theirs[1])
+        merged = merged.set(day, both)
+    return merged
+
+
+def _merge_projects(
+    first: PMap[str, ProjectTally], second: PMap[str, ProjectTally]
+) -> PMap[str, ProjectTally]:
+    merged = first
+    for name, theirs in second.items():
+        mine = merged.get(name)
+        both = theirs if mine is None else ProjectTally(*map(sum, zip(mine, theirs, strict=True)))
+        merged = merged.set(name, both)
+    return merged
+
+
+def waste_to_json(waste: Waste) -> dict[str, object]:
+    """Return ``waste`` as JSON-ready values: maps sorted by key, rankings in rank order."""
+    return {
+        **tally_to_json(waste.counts),
+        "files": waste.files,
+        "sessions": waste.sessions,
+        "diagnostics": waste.diagnostics,
+        "bytes": waste.bytes,
+        "wasted_turns": waste.wasted_turns,
+        "wasted_tokens": waste.wasted_tokens,
+        "days": {day: counts._asdict() for day, counts in sorted(waste.days.items())},
+        "projects": {name: p._asdict() for name, p in sorted(waste.projects.items())},
+        "worst_runs": [{**run._asdict(), "lines": list(run.lines)} for run in waste.worst],
+        "worst_sessions": [session._asdict() for session in waste.worst_sessions],
+    }
