@@ -17,6 +17,11 @@ Form = Literal["gentle", "detailed"]
 PLUGIN_NAME = "repeat-tool-guard"
 SOURCE: dict[str, str] = {"kind": "plugin", "plugin": PLUGIN_NAME}
 
+# Every reminder's text is its body inside this envelope. Hosts that wrap injected context in
+# their own <system-reminder> block (Claude Code's hooks do) take ``Reminder.body`` instead.
+_OPEN = "<system-reminder>\n"
+_CLOSE = "\n</system-reminder>"
+
 
 @dataclass(frozen=True, slots=True)
 class Reminder:
@@ -40,16 +45,20 @@ class Reminder:
         return f"{self.tool} × {self.count}"
 
     @property
+    def body(self) -> str:
+        """The text without its ``<system-reminder>`` envelope, for hosts that add their own."""
+        return self.text.removeprefix(_OPEN).removesuffix(_CLOSE)
+
+    @property
     def source(self) -> dict[str, str]:
         """The provenance label adapters stamp on the injected message (a fresh dict)."""
         return dict(SOURCE)
 
 
 GENTLE_TEXT = (
-    "<system-reminder>\n"
+    f"{_OPEN}"
     "You are repeating the exact same tool call. Stop and analyse the result you already "
-    "have, then try something different.\n"
-    "</system-reminder>"
+    f"have, then try something different.{_CLOSE}"
 )
 
 
@@ -68,12 +77,11 @@ def render_reminder(
         text = GENTLE_TEXT
     else:
         text = (
-            "<system-reminder>\n"
+            f"{_OPEN}"
             f"You have called the tool `{tool}` {count} times in a row with identical "
             f"arguments: {preview_arguments(arguments, preview_chars)}\n"
             "These repeated calls made no progress. Do not call this tool with these exact "
             "arguments again: change your approach, or, if you have already gathered enough "
-            "evidence, stop calling tools and finish your answer.\n"
-            "</system-reminder>"
+            f"evidence, stop calling tools and finish your answer.{_CLOSE}"
         )
     return Reminder(agent, tool, count, form, text, arguments)

@@ -1,0 +1,32 @@
+"""``Reminder.body``: the reminder text without the envelope, for hosts that add their own."""
+
+from __future__ import annotations
+
+from repeat_guard import GuardState, ToolCallFinished, reduce
+
+
+def _fire(count: int) -> str:
+    state = GuardState.initial()
+    fired = []
+    for _ in range(count):
+        state, reminders = reduce(state, ToolCallFinished("a", "grep", {"pattern": "x"}))
+        fired.extend(reminders)
+    return fired[-1].body
+
+
+def test_body_is_the_text_inside_one_envelope() -> None:
+    state = GuardState.initial()
+    fired = []
+    for _ in range(5):
+        state, reminders = reduce(state, ToolCallFinished("a", "grep", {"pattern": "x"}))
+        fired.extend(reminders)
+    for reminder in fired:
+        assert reminder.text == f"<system-reminder>\n{reminder.body}\n</system-reminder>"
+        assert "system-reminder" not in reminder.body
+
+
+def test_gentle_and_detailed_bodies() -> None:
+    assert _fire(3).startswith("You are repeating the exact same tool call.")
+    detailed = _fire(5)
+    assert detailed.startswith("You have called the tool `grep` 5 times in a row")
+    assert detailed.endswith("finish your answer.")
