@@ -16,7 +16,8 @@ import pytest
 from repeat_guard import GuardConfig
 from repeat_guard_acp import FileSummary
 from repeat_guard_cli import UsageError, main
-from repeat_guard_cli._replay import Streams, _annotate_atomically
+from repeat_guard_cli._replay import _annotate_atomically
+from repeat_guard_cli._streams import Streams
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOOP = str(FIXTURES / "loop.jsonl")

@@ -1,11 +1,36 @@
-"""The ``repeat-guard`` command: replay ACP transcripts, check configs, run a JSONL sidecar.
+"""The ``repeat-guard`` command: replay ACP transcripts, check configs, run a JSONL sidecar,
+and serve as a Claude Code or Codex hook.
 
 ``main(argv)`` runs the command and returns its exit status; the console script
-``repeat-guard`` and ``python -m repeat_guard_cli`` both call it.
+``repeat-guard`` and ``python -m repeat_guard_cli`` both call it. The names below are imported
+when first used, so that a hook process (a new one for every tool call) loads only the command
+it runs.
 """
 
-from ._cli import build_parser, main
-from ._errors import UsageError
-from ._serve import LineError, parse_event, serve
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._cli import build_parser, main
+    from ._errors import UsageError
+    from ._serve import LineError, parse_event, serve
 
 __all__ = ["LineError", "UsageError", "build_parser", "main", "parse_event", "serve"]
+
+_HOMES = {
+    "build_parser": "._cli",
+    "main": "._cli",
+    "UsageError": "._errors",
+    "LineError": "._serve",
+    "parse_event": "._serve",
+    "serve": "._serve",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home, __name__), name)

@@ -13,17 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from ._config import CONFIG_HELP, add_override_arguments, build_config
-from ._errors import UsageError
-from ._replay import (
-    EXIT_BROKEN_PIPE,
-    EXIT_USAGE,
-    Streams,
-    annotate_file,
-    check_files,
-    replay_demo,
-    replay_files,
-)
-from ._serve import serve
+from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
+from ._hooks import HOOK_COMMANDS, add_hook_commands, run_hook_command
+from ._streams import Streams
 
 __all__ = ["build_parser", "main"]
 
@@ -159,11 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("file", metavar="FILE", help="JSON or TOML configuration file")
     add_override_arguments(check)
+    add_hook_commands(commands)
     return parser
 
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
+    # Each command imports what it needs here: a hook process must not pay for the ACP SDK.
     command: str = args.command
+    if command in HOOK_COMMANDS:
+        return run_hook_command(args, streams)
+    from ._replay import annotate_file, check_files, replay_demo, replay_files
+    from ._serve import serve
+
     if command == "check-config":
         config = build_config(args.file, args)
         print(json.dumps(config.to_mapping(), indent=2), file=streams.out)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["UsageError"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_USAGE", "UsageError"]
+
+EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a process killed by SIGPIPE
 
 
 class UsageError(Exception):

@@ -24,8 +24,9 @@ from repeat_guard_acp import (
     replay_transcript,
 )
 
-from ._errors import UsageError
+from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
 from ._progress import input_size, track_progress
+from ._streams import Streams
 from ._report import check_lines, diagnostic_line, reminder_record, summary_record, text_report
 
 __all__ = [
@@ -42,9 +43,7 @@ __all__ = [
 
 EXIT_OK = 0
 EXIT_CHECK_MISMATCH = 1
-EXIT_USAGE = 2
 EXIT_DIAGNOSTICS = 3
-EXIT_BROKEN_PIPE = 141  # what a shell reports for a process killed by SIGPIPE
 # When several outcomes apply, the command exits with the most severe one.
 _SEVERITY = {EXIT_OK: 0, EXIT_DIAGNOSTICS: 1, EXIT_CHECK_MISMATCH: 2, EXIT_USAGE: 3}
 
@@ -55,14 +54,6 @@ DEMO_NAME = "demo.jsonl"
 def worst(*statuses: int) -> int:
     """Return the most severe of ``statuses``."""
     return max(statuses, key=_SEVERITY.__getitem__)
-
-
-@dataclass(frozen=True, slots=True)
-class Streams:
-    """Where the command writes: the report, and messages for the person running it."""
-
-    out: TextIO
-    err: TextIO
 
 
 @contextlib.contextmanager

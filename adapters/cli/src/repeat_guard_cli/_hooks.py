@@ -1,0 +1,152 @@
+"""The ``hook``, ``install`` and ``uninstall`` commands: repeat-guard inside Claude Code and Codex.
+
+Only argument parsing lives here; ``repeat_guard_hooks`` does the work and is imported when one
+of these commands runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ._errors import UsageError
+from ._streams import Streams
+
+__all__ = ["HOOK_COMMANDS", "add_hook_commands", "run_hook_command"]
+
+HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
+_AGENTS = ("claude-code", "codex")
+
+_HOOK_EPILOG = """\
+reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout.
+events used: PostToolUse and PostToolUseFailure (a finished call), UserPromptSubmit (the main
+agent's chain starts over), SubagentStop (the subagent's chain is dropped), SessionEnd (every
+chain of the session is dropped); every other event is answered with nothing.
+a reminder becomes hookSpecificOutput.additionalContext of the PostToolUse answer.
+
+state: --state PATH, else $REPEAT_GUARD_STATE, else $XDG_STATE_HOME/repeat-guard/state.sqlite3
+  (~/.local/state when XDG_STATE_HOME is unset): a SQLite file, created 0600 in a 0700
+  directory, one row per agent chain; chains unseen for --expire-days are dropped.
+config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd upwards
+  (stopping at the directory holding .git), else the defaults; keys as in check-config.
+
+exit status: 0, also when anything goes wrong inside (the agent proceeds; one line saying why
+  goes to <state>.log, never the call's arguments); 1 for an invalid configuration, whose
+  message on stderr names the file and the key.
+"""
+
+_INSTALL_EPILOG = """\
+claude-code scopes: project (.claude/settings.json, the default), local
+  (.claude/settings.local.json), user (~/.claude/settings.json).
+codex scopes: user ($CODEX_HOME/hooks.json, default ~/.codex; the default), project
+  (.codex/hooks.json, read only when the project is trusted).
+the entries run this repeat-guard by its absolute path; every other setting is kept. Running
+install twice changes nothing; uninstall removes exactly the entries install adds.
+exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely.
+"""
+
+_CODEX_TRUST = """\
+Codex runs a new or changed hook only after you trust it: start `codex`, open /hooks, and
+trust the repeat-guard entries. For a one-off automated run you have vetted, `codex exec
+--dangerously-bypass-hook-trust` runs them untrusted.
+"""
+
+
+def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``hook``, ``install`` and ``uninstall`` to the command's subparsers."""
+    hook = commands.add_parser(
+        "hook",
+        help="Run as a Claude Code or Codex hook (one event on stdin, the answer on stdout).",
+        description="Run as a Claude Code or Codex hook.",
+        epilog=_HOOK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    hook.add_argument("agent", choices=_AGENTS, help="which agent's hook dialect")
+    hook.add_argument("--state", metavar="PATH", help="the SQLite state file")
+    hook.add_argument("--config", metavar="FILE", help="JSON or TOML configuration file")
+    hook.add_argument(
+        "--expire-days",
+        type=float,
+        default=7.0,
+        metavar="DAYS",
+        help="drop chains of agents not seen for this long (default 7)",
+    )
+    for name, verb in (("install", "Add"), ("uninstall", "Remove")):
+        parser = commands.add_parser(
+            name,
+            help=f"{verb} the repeat-guard hook entries in Claude Code's or Codex's settings.",
+            description=f"{verb} the repeat-guard hook entries in an agent's settings file.",
+            epilog=_INSTALL_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.add_argument("agent", choices=_AGENTS, help="which agent")
+        parser.add_argument(
+            "--scope", choices=("project", "local", "user"), help="which settings file"
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print the change instead of making it"
+        )
+
+
+def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
+    """Run ``hook``, ``install`` or ``uninstall`` as ``args`` say; return the exit status."""
+    if args.command == "hook":
+        return _hook(args)
+    return _settings(args, streams)
+
+
+def _hook(args: argparse.Namespace) -> int:
+    import time
+
+    from repeat_guard_hooks import HookOptions, resolve_state, run_hook
+
+    state = resolve_state(args.state, os.environ, os.path.expanduser("~"))
+    options = HookOptions(args.agent, state, args.config, args.expire_days * 86400.0)
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError:
+        data = b""  # reported as unusable input, failing open
+    outcome = run_hook(options, data, time.time())
+    if outcome.stdout:
+        sys.stdout.buffer.write(outcome.stdout)
+        sys.stdout.flush()
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr)
+    return outcome.status
+
+
+def _settings(args: argparse.Namespace, streams: Streams) -> int:
+    from repeat_guard_hooks import (
+        SCOPES,
+        InstallError,
+        hook_command,
+        install,
+        installed_executable,
+        settings_path,
+        uninstall,
+    )
+
+    agent = args.agent
+    scope = args.scope or SCOPES[agent][0]
+    try:
+        path = settings_path(agent, scope, os.getcwd(), os.environ, os.path.expanduser("~"))
+        if args.command == "install":
+            command = hook_command(installed_executable(sys.argv[0], sys.executable), agent)
+            change = install(path, agent, command, dry_run=args.dry_run)
+        else:
+            change = uninstall(path, agent, dry_run=args.dry_run)
+    except InstallError as error:
+        raise UsageError(str(error)) from error
+    except OSError as error:
+        raise UsageError(f"cannot write {error.filename}: {error.strerror}") from error
+    if not change.changed:
+        print(f"{path}: already as wanted; nothing changed", file=streams.out)
+    elif args.dry_run:
+        print(change.diff(), end="", file=streams.out)
+    else:
+        done = "added to" if args.command == "install" else "removed from"
+        print(f"repeat-guard {agent} hooks {done} {path}", file=streams.out)
+    if agent == "codex" and args.command == "install":
+        print(_CODEX_TRUST, end="", file=streams.err)
+    return 0

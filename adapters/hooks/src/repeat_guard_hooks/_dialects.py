@@ -1,0 +1,138 @@
+"""Claude Code and Codex hook events as guard events, and reminders as hook answers.
+
+Both agents send one JSON object per hook call on stdin and read one JSON object on stdout;
+Codex adopted Claude Code's field names, so one table serves both. What differs is where the
+answer lands: Claude Code wraps a hook's ``additionalContext`` in its own ``<system-reminder>``
+block, so it gets the reminder's body; Codex passes the text on as a developer message as it
+is, so it gets the reminder's full text. Either way the model sees one envelope.
+
+Agents: a session's main agent is the session id; a call made inside a Claude Code subagent
+carries ``agent_id``, and its agent is ``<session id>/<agent_id>``, so a subagent's chain never
+mixes with its parent's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from repeat_guard import AgentDisposed, Event, PromptSubmitted, Reminder, ToolCallFinished
+from returns.result import Failure, Result, Success
+
+__all__ = [
+    "DIALECTS",
+    "AgentEvent",
+    "Dialect",
+    "HookInput",
+    "SessionEnded",
+    "Unused",
+    "agent_key",
+    "parse_hook_input",
+    "render_answer",
+]
+
+Dialect = Literal["claude-code", "codex"]
+DIALECTS: tuple[Dialect, ...] = ("claude-code", "codex")
+
+# Hook event name -> what it is to the guard. Every other event is unused.
+_CALL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+_PROMPT_EVENTS = frozenset({"UserPromptSubmit"})
+_DISPOSE_EVENTS = frozenset({"SubagentStop"})
+_END_EVENTS = frozenset({"SessionEnd"})
+USED_EVENTS = _CALL_EVENTS | _PROMPT_EVENTS | _DISPOSE_EVENTS | _END_EVENTS
+# The events whose answer may carry additionalContext for the next model request.
+_ANSWERED_EVENTS = _CALL_EVENTS
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEvent:
+    """A guard event for one agent of ``session``."""
+
+    session: str
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """The session is over: every agent in it is gone."""
+
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unused:
+    """A hook event the guard has nothing to do with."""
+
+
+Action = AgentEvent | SessionEnded | Unused
+
+
+@dataclass(frozen=True, slots=True)
+class HookInput:
+    """The parts of one hook call the guard reads: its event name, ``cwd`` and meaning."""
+
+    hook_event: str
+    cwd: str | None
+    action: Action
+
+
+def agent_key(session: str, agent_id: str | None) -> str:
+    """Return the guard's agent id for a call in ``session`` (by subagent ``agent_id``)."""
+    return session if agent_id is None else f"{session}/{agent_id}"
+
+
+def parse_hook_input(data: bytes) -> Result[HookInput, str]:
+    """Return what the hook input ``data`` means to the guard, or why it is unusable.
+
+    The reason never quotes the input: tool arguments must not reach a log.
+    """
+    try:
+        payload: object = json.loads(data)
+    except (ValueError, RecursionError):
+        return Failure("stdin is not JSON")
+    if not isinstance(payload, dict):
+        return Failure(f"stdin is a JSON {type(payload).__name__}, not an object")
+    hook_event = payload.get("hook_event_name")
+    if not isinstance(hook_event, str):
+        return Failure("hook_event_name is missing or not a string")
+    cwd = payload.get("cwd")
+    where = cwd if isinstance(cwd, str) else None
+    if hook_event not in USED_EVENTS:
+        return Success(HookInput(hook_event, where, Unused()))
+    return _action(hook_event, payload).map(lambda action: HookInput(hook_event, where, action))
+
+
+def _action(hook_event: str, payload: Mapping[str, object]) -> Result[Action, str]:
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        return Failure(f"{hook_event}: session_id is missing or not a string")
+    if hook_event in _END_EVENTS:
+        return Success(SessionEnded(session))
+    agent_id = payload.get("agent_id")
+    if agent_id is not None and not isinstance(agent_id, str):
+        return Failure(f"{hook_event}: agent_id is not a string")
+    agent = agent_key(session, agent_id)
+    if hook_event in _PROMPT_EVENTS:
+        # A user's message reaches the main agent; a subagent's prompt is its parent's call.
+        return Success(AgentEvent(session, PromptSubmitted(session)))
+    if hook_event in _DISPOSE_EVENTS:
+        if agent_id is None:
+            return Failure(f"{hook_event}: agent_id is missing")
+        return Success(AgentEvent(session, AgentDisposed(agent)))
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str):
+        return Failure(f"{hook_event}: tool_name is missing or not a string")
+    return Success(AgentEvent(session, ToolCallFinished(agent, tool, payload.get("tool_input"))))
+
+
+def render_answer(dialect: Dialect, hook_event: str, reminders: Sequence[Reminder]) -> bytes:
+    """Return the hook's stdout for ``reminders``: empty when there is nothing to say."""
+    if not reminders or hook_event not in _ANSWERED_EVENTS:
+        return b""
+    texts = [r.body if dialect == "claude-code" else r.text for r in reminders]
+    answer = {
+        "hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": "\n\n".join(texts)}
+    }
+    return json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n"

@@ -1,0 +1,298 @@
+"""Adding the hook entries to an agent's settings file, and taking them out again.
+
+Claude Code and Codex read the same shape: ``{"hooks": {Event: [{"matcher": ..., "hooks":
+[{"type": "command", "command": ...}]}]}}``. ``install`` appends one matcher group of its own
+per event, whose command runs the installed ``repeat-guard`` by its absolute path; every other
+key, group and hook stays as it was. An entry is ours when its command runs ``repeat-guard hook
+<agent>``, so a second install changes nothing (or only updates our command when the executable
+moved), and ``uninstall`` removes exactly our entries, then the lists and the ``hooks`` table it
+left empty.
+
+Writes are atomic (a temporary file in the same directory, then ``os.replace``), keep the file's
+mode, and go through a symlink to its target. A path that exists and is not a regular file, or
+a file that is not a JSON object, is refused and left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ._dialects import Dialect
+
+__all__ = [
+    "HOOK_EVENTS",
+    "HOOK_TIMEOUT_SECONDS",
+    "SCOPES",
+    "Scope",
+    "InstallError",
+    "SettingsChange",
+    "hook_command",
+    "apply_change",
+    "install",
+    "installed_executable",
+    "plan_install",
+    "plan_uninstall",
+    "settings_path",
+    "uninstall",
+]
+
+Scope = Literal["project", "local", "user"]
+SCOPES: Mapping[Dialect, tuple[Scope, ...]] = {
+    "claude-code": ("project", "local", "user"),
+    "codex": ("user", "project"),
+}
+
+# The events each agent must report, and whether the event takes a tool-name matcher.
+HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
+    "claude-code": (
+        ("PostToolUse", True),
+        ("PostToolUseFailure", True),
+        ("UserPromptSubmit", False),
+        ("SubagentStop", False),
+        ("SessionEnd", False),
+    ),
+    "codex": (
+        ("PostToolUse", True),
+        ("UserPromptSubmit", False),
+    ),
+}
+HOOK_TIMEOUT_SECONDS = 30
+
+
+class InstallError(Exception):
+    """The settings file cannot be changed safely; the message names it and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsChange:
+    """A planned change of one settings file: its text before (``None``: absent) and after."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        """Whether applying the change would alter the file."""
+        return self.before != self.after
+
+    def diff(self) -> str:
+        """A unified diff of the change (empty when nothing changes)."""
+        import difflib
+
+        lines = difflib.unified_diff(
+            (self.before or "").splitlines(keepends=True),
+            (self.after or "").splitlines(keepends=True),
+            fromfile=self.path if self.before is not None else "/dev/null",
+            tofile=self.path if self.after is not None else "/dev/null",
+        )
+        return "".join(lines)
+
+
+def settings_path(
+    dialect: Dialect, scope: Scope, cwd: str, environ: Mapping[str, str], home: str
+) -> str:
+    """Return the settings file for ``dialect`` at ``scope``.
+
+    Claude Code: ``.claude/settings.json`` (project), ``.claude/settings.local.json`` (local)
+    under ``cwd``, or ``~/.claude/settings.json`` (user). Codex: ``hooks.json`` in
+    ``$CODEX_HOME`` (default ``~/.codex``) for user, or ``.codex/hooks.json`` under ``cwd``.
+    """
+    if scope not in SCOPES[dialect]:
+        known = ", ".join(SCOPES[dialect])
+        raise InstallError(f"{dialect} has no {scope} scope (known: {known})")
+    if dialect == "codex":
+        if scope == "project":
+            return os.path.join(cwd, ".codex", "hooks.json")
+        return os.path.join(environ.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks.json")
+    if scope == "user":
+        return os.path.join(home, ".claude", "settings.json")
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return os.path.join(cwd, ".claude", name)
+
+
+def hook_command(executable: Sequence[str], dialect: Dialect) -> str:
+    """Return the shell command of our hook entry: ``executable`` then ``hook <dialect>``."""
+    return shlex.join([*executable, "hook", dialect])
+
+
+def _is_ours(hook: object, dialect: Dialect) -> bool:
+    if not isinstance(hook, Mapping) or not isinstance(hook.get("command"), str):
+        return False
+    try:
+        words = shlex.split(hook["command"])
+    except ValueError:
+        return False
+    return words[-2:] == ["hook", dialect] and any(
+        os.path.basename(word) == "repeat-guard" or word == "repeat_guard_cli" for word in words
+    )
+
+
+def _our_group(command: str, with_matcher: bool) -> dict[str, object]:
+    group: dict[str, object] = {"matcher": "*"} if with_matcher else {}
+    group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]
+    return group
+
+
+def _read(path: str) -> tuple[str | None, dict[str, object]]:
+    target = os.path.realpath(path)
+    if not os.path.lexists(target):
+        return None, {}
+    if not os.path.isfile(target):
+        raise InstallError(f"{path} is not a regular file; refusing to change it")
+    try:
+        with open(target, encoding="utf-8") as stream:
+            text = stream.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InstallError(f"cannot read {path}: {error}") from error
+    if not text.strip():
+        return text, {}
+    try:
+        settings: object = json.loads(text)
+    except ValueError as error:
+        raise InstallError(f"{path} is not valid JSON ({error}); refusing to change it") from error
+    if not isinstance(settings, dict):
+        raise InstallError(f"{path} does not hold a JSON object; refusing to change it")
+    return text, settings
+
+
+def _hooks_table(path: str, settings: dict[str, object]) -> dict[str, object]:
+    table = settings.get("hooks", {})
+    if not isinstance(table, dict):
+        raise InstallError(f"{path}: key 'hooks' is not an object; refusing to change it")
+    for event, groups in table.items():
+        if not isinstance(groups, list):
+            raise InstallError(f"{path}: key 'hooks.{event}' is not a list; refusing to change it")
+    return table
+
+
+def _without_ours(groups: list[object], dialect: Dialect) -> list[object]:
+    kept: list[object] = []
+    for group in groups:
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(group, dict) or not isinstance(hooks, list):
+            kept.append(group)
+            continue
+        remaining = [hook for hook in hooks if not _is_ours(hook, dialect)]
+        if len(remaining) == len(hooks):
+            kept.append(group)
+        elif remaining:
+            kept.append({**group, "hooks": remaining})
+    return kept
+
+
+def _render(settings: Mapping[str, object]) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def plan_install(path: str, dialect: Dialect, command: str) -> SettingsChange:
+    """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs.
+
+    Idempotent: when our entries are already there with this command, nothing changes.
+    """
+    before, settings = _read(path)
+    original = _render(settings)
+    table = _hooks_table(path, settings)
+    for event, with_matcher in HOOK_EVENTS[dialect]:
+        groups = table.get(event, [])
+        assert isinstance(groups, list)  # checked by _hooks_table
+        table[event] = [*_without_ours(groups, dialect), _our_group(command, with_matcher)]
+    settings["hooks"] = table
+    return _change(path, before, original, settings)
+
+
+def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
+    """Return the change that removes our entries (and what they alone filled) from ``path``.
+
+    A file left holding an empty object is removed.
+    """
+    before, settings = _read(path)
+    if before is None:
+        return SettingsChange(path, None, None)
+    original = _render(settings)
+    table = _hooks_table(path, settings)
+    for event in list(table):
+        groups = table[event]
+        assert isinstance(groups, list)  # checked by _hooks_table
+        kept = _without_ours(groups, dialect)
+        if kept == groups:
+            continue
+        if kept:
+            table[event] = kept
+        else:
+            del table[event]
+    if not table:
+        settings.pop("hooks", None)
+    if not settings and original != _render(settings):
+        return SettingsChange(path, before, None)
+    return _change(path, before, original, settings)
+
+
+def _change(
+    path: str, before: str | None, original: str, settings: Mapping[str, object]
+) -> SettingsChange:
+    # An unchanged document keeps its own text (indentation, key order), byte for byte.
+    after = _render(settings)
+    return SettingsChange(path, before, before if after == original else after)
+
+
+def apply_change(change: SettingsChange) -> None:
+    """Write ``change`` to its file atomically (or remove the file when ``after`` is ``None``)."""
+    if not change.changed:
+        return
+    target = os.path.realpath(change.path)
+    if change.after is None:
+        os.remove(target)
+        return
+    import tempfile
+
+    directory = os.path.dirname(target)
+    os.makedirs(directory, exist_ok=True)
+    mode = os.stat(target).st_mode & 0o7777 if os.path.exists(target) else 0o644
+    descriptor, temporary = tempfile.mkstemp(prefix=".repeat-guard-", dir=directory)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(change.after)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def install(path: str, dialect: Dialect, command: str, *, dry_run: bool = False) -> SettingsChange:
+    """Plan and (unless ``dry_run``) apply the install of our hooks into ``path``."""
+    change = plan_install(path, dialect, command)
+    if not dry_run:
+        apply_change(change)
+    return change
+
+
+def uninstall(path: str, dialect: Dialect, *, dry_run: bool = False) -> SettingsChange:
+    """Plan and (unless ``dry_run``) apply the removal of our hooks from ``path``."""
+    change = plan_uninstall(path, dialect)
+    if not dry_run:
+        apply_change(change)
+    return change
+
+
+def installed_executable(argv0: str, python: str) -> list[str]:
+    """Return the command that runs this ``repeat-guard``, by absolute path.
+
+    ``argv0`` when the running program is the ``repeat-guard`` script; else the script beside
+    the interpreter ``python`` (a virtual environment's ``bin``); else ``python -m
+    repeat_guard_cli``.
+    """
+    if os.path.basename(argv0) == "repeat-guard":
+        return [os.path.abspath(argv0)]
+    beside = os.path.join(os.path.dirname(os.path.abspath(python)), "repeat-guard")
+    if os.path.isfile(beside):
+        return [beside]
+    return [os.path.abspath(python), "-m", "repeat_guard_cli"]

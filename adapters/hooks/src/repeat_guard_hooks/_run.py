@@ -1,0 +1,194 @@
+"""One hook call, start to finish: stdin in, the hook's stdout, stderr and exit status out.
+
+A hook must never break the agent that runs it. So every failure but one fails open: the
+status is 0, stdout is empty (the agent proceeds as if there were no hook) and one line saying
+why goes to a log file beside the state (``<state>.log``, created 0600). The log names the
+session's hook event and the reason, never a tool's arguments: an unexpected exception is
+logged by its type and the place it was raised, not its message.
+
+The one exception is a bad configuration, which the user must see: its message, naming the file
+and the key, goes to stderr with status 1, which both agents show to the user without stopping
+the call (Claude Code as a non-blocking hook error).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from repeat_guard import ConfigError, GuardConfig, load_config
+
+from ._dialects import AgentEvent, Dialect, SessionEnded, parse_hook_input, render_answer
+from ._store import (
+    DEFAULT_EXPIRE_AFTER,
+    CorruptStore,
+    StoreResult,
+    apply_action,
+    default_state_path,
+    open_store,
+    set_aside,
+)
+
+__all__ = [
+    "CONFIG_FILE_NAME",
+    "EXIT_BAD_CONFIG",
+    "HookOptions",
+    "HookOutcome",
+    "find_config_file",
+    "resolve_state",
+    "run_hook",
+]
+
+CONFIG_FILE_NAME = ".repeat-guard.toml"
+EXIT_BAD_CONFIG = 1
+
+
+@dataclass(frozen=True, slots=True)
+class HookOptions:
+    """How to run: the agent's dialect, the state file, an explicit config file, expiry."""
+
+    dialect: Dialect
+    state: str
+    config: str | None = None
+    expire_after: float = DEFAULT_EXPIRE_AFTER
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutcome:
+    """What the hook process writes and returns."""
+
+    status: int
+    stdout: bytes = b""
+    stderr: str = ""
+
+
+class _BadConfig(Exception):
+    """A configuration file that cannot be used; the message is for the user."""
+
+
+def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
+    """Run one hook call on the input ``data`` at time ``now`` (seconds since the epoch)."""
+    hook_event = "?"
+    try:
+        parsed = parse_hook_input(data)
+        hook_input = parsed.value_or(None)
+        if hook_input is None:
+            return _fail_open(options, hook_event, parsed.failure(), now)
+        hook_event = hook_input.hook_event
+        action = hook_input.action
+        if not isinstance(action, AgentEvent | SessionEnded):
+            return HookOutcome(0)
+        config = _config(options.config, hook_input.cwd)
+        result = _apply(options, config, action, now)
+        if result.dropped:
+            _log(options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now)
+        answer = render_answer(options.dialect, hook_event, result.reminders)
+        return HookOutcome(0, answer)
+    except _BadConfig as error:
+        return HookOutcome(EXIT_BAD_CONFIG, b"", f"repeat-guard: {error}\n")
+    except (sqlite3.Error, OSError) as error:
+        return _fail_open(options, hook_event, f"state store unusable: {_describe(error)}", now)
+    except Exception as error:
+        return _fail_open(options, hook_event, f"internal error: {_where(error)}", now)
+
+
+def _apply(
+    options: HookOptions, config: GuardConfig, action: AgentEvent | SessionEnded, now: float
+) -> StoreResult:
+    try:
+        return _apply_once(options, config, action, now)
+    except CorruptStore as error:
+        aside = set_aside(options.state, now)
+        _log(options, "-", f"state store corrupt ({error}); set aside as {aside}", now)
+    return _apply_once(options, config, action, now)
+
+
+def _apply_once(
+    options: HookOptions, config: GuardConfig, action: AgentEvent | SessionEnded, now: float
+) -> StoreResult:
+    connection = open_store(options.state)
+    try:
+        return apply_action(connection, config, action, now, options.expire_after)
+    finally:
+        connection.close()
+
+
+def find_config_file(cwd: str | None) -> str | None:
+    """Return the nearest ``.repeat-guard.toml`` from ``cwd`` upwards, or ``None``.
+
+    The search stops after the first directory holding ``.git`` (the repository root) or at
+    the filesystem root; a ``cwd`` that is missing or relative finds nothing.
+    """
+    if cwd is None or not os.path.isabs(cwd):
+        return None
+    directory = os.path.normpath(cwd)
+    while True:
+        candidate = os.path.join(directory, CONFIG_FILE_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory or os.path.exists(os.path.join(directory, ".git")):
+            return None
+        directory = parent
+
+
+def _config(explicit: str | None, cwd: str | None) -> GuardConfig:
+    path = explicit if explicit is not None else find_config_file(cwd)
+    if path is None:
+        return GuardConfig()
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+    except OSError as error:
+        raise _BadConfig(f"cannot read config file {path}: {error.strerror}") from error
+    result = load_config(data, source=path)
+    config: GuardConfig | None = result.value_or(None)
+    if config is None:
+        raise _BadConfig(_config_message(path, result.failure()))
+    return config
+
+
+def _config_message(path: str, error: ConfigError) -> str:
+    return f"invalid configuration in {path}: key {error.key!r}: {error.message}"
+
+
+def _fail_open(options: HookOptions, hook_event: str, reason: str, now: float) -> HookOutcome:
+    _log(options, hook_event, reason, now)
+    return HookOutcome(0)
+
+
+def _log(options: HookOptions, hook_event: str, reason: str, now: float) -> None:
+    stamp = datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds")
+    line = f"{stamp} pid={os.getpid()} {options.dialect} {hook_event}: {reason}\n"
+    try:
+        descriptor = os.open(f"{options.state}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(descriptor, line.encode("utf-8", "replace"))
+        finally:
+            os.close(descriptor)
+    except OSError:
+        pass  # nowhere left to say it; the agent still proceeds
+
+
+def _describe(error: sqlite3.Error | OSError) -> str:
+    # Neither carries argument text: SQLite's error name, or the OS's errno text.
+    if isinstance(error, sqlite3.Error):
+        detail = getattr(error, "sqlite_errorname", None) or str(error)
+    else:
+        detail = error.strerror or ""
+    return f"{type(error).__name__} {detail}".rstrip()
+
+
+def _where(error: Exception) -> str:
+    frames = traceback.extract_tb(error.__traceback__)
+    place = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return f"{type(error).__name__}{place}"
+
+
+def resolve_state(explicit: str | None, environ: Mapping[str, str], home: str) -> str:
+    """Return the state path: ``explicit``, else the environment's or the XDG default."""
+    return explicit if explicit is not None else default_state_path(environ, home)
