@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from repeat_guard import GuardState, ToolCallFinished, reduce
+from repeat_guard import GuardState, Reminder, ToolCallFinished, reduce
 
 
-def _fire(count: int) -> str:
+def _fired(count: int) -> list[Reminder]:
     state = GuardState.initial()
-    fired = []
+    fired: list[Reminder] = []
     for _ in range(count):
         state, reminders = reduce(state, ToolCallFinished("a", "grep", {"pattern": "x"}))
         fired.extend(reminders)
-    return fired[-1].body
+    return fired
+
+
+def _fire(count: int) -> str:
+    return _fired(count)[-1].body
 
 
 def test_body_is_the_text_inside_one_envelope() -> None:
-    state = GuardState.initial()
-    fired = []
-    for _ in range(5):
-        state, reminders = reduce(state, ToolCallFinished("a", "grep", {"pattern": "x"}))
-        fired.extend(reminders)
+    fired = _fired(5)
+    assert len(fired) == 2
     for reminder in fired:
         assert reminder.text == f"<system-reminder>\n{reminder.body}\n</system-reminder>"
         assert "system-reminder" not in reminder.body

@@ -142,7 +142,7 @@ class MessagesStandIn(_StandIn):
         return b"{}"
 
     def stream(self, step: Step, first_id: int) -> Iterator[bytes]:
-        message = {
+        message: dict[str, object] = {
             "id": f"msg_{first_id:04d}",
             "type": "message",
             "role": "assistant",

@@ -160,8 +160,8 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
     command: str = args.command
     if command in HOOK_COMMANDS:
         return run_hook_command(args, streams)
-    from ._replay import annotate_file, check_files, replay_demo, replay_files
-    from ._serve import serve
+    from ._replay import annotate_file, check_files, replay_demo, replay_files  # noqa: PLC0415
+    from ._serve import serve  # noqa: PLC0415
 
     if command == "check-config":
         config = build_config(args.file, args)

@@ -20,10 +20,11 @@ _AGENTS = ("claude-code", "codex")
 
 _HOOK_EPILOG = """\
 reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout.
-events used: PostToolUse and PostToolUseFailure (a finished call), UserPromptSubmit (the main
-agent's chain starts over), SubagentStop (the subagent's chain is dropped), SessionEnd (every
-chain of the session is dropped); every other event is answered with nothing.
-a reminder becomes hookSpecificOutput.additionalContext of the PostToolUse answer.
+events used: PreToolUse (a call attempt: the one hook that also sees calls a permission rule
+refuses), UserPromptSubmit (the main agent's chain starts over), SubagentStop (the subagent's
+chain is dropped), SessionEnd (every chain of the session is dropped); every other event is
+answered with nothing. A reminder becomes hookSpecificOutput.additionalContext of the
+PreToolUse answer, which both agents put after the call's result in the next model request.
 
 state: --state PATH, else $REPEAT_GUARD_STATE, else $XDG_STATE_HOME/repeat-guard/state.sqlite3
   (~/.local/state when XDG_STATE_HOME is unset): a SQLite file, created 0600 in a 0700
@@ -97,9 +98,9 @@ def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _hook(args: argparse.Namespace) -> int:
-    import time
+    import time  # noqa: PLC0415  # lazily, like every command's imports (see _cli._run)
 
-    from repeat_guard_hooks import HookOptions, resolve_state, run_hook
+    from repeat_guard_hooks import HookOptions, resolve_state, run_hook  # noqa: PLC0415
 
     state = resolve_state(args.state, os.environ, os.path.expanduser("~"))
     options = HookOptions(args.agent, state, args.config, args.expire_days * 86400.0)
@@ -117,7 +118,7 @@ def _hook(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace, streams: Streams) -> int:
-    from repeat_guard_hooks import (
+    from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
         SCOPES,
         InstallError,
         hook_command,

@@ -11,7 +11,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from importlib import resources
 from typing import BinaryIO, Literal, TextIO, assert_never
 
@@ -26,8 +25,8 @@ from repeat_guard_acp import (
 
 from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
 from ._progress import input_size, track_progress
-from ._streams import Streams
 from ._report import check_lines, diagnostic_line, reminder_record, summary_record, text_report
+from ._streams import Streams
 
 __all__ = [
     "EXIT_BROKEN_PIPE",

@@ -6,6 +6,13 @@ answer lands: Claude Code wraps a hook's ``additionalContext`` in its own ``<sys
 block, so it gets the reminder's body; Codex passes the text on as a developer message as it
 is, so it gets the reminder's full text. Either way the model sees one envelope.
 
+Where a call is counted: at ``PreToolUse``. Run against the real binaries (Claude Code 2.1.197,
+Codex 0.171.0), a call that a permission rule or the working-directory check refuses fires
+``PreToolUse`` and nothing after it (no ``PostToolUse``, no ``PostToolUseFailure``), while the
+``additionalContext`` of a ``PreToolUse`` answer reaches the model in the next request right
+after that call's result, exactly where a ``PostToolUse`` answer would. ``PreToolUse`` is
+therefore the one hook that sees every attempt, denied ones included, once each.
+
 Agents: a session's main agent is the session id; a call made inside a Claude Code subagent
 carries ``agent_id``, and its agent is ``<session id>/<agent_id>``, so a subagent's chain never
 mixes with its parent's.
@@ -18,8 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from repeat_guard import AgentDisposed, Event, PromptSubmitted, Reminder, ToolCallFinished
 from returns.result import Failure, Result, Success
+
+from repeat_guard import AgentDisposed, Event, PromptSubmitted, Reminder, ToolCallFinished
 
 __all__ = [
     "DIALECTS",
@@ -37,7 +45,7 @@ Dialect = Literal["claude-code", "codex"]
 DIALECTS: tuple[Dialect, ...] = ("claude-code", "codex")
 
 # Hook event name -> what it is to the guard. Every other event is unused.
-_CALL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+_CALL_EVENTS = frozenset({"PreToolUse"})
 _PROMPT_EVENTS = frozenset({"UserPromptSubmit"})
 _DISPOSE_EVENTS = frozenset({"SubagentStop"})
 _END_EVENTS = frozenset({"SessionEnd"})

@@ -28,11 +28,11 @@ __all__ = [
     "HOOK_EVENTS",
     "HOOK_TIMEOUT_SECONDS",
     "SCOPES",
-    "Scope",
     "InstallError",
+    "Scope",
     "SettingsChange",
-    "hook_command",
     "apply_change",
+    "hook_command",
     "install",
     "installed_executable",
     "plan_install",
@@ -48,18 +48,15 @@ SCOPES: Mapping[Dialect, tuple[Scope, ...]] = {
 }
 
 # The events each agent must report, and whether the event takes a tool-name matcher.
+_EVENTS = (
+    ("PreToolUse", True),
+    ("UserPromptSubmit", False),
+    ("SubagentStop", False),
+    ("SessionEnd", False),
+)
 HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
-    "claude-code": (
-        ("PostToolUse", True),
-        ("PostToolUseFailure", True),
-        ("UserPromptSubmit", False),
-        ("SubagentStop", False),
-        ("SessionEnd", False),
-    ),
-    "codex": (
-        ("PostToolUse", True),
-        ("UserPromptSubmit", False),
-    ),
+    "claude-code": _EVENTS,
+    "codex": _EVENTS,
 }
 HOOK_TIMEOUT_SECONDS = 30
 
@@ -83,7 +80,7 @@ class SettingsChange:
 
     def diff(self) -> str:
         """A unified diff of the change (empty when nothing changes)."""
-        import difflib
+        import difflib  # noqa: PLC0415  # not on the hook path, which imports this module
 
         lines = difflib.unified_diff(
             (self.before or "").splitlines(keepends=True),
@@ -249,7 +246,7 @@ def apply_change(change: SettingsChange) -> None:
     if change.after is None:
         os.remove(target)
         return
-    import tempfile
+    import tempfile  # noqa: PLC0415  # not on the hook path, which imports this module
 
     directory = os.path.dirname(target)
     os.makedirs(directory, exist_ok=True)

@@ -24,6 +24,7 @@ from repeat_guard import ConfigError, GuardConfig, load_config
 
 from ._dialects import AgentEvent, Dialect, SessionEnded, parse_hook_input, render_answer
 from ._store import (
+    BUSY_TIMEOUT,
     DEFAULT_EXPIRE_AFTER,
     CorruptStore,
     StoreResult,
@@ -49,12 +50,17 @@ EXIT_BAD_CONFIG = 1
 
 @dataclass(frozen=True, slots=True)
 class HookOptions:
-    """How to run: the agent's dialect, the state file, an explicit config file, expiry."""
+    """How to run: the agent's dialect, the state file, an explicit config file, expiry.
+
+    ``expire_after``: seconds after which an unseen agent's chain is dropped;
+    ``busy_timeout``: seconds to wait for another hook's transaction before failing open.
+    """
 
     dialect: Dialect
     state: str
     config: str | None = None
     expire_after: float = DEFAULT_EXPIRE_AFTER
+    busy_timeout: float = BUSY_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +116,7 @@ def _apply(
 def _apply_once(
     options: HookOptions, config: GuardConfig, action: AgentEvent | SessionEnded, now: float
 ) -> StoreResult:
-    connection = open_store(options.state)
+    connection = open_store(options.state, options.busy_timeout)
     try:
         return apply_action(connection, config, action, now, options.expire_after)
     finally:
@@ -184,9 +190,9 @@ def _describe(error: sqlite3.Error | OSError) -> str:
 
 
 def _where(error: Exception) -> str:
-    frames = traceback.extract_tb(error.__traceback__)
-    place = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-    return f"{type(error).__name__}{place}"
+    # The type and the innermost place only: an exception's message may quote arguments.
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    return f"{type(error).__name__} at {os.path.basename(frame.filename)}:{frame.lineno}"
 
 
 def resolve_state(explicit: str | None, environ: Mapping[str, str], home: str) -> str:

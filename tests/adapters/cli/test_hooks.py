@@ -1,0 +1,132 @@
+"""``repeat-guard hook``, ``install`` and ``uninstall`` through ``main``, in process."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from repeat_guard_cli import main
+
+PRE = {
+    "session_id": "s",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls"},
+}
+
+
+class _Stdin:
+    def __init__(self, data: bytes | None) -> None:
+        self.data = data
+
+    @property
+    def buffer(self) -> io.BytesIO:
+        if self.data is None:
+            raise OSError("stdin is closed")
+        return io.BytesIO(self.data)
+
+
+def _hook(
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    argv: list[str],
+    data: bytes | None,
+) -> tuple[int, bytes, bytes]:
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    status = main(argv)
+    captured = capsysbinary.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_hook_answers_on_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.setenv("REPEAT_GUARD_STATE", str(tmp_path / "env.db"))
+    argv = ["hook", "claude-code", "--state", str(tmp_path / "st.db"), "--expire-days", "1"]
+    data = json.dumps(PRE).encode()
+    outs = [_hook(monkeypatch, capsysbinary, argv, data) for _ in range(3)]
+    assert [status for status, _, _ in outs] == [0, 0, 0]
+    assert [out for _, out, _ in outs][:2] == [b"", b""]
+    answer = json.loads(outs[2][1])
+    assert answer["hookSpecificOutput"]["additionalContext"].startswith("You are repeating")
+    assert (tmp_path / "st.db").exists()
+    assert not (tmp_path / "env.db").exists()
+
+
+def test_hook_state_from_the_environment_and_a_closed_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.setenv("REPEAT_GUARD_STATE", str(tmp_path / "env.db"))
+    assert _hook(monkeypatch, capsysbinary, ["hook", "codex"], None) == (0, b"", b"")
+    assert "stdin is not JSON" in (tmp_path / "env.db.log").read_text()
+
+
+def test_hook_bad_config_exits_1_with_the_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    config = tmp_path / "guard.toml"
+    config.write_text('exclude = "Bash"\n')
+    argv = ["hook", "claude-code", "--state", str(tmp_path / "st.db"), "--config", str(config)]
+    status, out, err = _hook(monkeypatch, capsysbinary, argv, json.dumps(PRE).encode())
+    assert (status, out) == (1, b"")
+    assert err.decode().startswith(
+        f"repeat-guard: invalid configuration in {config}: key 'exclude'"
+    )
+
+
+def test_install_and_uninstall_claude_code_in_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = tmp_path / ".claude" / "settings.json"
+    assert main(["install", "claude-code", "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith(f"--- /dev/null\n+++ {settings}\n")
+    assert not settings.exists()
+    assert main(["install", "claude-code"]) == 0
+    assert capsys.readouterr().out == f"repeat-guard claude-code hooks added to {settings}\n"
+    command = json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.endswith("repeat-guard hook claude-code")
+    assert command.startswith("/")
+    assert main(["install", "claude-code"]) == 0
+    assert capsys.readouterr().out == f"{settings}: already as wanted; nothing changed\n"
+    assert main(["uninstall", "claude-code"]) == 0
+    assert capsys.readouterr().out == f"repeat-guard claude-code hooks removed from {settings}\n"
+    assert not settings.exists()
+
+
+def test_install_codex_explains_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert main(["install", "codex", "--scope", "user"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"repeat-guard codex hooks added to {tmp_path}/codex/hooks.json\n"
+    assert "open /hooks" in captured.err
+    assert "--dangerously-bypass-hook-trust" in captured.err
+    assert main(["uninstall", "codex"]) == 0
+    assert "/hooks" not in capsys.readouterr().err
+
+
+def test_install_refusals_are_usage_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["install", "codex", "--scope", "local"]) == 2
+    assert capsys.readouterr().err == (
+        "repeat-guard: error: codex has no local scope (known: user, project)\n"
+    )
+    (tmp_path / ".claude").write_text("")  # a file where the directory should be
+    assert main(["install", "claude-code"]) == 2
+    assert capsys.readouterr().err.startswith("repeat-guard: error: cannot write ")
+
+
+def test_hook_help_documents_the_statuses(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hook", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "PreToolUse" in out
+    assert "exit status: 0" in out
+    assert "REPEAT_GUARD_STATE" in out

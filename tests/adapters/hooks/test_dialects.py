@@ -1,0 +1,165 @@
+"""Hook inputs of Claude Code and Codex as guard events; reminders as hook answers.
+
+The inputs are shaped like those the real Claude Code 2.1.197 and Codex 0.171.0 sent in this
+project's own runs (tests/adapters/hooks/test_e2e_*.py record them again).
+"""
+
+from __future__ import annotations
+
+import json
+
+from returns.result import Failure, Success
+
+from repeat_guard import (
+    AgentDisposed,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    reduce,
+)
+from repeat_guard_hooks import (
+    AgentEvent,
+    HookInput,
+    SessionEnded,
+    Unused,
+    agent_key,
+    parse_hook_input,
+    render_answer,
+)
+
+SESSION = "75ed4efb-ff36-4160-9d16-d209eefb574b"
+PRE = {
+    "session_id": SESSION,
+    "transcript_path": "/home/dev/.claude/projects/-home-dev-proj/x.jsonl",
+    "cwd": "/home/dev/proj",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls", "description": "List files"},
+    "tool_use_id": "toolu_000_0",
+}
+
+
+def _parse(payload: object) -> HookInput:
+    result = parse_hook_input(json.dumps(payload).encode())
+    assert isinstance(result, Success), result
+    parsed: HookInput = result.unwrap()
+    return parsed
+
+
+def _reason(data: bytes) -> str:
+    result = parse_hook_input(data)
+    assert isinstance(result, Failure)
+    reason: str = result.failure()
+    return reason
+
+
+def test_pre_tool_use_of_the_main_agent_is_a_call_of_the_session() -> None:
+    parsed = _parse(PRE)
+    assert parsed == HookInput(
+        "PreToolUse",
+        "/home/dev/proj",
+        AgentEvent(SESSION, ToolCallFinished(SESSION, "Bash", PRE["tool_input"])),
+    )
+
+
+def test_a_subagents_call_is_its_own_agent() -> None:
+    parsed = _parse({**PRE, "agent_id": "a9db1cda3af2c2cce", "agent_type": "claude"})
+    agent = f"{SESSION}/a9db1cda3af2c2cce"
+    assert agent_key(SESSION, "a9db1cda3af2c2cce") == agent
+    assert parsed.action == AgentEvent(SESSION, ToolCallFinished(agent, "Bash", PRE["tool_input"]))
+
+
+def test_codex_pre_tool_use() -> None:
+    payload = {
+        "session_id": "01a237c4-a07f-7b71-97e2-ba1894ae8275",
+        "turn_id": "01a237c4-a095-7243-b8ab-68be61d0a197",
+        "cwd": "/home/dev/proj",
+        "hook_event_name": "PreToolUse",
+        "model": "fake-model",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_use_id": "call_0",
+    }
+    session = payload["session_id"]
+    assert _parse(payload).action == AgentEvent(
+        str(session), ToolCallFinished(str(session), "Bash", {"command": "ls"})
+    )
+
+
+def test_missing_tool_input_is_a_call_without_arguments() -> None:
+    payload = {k: v for k, v in PRE.items() if k != "tool_input"}
+    assert _parse(payload).action == AgentEvent(SESSION, ToolCallFinished(SESSION, "Bash", None))
+
+
+def test_prompt_resets_the_main_agent_even_from_a_subagent_field() -> None:
+    prompt = {"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
+    assert _parse(prompt).action == AgentEvent(SESSION, PromptSubmitted(SESSION))
+    assert _parse({**prompt, "agent_id": "x"}).action == AgentEvent(
+        SESSION, PromptSubmitted(SESSION)
+    )
+
+
+def test_subagent_stop_disposes_of_the_subagent() -> None:
+    stop = {"session_id": SESSION, "hook_event_name": "SubagentStop", "agent_id": "a1"}
+    assert _parse(stop).action == AgentEvent(SESSION, AgentDisposed(f"{SESSION}/a1"))
+
+
+def test_session_end_ends_the_session() -> None:
+    end = {"session_id": SESSION, "hook_event_name": "SessionEnd", "reason": "other"}
+    parsed = _parse(end)
+    assert parsed.action == SessionEnded(SESSION)
+    assert parsed.cwd is None
+
+
+def test_other_events_are_unused_and_need_no_session() -> None:
+    for name in ("PostToolUse", "PostToolUseFailure", "Stop", "SessionStart", "Notification"):
+        assert _parse({"hook_event_name": name, "cwd": 7}).action == Unused()
+
+
+def test_unusable_inputs_say_why_without_quoting_them() -> None:
+    secret = b'{"hook_event_name": "PreToolUse", "tool_input": {"password": "hunter2"}}'
+    assert _reason(secret) == "PreToolUse: session_id is missing or not a string"
+    assert "hunter2" not in _reason(secret)
+    assert _reason(b"\xff not json") == "stdin is not JSON"
+    assert _reason(b"[" * 100_000) == "stdin is not JSON"
+    assert _reason(b"[1, 2]") == "stdin is a JSON list, not an object"
+    assert _reason(b"{}") == "hook_event_name is missing or not a string"
+    base = {"session_id": SESSION, "hook_event_name": "PreToolUse"}
+    assert _reason(json.dumps({**base, "session_id": ""}).encode()).endswith(
+        "session_id is missing or not a string"
+    )
+    assert (
+        _reason(json.dumps({**base, "agent_id": 3}).encode())
+        == "PreToolUse: agent_id is not a string"
+    )
+    assert _reason(json.dumps(base).encode()) == "PreToolUse: tool_name is missing or not a string"
+    stop = {"session_id": SESSION, "hook_event_name": "SubagentStop"}
+    assert _reason(json.dumps(stop).encode()) == "SubagentStop: agent_id is missing"
+
+
+def _reminders(count: int) -> list[Reminder]:
+    state = GuardState.initial()
+    fired: list[Reminder] = []
+    for _ in range(count):
+        state, reminders = reduce(state, ToolCallFinished("a", "Bash", {"command": "ls"}))
+        fired.extend(reminders)
+    return fired
+
+
+def test_claude_code_gets_the_body_and_codex_the_whole_text() -> None:
+    (gentle,) = _reminders(3)
+    claude = json.loads(render_answer("claude-code", "PreToolUse", [gentle]))
+    codex = json.loads(render_answer("codex", "PreToolUse", [gentle]))
+    assert claude == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": gentle.body}
+    }
+    assert "<system-reminder>" not in claude["hookSpecificOutput"]["additionalContext"]
+    assert codex["hookSpecificOutput"]["additionalContext"] == gentle.text
+
+
+def test_nothing_to_say_is_an_empty_answer() -> None:
+    (gentle,) = _reminders(3)
+    assert render_answer("claude-code", "PreToolUse", []) == b""
+    assert render_answer("codex", "UserPromptSubmit", [gentle]) == b""

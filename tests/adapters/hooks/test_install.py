@@ -1,0 +1,231 @@
+"""Installing and uninstalling the hook entries in Claude Code's and Codex's settings files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from repeat_guard_hooks import (
+    HOOK_EVENTS,
+    InstallError,
+    apply_change,
+    hook_command,
+    install,
+    installed_executable,
+    plan_install,
+    settings_path,
+    uninstall,
+)
+
+COMMAND = hook_command(["/opt/rg env/bin/repeat-guard"], "claude-code")
+USER_HOOK = {"type": "command", "command": "echo mine"}
+EXISTING = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(ls)"]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [USER_HOOK]}],
+        "Stop": [{"hooks": [USER_HOOK]}],
+    },
+}
+
+
+def _write(path: Path, settings: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=4) + "\n")
+
+
+def test_settings_paths() -> None:
+    env = {"CODEX_HOME": "/ch"}
+    assert settings_path("claude-code", "project", "/p", env, "/h") == "/p/.claude/settings.json"
+    local = "/p/.claude/settings.local.json"
+    assert settings_path("claude-code", "local", "/p", env, "/h") == local
+    assert settings_path("claude-code", "user", "/p", env, "/h") == "/h/.claude/settings.json"
+    assert settings_path("codex", "user", "/p", env, "/h") == "/ch/hooks.json"
+    assert settings_path("codex", "user", "/p", {}, "/h") == "/h/.codex/hooks.json"
+    assert settings_path("codex", "project", "/p", env, "/h") == "/p/.codex/hooks.json"
+    with pytest.raises(InstallError, match="codex has no local scope"):
+        settings_path("codex", "local", "/p", env, "/h")
+
+
+def test_the_command_quotes_the_absolute_path() -> None:
+    assert COMMAND == "'/opt/rg env/bin/repeat-guard' hook claude-code"
+
+
+def test_installed_executable(tmp_path: Path) -> None:
+    assert installed_executable("bin/repeat-guard", "/py") == [os.path.abspath("bin/repeat-guard")]
+    python = tmp_path / "bin" / "python"
+    assert installed_executable("pytest", str(python)) == [str(python), "-m", "repeat_guard_cli"]
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "repeat-guard").write_text("")
+    assert installed_executable("pytest", str(python)) == [str(tmp_path / "bin" / "repeat-guard")]
+
+
+def test_install_into_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    change = install(str(path), "claude-code", COMMAND)
+    assert change.before is None
+    assert change.changed
+    settings = json.loads(path.read_text())
+    assert list(settings["hooks"]) == [event for event, _ in HOOK_EVENTS["claude-code"]]
+    assert settings["hooks"]["PreToolUse"] == [
+        {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 30}]}
+    ]
+    assert settings["hooks"]["SessionEnd"] == [
+        {"hooks": [{"type": "command", "command": COMMAND, "timeout": 30}]}
+    ]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert "/dev/null" in change.diff()
+
+
+def test_install_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, EXISTING)
+    path.chmod(0o600)
+    install(str(path), "claude-code", COMMAND)
+    settings = json.loads(path.read_text())
+    assert settings["model"] == "opus"
+    assert settings["permissions"] == EXISTING["permissions"]
+    assert settings["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [USER_HOOK]}
+    assert settings["hooks"]["Stop"] == [{"hooks": [USER_HOOK]}]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    text = path.read_text()
+    again = install(str(path), "claude-code", COMMAND)
+    assert not again.changed
+    assert again.diff() == ""
+    assert path.read_text() == text
+
+
+def test_install_updates_a_moved_executable_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    install(str(path), "claude-code", COMMAND)
+    moved = hook_command(["/new/repeat-guard"], "claude-code")
+    install(str(path), "claude-code", moved)
+    commands = [
+        hook["command"]
+        for groups in json.loads(path.read_text())["hooks"].values()
+        for group in groups
+        for hook in group["hooks"]
+    ]
+    assert commands == [moved] * len(HOOK_EVENTS["claude-code"])
+
+
+def test_uninstall_removes_exactly_what_install_added(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, EXISTING)
+    install(str(path), "claude-code", COMMAND)
+    change = uninstall(str(path), "claude-code")
+    assert change.changed
+    assert json.loads(path.read_text()) == EXISTING
+    assert not uninstall(str(path), "claude-code").changed
+
+
+def test_uninstall_leaves_other_agents_and_mixed_groups(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.json"
+    codex = hook_command(["/x/repeat-guard"], "codex")
+    module = hook_command(["/py", "-m", "repeat_guard_cli"], "claude-code")
+    mixed = {"hooks": [USER_HOOK, {"type": "command", "command": module}]}
+    odd = [
+        "not a group",
+        {"hooks": "not a list"},
+        {
+            "hooks": [
+                {"command": 3},
+                {"command": "'unbalanced"},
+                {"command": "other hook claude-code"},
+            ]
+        },
+    ]
+    _write(
+        path, {"hooks": {"PreToolUse": [mixed, *odd], "Stop": [{"hooks": [{"command": codex}]}]}}
+    )
+    uninstall(str(path), "claude-code")
+    hooks = json.loads(path.read_text())["hooks"]
+    assert hooks["PreToolUse"] == [{"hooks": [USER_HOOK]}, *odd]
+    assert hooks["Stop"] == [{"hooks": [{"command": codex}]}]
+
+
+def test_uninstall_removes_a_file_it_alone_filled(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.json"
+    install(str(path), "codex", hook_command(["/x/repeat-guard"], "codex"))
+    change = uninstall(str(path), "codex", dry_run=True)
+    assert path.exists()
+    assert change.after is None
+    assert "+++ /dev/null" in change.diff()
+    uninstall(str(path), "codex")
+    assert not path.exists()
+    assert not uninstall(str(path), "codex").changed
+
+
+def test_an_empty_file_is_an_empty_object(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text("\n")
+    install(str(path), "claude-code", COMMAND)
+    assert "PreToolUse" in json.loads(path.read_text())["hooks"]
+    path.write_text("{}")
+    assert not uninstall(str(path), "claude-code").changed
+
+
+def test_dry_run_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, EXISTING)
+    text = path.read_text()
+    change = install(str(path), "claude-code", COMMAND, dry_run=True)
+    assert path.read_text() == text
+    assert f'+            "command": "{COMMAND}",' in change.diff().replace("\\'", "'")
+
+
+def test_a_symlinked_settings_file_is_written_through(tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "settings.json"
+    _write(target, {"model": "opus"})
+    link = tmp_path / ".claude" / "settings.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    install(str(link), "claude-code", COMMAND)
+    assert link.is_symlink()
+    assert "hooks" in json.loads(target.read_text())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "is not valid JSON"),
+        ("[1]", "does not hold a JSON object"),
+        ('{"hooks": []}', "key 'hooks' is not an object"),
+        ('{"hooks": {"Stop": {}}}', "key 'hooks.Stop' is not a list"),
+    ],
+)
+def test_a_file_it_does_not_understand_is_refused(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(content)
+    with pytest.raises(InstallError, match=message):
+        install(str(path), "claude-code", COMMAND)
+    with pytest.raises(InstallError, match=message):
+        uninstall(str(path), "claude-code")
+    assert path.read_text() == content
+
+
+def test_a_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InstallError, match="is not a regular file"):
+        plan_install(str(tmp_path), "claude-code", COMMAND)
+    undecodable = tmp_path / "settings.json"
+    undecodable.write_bytes(b"\xff\xfe")
+    with pytest.raises(InstallError, match="cannot read"):
+        plan_install(str(undecodable), "claude-code", COMMAND)
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, {"model": "opus"})
+    path.chmod(0o600)
+    change = plan_install(str(path), "claude-code", COMMAND)
+    path.unlink()
+    path.mkdir()  # os.replace cannot put a file over a directory
+    with pytest.raises(OSError, match="Is a directory"):
+        apply_change(change)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]

@@ -1,0 +1,183 @@
+"""One hook call end to end, in process: the answer, the fail-open paths and the config search."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from repeat_guard_hooks import (
+    EXIT_BAD_CONFIG,
+    HookOptions,
+    HookOutcome,
+    find_config_file,
+    resolve_state,
+    run_hook,
+)
+
+
+def _pre(cwd: Path | str, session: str = "s", command: str = "ls") -> bytes:
+    payload = {
+        "session_id": session,
+        "cwd": str(cwd),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    }
+    return json.dumps(payload).encode()
+
+
+def _options(tmp_path: Path, **changes: object) -> HookOptions:
+    fields: dict[str, object] = {"dialect": "claude-code", "state": str(tmp_path / "st.db")}
+    fields.update(changes)
+    return HookOptions(**fields)  # type: ignore[arg-type]  # the test's own fields
+
+
+def _log(tmp_path: Path) -> list[str]:
+    path = tmp_path / "st.db.log"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _contexts(options: HookOptions, data: bytes, times: int) -> list[str | None]:
+    answers: list[str | None] = []
+    for _ in range(times):
+        outcome = run_hook(options, data, 100.0)
+        assert outcome.status == 0
+        assert outcome.stderr == ""
+        answer = json.loads(outcome.stdout) if outcome.stdout else None
+        answers.append(
+            None if answer is None else answer["hookSpecificOutput"]["additionalContext"]
+        )
+    return answers
+
+
+def test_the_third_and_fifth_identical_calls_get_reminders(tmp_path: Path) -> None:
+    answers = _contexts(_options(tmp_path), _pre(tmp_path), 5)
+    assert [a is not None for a in answers] == [False, False, True, False, True]
+    assert answers[2] is not None
+    assert answers[2].startswith("You are repeating")
+    assert answers[4] is not None
+    assert "`Bash` 5 times" in answers[4]
+    assert _log(tmp_path) == []
+
+
+def test_resolve_state_prefers_the_flag() -> None:
+    assert resolve_state("/flag.db", {"REPEAT_GUARD_STATE": "/env.db"}, "/h") == "/flag.db"
+    assert resolve_state(None, {"REPEAT_GUARD_STATE": "/env.db"}, "/h") == "/env.db"
+
+
+def test_unused_events_touch_nothing(tmp_path: Path) -> None:
+    data = json.dumps({"hook_event_name": "Stop", "session_id": "s"}).encode()
+    assert run_hook(_options(tmp_path), data, 1.0) == HookOutcome(0)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_garbage_stdin_fails_open_with_one_log_line(tmp_path: Path) -> None:
+    assert run_hook(_options(tmp_path), b"\x00garbage hunter2", 0.0) == HookOutcome(0)
+    (line,) = _log(tmp_path)
+    assert line.startswith("1970-01-01T00:00:00+00:00 pid=")
+    assert line.endswith(" claude-code ?: stdin is not JSON")
+    assert "hunter2" not in line
+
+
+def test_a_config_file_found_above_cwd_applies(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / "src" / "deep").mkdir(parents=True)
+    (project / ".repeat-guard.toml").write_text("thresholds = [2]\n")
+    answers = _contexts(_options(tmp_path), _pre(project / "src" / "deep"), 2)
+    assert answers[0] is None
+    assert answers[1] is not None
+
+
+def test_the_search_stops_at_the_repository_root(tmp_path: Path) -> None:
+    (tmp_path / ".repeat-guard.toml").write_text("thresholds = [2]\n")
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    assert find_config_file(str(project)) is None
+    assert find_config_file(str(tmp_path / "elsewhere")) == str(tmp_path / ".repeat-guard.toml")
+    assert find_config_file("relative/dir") is None
+    assert find_config_file(None) is None
+    assert find_config_file("/") is None or Path("/.repeat-guard.toml").is_file()
+
+
+def test_an_invalid_config_names_the_file_and_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "guard.toml"
+    config.write_text("thresholds = [1]\n")
+    outcome = run_hook(_options(tmp_path, config=str(config)), _pre(tmp_path), 1.0)
+    assert outcome.status == EXIT_BAD_CONFIG == 1
+    assert outcome.stdout == b""
+    assert outcome.stderr.startswith(f"repeat-guard: invalid configuration in {config}: key ")
+    assert "'thresholds'" in outcome.stderr
+    assert outcome.stderr.endswith("\n")
+
+
+def test_an_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.toml"
+    outcome = run_hook(_options(tmp_path, config=str(missing)), _pre(tmp_path), 1.0)
+    assert outcome.status == 1
+    assert (
+        outcome.stderr
+        == f"repeat-guard: cannot read config file {missing}: No such file or directory\n"
+    )
+
+
+def test_an_unusable_state_path_fails_open(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    options = _options(tmp_path, state=str(blocker / "st.db"))
+    assert run_hook(options, _pre(tmp_path), 1.0) == HookOutcome(0)
+    assert _log(tmp_path) == []  # the log beside the state cannot be written either
+
+
+def test_a_locked_store_fails_open(tmp_path: Path) -> None:
+    options = _options(tmp_path, busy_timeout=0.05)
+    run_hook(options, _pre(tmp_path), 1.0)
+    holder = sqlite3.connect(options.state, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        assert run_hook(options, _pre(tmp_path), 2.0) == HookOutcome(0)
+    finally:
+        holder.close()
+    (line,) = _log(tmp_path)
+    assert line.endswith("PreToolUse: state store unusable: OperationalError SQLITE_BUSY")
+
+
+def test_another_schema_version_fails_open(tmp_path: Path) -> None:
+    options = _options(tmp_path)
+    with sqlite3.connect(options.state) as connection:
+        connection.execute("PRAGMA user_version=7")
+    assert run_hook(options, _pre(tmp_path), 1.0) == HookOutcome(0)
+    (line,) = _log(tmp_path)
+    assert line.endswith("state store unusable: DatabaseError schema version 7, expected 1")
+
+
+def test_a_corrupt_store_is_set_aside_and_counting_starts_afresh(tmp_path: Path) -> None:
+    options = _options(tmp_path, dialect="codex")
+    Path(options.state).write_bytes(b"not a database " * 100)
+    _contexts(options, _pre(tmp_path), 1)
+    (line,) = _log(tmp_path)
+    assert " codex -: state store corrupt (SQLITE_NOTADB); set aside as " in line
+    aside = line.rsplit(" ", 1)[1]
+    assert Path(aside).read_bytes().startswith(b"not a database")
+    answers = _contexts(options, _pre(tmp_path), 2)
+    assert answers[1] is not None
+    assert answers[1].startswith("<system-reminder>")
+
+
+def test_unreadable_rows_are_logged(tmp_path: Path) -> None:
+    options = _options(tmp_path)
+    run_hook(options, _pre(tmp_path), 1.0)
+    with sqlite3.connect(options.state) as connection:
+        connection.execute("UPDATE chains SET chain = 'junk'")
+    run_hook(options, _pre(tmp_path), 2.0)
+    (line,) = _log(tmp_path)
+    assert line.endswith("PreToolUse: 1 unreadable chain(s) started afresh")
+
+
+def test_an_internal_error_fails_open_and_logs_no_message(tmp_path: Path) -> None:
+    options = _options(tmp_path, expire_after="7 days")  # misuse, on purpose
+    assert run_hook(options, _pre(tmp_path, command="secret-arg"), 1.0) == HookOutcome(0)
+    (line,) = _log(tmp_path)
+    assert " PreToolUse: internal error: TypeError at _store.py:" in line
+    assert "secret-arg" not in line

@@ -1,0 +1,241 @@
+"""The SQLite store: one row per agent chain, one transaction per hook call."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from repeat_guard import (
+    AgentDisposed,
+    Event,
+    GuardConfig,
+    PromptSubmitted,
+    ToolCallFinished,
+)
+from repeat_guard_hooks import (
+    DEFAULT_EXPIRE_AFTER,
+    AgentEvent,
+    CorruptStore,
+    SessionEnded,
+    StoreResult,
+    apply_action,
+    default_state_path,
+    open_store,
+)
+from repeat_guard_hooks._store import set_aside
+
+CONFIG = GuardConfig()
+LS = {"command": "ls"}
+
+
+def _call(session: str, agent: str | None = None, arguments: object = LS) -> AgentEvent:
+    who = session if agent is None else f"{session}/{agent}"
+    return AgentEvent(session, ToolCallFinished(who, "Bash", arguments))
+
+
+def _apply(path: Path, action: AgentEvent | SessionEnded, now: float = 1000.0) -> StoreResult:
+    connection = open_store(str(path))
+    try:
+        return apply_action(connection, CONFIG, action, now)
+    finally:
+        connection.close()
+
+
+def _rows(path: Path) -> list[tuple[str, str, str, float]]:
+    with sqlite3.connect(path) as connection:
+        return connection.execute("SELECT * FROM chains ORDER BY session, agent").fetchall()
+
+
+def test_state_path_from_the_environment() -> None:
+    home = "/home/u"
+    assert default_state_path({"REPEAT_GUARD_STATE": "/s.db"}, home) == "/s.db"
+    assert default_state_path({"XDG_STATE_HOME": "/x"}, home) == "/x/repeat-guard/state.sqlite3"
+    default = "/home/u/.local/state/repeat-guard/state.sqlite3"
+    assert default_state_path({}, home) == default
+    assert default_state_path({"XDG_STATE_HOME": "rel", "REPEAT_GUARD_STATE": ""}, home) == default
+
+
+def test_counts_across_connections_and_fires_at_thresholds(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    fired = [(r.count, r.form) for _ in range(8) for r in _apply(path, _call("s")).reminders]
+    assert fired == [(3, "gentle"), (5, "detailed"), (8, "detailed")]
+    ((session, agent, chain, seen),) = _rows(path)
+    assert (session, agent, seen) == ("s", "s", 1000.0)
+    assert chain == '[1, "Bash", "{\\"command\\":\\"ls\\"}", 8]'
+
+
+def test_long_arguments_are_stored_as_a_digest(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    secret = {"content": "x" * 100_000 + "hunter2"}
+    _apply(path, _call("s", arguments=secret))
+    ((_, _, chain, _),) = _rows(path)
+    assert "hunter2" not in chain
+    assert len(chain) < 100
+
+
+def test_file_and_directory_are_private(tmp_path: Path) -> None:
+    path = tmp_path / "new" / "dir" / "state.sqlite3"
+    connection = open_store(str(path))
+    try:
+        apply_action(connection, CONFIG, _call("s"), 1.0)
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        for name in ("state.sqlite3", "state.sqlite3-wal", "state.sqlite3-shm"):
+            assert stat.S_IMODE(os.stat(path.parent / name).st_mode) == 0o600, name
+    finally:
+        connection.close()
+    # The directory holding the file is private; its parents (~/.local/state) keep the umask's.
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+def test_agents_and_sessions_are_independent(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    for _ in range(2):
+        _apply(path, _call("s"))
+        _apply(path, _call("s", "sub"))
+        _apply(path, _call("t"))
+    assert _apply(path, _call("s", "sub")).reminders[0].agent == "s/sub"
+    assert [(s, a, c[-2]) for s, a, c, _ in _rows(path)] == [
+        ("s", "s", "2"),
+        ("s", "s/sub", "3"),
+        ("t", "t", "2"),
+    ]
+
+
+def test_prompt_and_disposal_drop_one_chain(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("s"))
+    _apply(path, _call("s", "sub"))
+    _apply(path, AgentEvent("s", PromptSubmitted("s")))
+    assert [a for _, a, _, _ in _rows(path)] == ["s/sub"]
+    _apply(path, AgentEvent("s", AgentDisposed("s/sub")))
+    assert _rows(path) == []
+
+
+def test_session_end_drops_every_chain_of_the_session_only(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    for action in (_call("s"), _call("s", "a"), _call("s", "b"), _call("t")):
+        _apply(path, action)
+    assert _apply(path, SessionEnded("s")) == StoreResult(())
+    assert [(s, a) for s, a, _, _ in _rows(path)] == [("t", "t")]
+
+
+def test_chains_unseen_for_the_expiry_time_are_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("old"), now=0.0)
+    _apply(path, _call("recent"), now=DEFAULT_EXPIRE_AFTER - 1)
+    _apply(path, _call("now"), now=DEFAULT_EXPIRE_AFTER + 1)
+    assert [s for s, _, _, _ in _rows(path)] == ["now", "recent"]
+
+
+@pytest.mark.parametrize("stored", ["not json", '{"a": 1}', '[2, "Bash", "k", 1]', "[[[["])
+def test_an_unreadable_row_starts_afresh(tmp_path: Path, stored: str) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("s"))
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE chains SET chain = ?", (stored,))
+    assert _apply(path, _call("s")) == StoreResult((), dropped=1)
+    assert _rows(path)[0][2].endswith(", 1]")
+
+
+def test_a_blob_row_starts_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("s"))
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE chains SET chain = ?", (b"\x00",))
+    assert _apply(path, _call("s")).dropped == 1
+
+
+def test_threads_with_their_own_connections_lose_no_count(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    open_store(str(path)).close()
+
+    def work() -> None:
+        for _ in range(10):
+            _apply(path, _call("s"))
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert _rows(path)[0][2].endswith(", 80]")
+
+
+def test_a_file_that_is_not_a_database_is_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    path.write_bytes(b"this is not a database, just some text\n" * 200)
+    with pytest.raises(CorruptStore):
+        open_store(str(path))
+
+
+def test_a_damaged_page_is_corrupt_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    for n in range(200):
+        _apply(path, _call(f"s{n:03d}"))
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(path.read_bytes())
+    data[page_size : 3 * page_size] = b"\xa5" * (2 * page_size)
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptStore):
+        _apply(path, _call("s100"))
+
+
+def test_set_aside_moves_the_file_and_its_wal(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    path.write_bytes(b"junk")
+    (tmp_path / "state.sqlite3-wal").write_bytes(b"wal")
+    aside = set_aside(str(path), 5.0)
+    assert not path.exists()
+    assert not (tmp_path / "state.sqlite3-wal").exists()
+    assert Path(aside).read_bytes() == b"junk"
+    assert Path(aside + "-wal").read_bytes() == b"wal"
+    assert aside.startswith(f"{path}.corrupt-5-")
+
+
+def test_another_schema_version_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA user_version=99")
+    with pytest.raises(sqlite3.DatabaseError, match="schema version 99") as raised:
+        open_store(str(path))
+    assert not isinstance(raised.value, CorruptStore)
+
+
+def test_a_locked_store_times_out_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("s"))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        connection = open_store(str(path), busy_timeout=0.05)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            apply_action(connection, CONFIG, _call("s"), 1.0)
+        assert not connection.in_transaction
+        connection.close()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert _rows(path)[0][2].endswith(", 1]")
+
+
+def test_a_failure_inside_the_transaction_rolls_it_back(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("s"))
+    not_an_event: Event = "junk"  # type: ignore[assignment]  # misuse, on purpose
+    connection = open_store(str(path))
+    with pytest.raises(AttributeError):
+        apply_action(connection, CONFIG, AgentEvent("s", not_an_event), 2.0)
+    assert not connection.in_transaction
+    with sqlite3.connect(path) as other:
+        other.execute("DROP TABLE chains")
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        apply_action(connection, CONFIG, _call("s"), 3.0)
+    assert not connection.in_transaction
+    connection.close()
