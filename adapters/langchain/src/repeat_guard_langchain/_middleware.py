@@ -1,0 +1,252 @@
+"""The guard as a LangChain v1 agent middleware, with its chain in the agent's own state.
+
+Theory of operation: ``create_agent`` runs every ``before_model`` hook before each model call,
+so the messages that joined the thread since the hook last ran are exactly what the model has
+not yet been reminded about: the previous model turn (an ``AIMessage`` with tool calls), the
+``ToolMessage`` answers in the order they were added, and any new user message. The hook turns
+them into core events in that order, runs ``reduce`` once per event, and returns a state update:
+
+* ``repeat_guard`` (a private field of the agent state, so the thread's checkpointer stores it):
+  the chain as the core's ``encode_chain`` writes it, and the id of the last message folded;
+* ``messages``: one ``HumanMessage`` per reminder, appended after the step's tool results and
+  marked ``additional_kwargs["lc_source"] = "repeat-tool-guard"`` (LangChain's convention for
+  messages its middleware writes, as the summarization middleware does).
+
+Rules kept here, because they are about reading LangChain's messages (no detection logic):
+
+* a ``HumanMessage`` without an ``lc_source`` mark is a user's message and starts the chain over;
+  marked ones (the guard's own reminders, a summary) are not;
+* a ``ToolMessage`` is a finished call: its tool and arguments come from the ``AIMessage`` tool
+  call it answers (``tool_call_id``); an answer to a call that is no longer in the history is
+  skipped;
+* reminders are only emitted for the tool results after the last ``AIMessage``: when the stored
+  marker is missing from the history (a new thread, or one whose history was rewritten), the
+  whole history is folded from an empty chain, and calls the model has already answered must
+  not be reminded about again.
+
+Fail open: an exception from the guard's own code is logged in one line and the hook returns no
+update, so the model is called as if the guard were absent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import AgentMiddleware, AgentState, PrivateStateAttr
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langgraph.runtime import Runtime
+from returns.pipeline import is_successful
+
+from repeat_guard import (
+    Chain,
+    ConfigError,
+    Event,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    decode_chain,
+    encode_chain,
+    parse_config,
+    reduce,
+)
+
+__all__ = [
+    "AGENT",
+    "PLUGIN_NAME",
+    "STATE_KEY",
+    "GuardConfigError",
+    "Reducer",
+    "RepeatGuardMiddleware",
+    "RepeatGuardState",
+    "reminder_message",
+    "resolve_config",
+]
+
+PLUGIN_NAME = "repeat-tool-guard"
+"""The guard's name: the ``lc_source`` of its reminder messages."""
+
+STATE_KEY = "repeat_guard"
+"""The agent-state field holding the guard's stored chain and marker."""
+
+AGENT = "agent"
+"""The core's id for the agent of a thread: the state is per thread, so one id suffices."""
+
+Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
+
+_log = logging.getLogger("repeat_guard_langchain")
+
+
+class RepeatGuardState(AgentState[Any]):
+    """The agent state with the guard's private field (stored with the thread, never input)."""
+
+    repeat_guard: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+
+
+class GuardConfigError(ValueError):
+    """The guard's configuration mapping is invalid; the message names the offending key."""
+
+    def __init__(self, error: ConfigError) -> None:
+        super().__init__(f"invalid {PLUGIN_NAME} config: {error.message}")
+        self.key = error.key
+        self.value = error.value
+
+
+def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardConfig:
+    """Return the ``GuardConfig`` that ``config`` describes (the defaults for ``None``).
+
+    A mapping goes through ``repeat_guard.parse_config``; raises ``GuardConfigError`` naming
+    the key when it is invalid.
+    """
+    if config is None:
+        return GuardConfig()
+    if isinstance(config, GuardConfig):
+        return config
+    parsed = parse_config(config)
+    if not is_successful(parsed):
+        raise GuardConfigError(parsed.failure())
+    return parsed.unwrap()
+
+
+def reminder_message(reminder: Reminder, after: str | None = None) -> HumanMessage:
+    """Return the message carrying ``reminder``, marked as the guard's.
+
+    ``after`` is the id of the tool result that reached the threshold; the reminder's id is
+    derived from it (the thread's message ids are unique, tool call ids need not be), so the
+    same step folded twice replaces its reminder instead of adding a second one.
+    """
+    source = {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
+    return HumanMessage(
+        content=reminder.text,
+        id=None if after is None else f"{PLUGIN_NAME}:{after}",
+        additional_kwargs={"lc_source": PLUGIN_NAME, STATE_KEY: source},
+    )
+
+
+class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
+    """The repeat-tool-call guard: ``create_agent(..., middleware=[RepeatGuardMiddleware()])``.
+
+    ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the design note's keys
+    (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``; parsed here, raising
+    ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``reducer`` is the
+    transition function, injectable for tests.
+    """
+
+    state_schema = RepeatGuardState
+
+    def __init__(
+        self,
+        config: GuardConfig | Mapping[str, object] | None = None,
+        *,
+        reducer: Reducer = reduce,
+    ) -> None:
+        super().__init__()
+        self.config = resolve_config(config)
+        self.reducer = reducer
+
+    def before_model(self, state: RepeatGuardState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Fold the messages added since the last call; return the guard's state update."""
+        return self._update(state)
+
+    async def abefore_model(
+        self, state: RepeatGuardState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        """The same as ``before_model``, for ``ainvoke`` and ``astream``."""
+        return self._update(state)
+
+    def _update(self, state: RepeatGuardState) -> dict[str, Any] | None:
+        try:
+            return self._fold(state["messages"], state.get(STATE_KEY))
+        except Exception as error:
+            _log.error(
+                "%s failed (%s: %s); the model is called unguarded",
+                PLUGIN_NAME,
+                type(error).__name__,
+                error,
+            )
+            return None
+
+    def _fold(self, messages: Sequence[AnyMessage], stored: object) -> dict[str, Any]:
+        chain, start = self._resume(messages, stored)
+        guard = GuardState.from_chains(self.config, {} if chain is None else {AGENT: chain})
+        current_step = _after_last_ai_message(messages)
+        reminders: list[HumanMessage] = []
+        for index in range(start, len(messages)):
+            message = messages[index]
+            event = _event(messages, index)
+            if event is None:
+                continue
+            guard, produced = self.reducer(guard, event)
+            if index >= current_step:
+                reminders.extend(reminder_message(r, message.id) for r in produced)
+        after = guard.chain(AGENT)
+        update: dict[str, Any] = {
+            STATE_KEY: {
+                "chain": None if after is None else encode_chain(after),
+                "seen": messages[-1].id if messages else None,
+            }
+        }
+        if reminders:
+            update["messages"] = reminders
+        return update
+
+    def _resume(self, messages: Sequence[AnyMessage], stored: object) -> tuple[Chain | None, int]:
+        """Return the stored chain and where to fold from, or no chain and 0 when unusable."""
+        if not isinstance(stored, Mapping):
+            return None, 0
+        seen = stored.get("seen")
+        position = None if seen is None else _position_after(messages, seen)
+        if position is None:
+            return None, 0
+        raw = stored.get("chain")
+        if raw is None:
+            return None, position
+        decoded = decode_chain(raw)
+        if not is_successful(decoded):
+            _log.error("%s ignores its stored chain: %s", PLUGIN_NAME, decoded.failure())
+            return None, 0
+        return decoded.unwrap(), position
+
+
+def _position_after(messages: Sequence[AnyMessage], message_id: object) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].id == message_id:
+            return index + 1
+    return None
+
+
+def _after_last_ai_message(messages: Sequence[AnyMessage]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], AIMessage):
+            return index + 1
+    return 0
+
+
+def _event(messages: Sequence[AnyMessage], index: int) -> Event | None:
+    """The core event ``messages[index]`` stands for, or ``None`` when it is none."""
+    message = messages[index]
+    if isinstance(message, HumanMessage):
+        return None if "lc_source" in message.additional_kwargs else PromptSubmitted(AGENT)
+    if isinstance(message, ToolMessage):
+        call = _answered_call(messages, index, message.tool_call_id)
+        if call is None:
+            return None
+        return ToolCallFinished(AGENT, call["name"], call["args"])
+    return None
+
+
+def _answered_call(
+    messages: Sequence[AnyMessage], index: int, tool_call_id: str
+) -> Mapping[str, Any] | None:
+    """The tool call, in the nearest ``AIMessage`` before ``index``, that has ``tool_call_id``."""
+    for earlier in range(index - 1, -1, -1):
+        message = messages[earlier]
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call["id"] == tool_call_id:
+                    return call
+            return None
+    return None

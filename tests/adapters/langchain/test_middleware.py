@@ -1,0 +1,421 @@
+"""The middleware driven by real LangChain agents and a scripted chat model."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+import pytest
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import Runtime
+
+from repeat_guard import Event, GuardConfig, GuardState, Reminder, encode_chain
+from repeat_guard_langchain import (
+    PLUGIN_NAME,
+    STATE_KEY,
+    GuardConfigError,
+    RepeatGuardMiddleware,
+    RepeatGuardState,
+    reminder_message,
+)
+
+from ._support import (
+    DETAILED_MARK,
+    GENTLE_MARK,
+    LoopingChatModel,
+    agent_with,
+    guard_messages,
+    latest_input,
+    summaries,
+)
+
+GREP = ("grep", {"pattern": "TODO"})
+READ = ("read", {"path": "a.txt"})
+PROMPT = {"messages": [HumanMessage("Find the TODOs.")]}
+
+
+def thread(name: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": name}, "recursion_limit": 100}
+
+
+def final_messages(mode: str, model: LoopingChatModel) -> list[AnyMessage]:
+    """Run one prompt to the end in ``mode`` and return the thread's messages."""
+    saver = InMemorySaver()
+    agent = agent_with(model, [RepeatGuardMiddleware()], checkpointer=saver)
+    config = thread(mode)
+    if mode == "invoke":
+        agent.invoke(PROMPT, config)
+    elif mode == "ainvoke":
+        asyncio.run(agent.ainvoke(PROMPT, config))
+    elif mode == "stream":
+        for _ in agent.stream(PROMPT, config, stream_mode="updates"):
+            pass
+    else:
+
+        async def drain() -> None:
+            async for _ in agent.astream(PROMPT, config, stream_mode="messages"):
+                pass
+
+        asyncio.run(drain())
+    messages: list[AnyMessage] = agent.get_state(config).values["messages"]
+    return messages
+
+
+MODES = ["invoke", "ainvoke", "stream", "astream"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_gentle_reminder_follows_the_third_call_and_the_model_stops(mode: str) -> None:
+    model = LoopingChatModel(seen=[])
+    messages = final_messages(mode, model)
+    assert messages[-1].content == "stopped after 3 turns"
+    assert summaries(messages) == [(3, "grep × 3", "gentle")]
+    assert [any(GENTLE_MARK in text for text in texts) for texts in model.seen] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_detailed_reminder_follows_the_fifth_call(mode: str) -> None:
+    model = LoopingChatModel(seen=[], stop_at=DETAILED_MARK)
+    messages = final_messages(mode, model)
+    assert messages[-1].content == "stopped after 5 turns"
+    assert summaries(messages) == [(3, "grep × 3", "gentle"), (5, "grep × 5", "detailed")]
+    detailed = [text for texts in model.seen for text in texts if DETAILED_MARK in text]
+    assert len(detailed) == 1
+    assert 'grep` 5 times in a row with identical arguments: {"pattern":"TODO"}' in detailed[0]
+
+
+def test_the_reminder_is_its_own_message_after_the_tool_result() -> None:
+    messages = final_messages("invoke", LoopingChatModel(seen=[]))
+    *_, call, result, reminder, answer = messages
+    assert isinstance(call, AIMessage)
+    assert isinstance(result, ToolMessage)
+    assert result.content == "no match for TODO"  # the tool's own output, untouched
+    assert isinstance(reminder, HumanMessage)
+    assert str(reminder.content).startswith("<system-reminder>")
+    assert reminder.id == f"{PLUGIN_NAME}:{result.id}"
+    assert reminder.additional_kwargs == {
+        "lc_source": "repeat-tool-guard",
+        "repeat_guard": {
+            "kind": "plugin",
+            "plugin": "repeat-tool-guard",
+            "summary": "grep × 3",
+            "escalation": "gentle",
+        },
+    }
+    assert isinstance(answer, AIMessage)
+
+
+def test_parallel_calls_keep_their_results_together_and_the_reminder_follows_them() -> None:
+    model = LoopingChatModel(seen=[], per_step=2)
+    messages = final_messages("invoke", model)
+    # two identical calls per step: the third call is the first of step two, and its reminder
+    # comes after both of that step's results
+    assert summaries(messages) == [(4, "grep × 3", "gentle")]
+    kinds = [type(message).__name__ for message in messages[-5:]]
+    assert kinds == ["AIMessage", "ToolMessage", "ToolMessage", "HumanMessage", "AIMessage"]
+
+
+def test_a_model_that_alternates_tools_is_left_alone() -> None:
+    model = LoopingChatModel(seen=[], calls=(GREP, READ), stop_at=None, limit=10)
+    messages = final_messages("invoke", model)
+    assert messages[-1].content == "stopped after 10 turns"
+    assert summaries(messages) == []
+
+
+def test_two_threads_at_once_stay_independent() -> None:
+    model = LoopingChatModel(seen=[])
+    saver = InMemorySaver()
+    guard = RepeatGuardMiddleware()
+    agent = agent_with(model, [guard], checkpointer=saver)
+
+    async def both() -> None:
+        await asyncio.gather(
+            agent.ainvoke(PROMPT, thread("one")), agent.ainvoke(PROMPT, thread("two"))
+        )
+
+    asyncio.run(both())
+    for name in ("one", "two"):
+        messages = agent.get_state(thread(name)).values["messages"]
+        assert summaries(messages) == [(3, "grep × 3", "gentle")]
+        assert messages[-1].content == "stopped after 3 turns"
+    assert len(model.seen) == 8  # both threads ran their four requests on the one model
+
+
+def test_a_resumed_thread_continues_its_chain() -> None:
+    saver = InMemorySaver()
+    model = LoopingChatModel(seen=[])
+    config = thread("resumed")
+    # each invocation stops after one tool step; every resume builds a new agent and middleware,
+    # as a new process would, with only the checkpointer in common
+    agent = agent_with(
+        model, [RepeatGuardMiddleware()], checkpointer=saver, interrupt_after=["tools"]
+    )
+    agent.invoke(PROMPT, config)
+    for _ in range(5):
+        again = agent_with(
+            model, [RepeatGuardMiddleware()], checkpointer=saver, interrupt_after=["tools"]
+        )
+        again.invoke(None, config)
+    state = again.get_state(config).values
+    assert summaries(state["messages"]) == [(3, "grep × 3", "gentle")]
+    assert state["messages"][-1].content == "stopped after 3 turns"
+    assert state[STATE_KEY]["chain"] == [1, "grep", '{"pattern":"TODO"}', 3]
+
+
+def test_a_new_user_message_in_the_thread_starts_the_chain_over() -> None:
+    saver = InMemorySaver()
+    model = LoopingChatModel(seen=[])
+    agent = agent_with(model, [RepeatGuardMiddleware()], checkpointer=saver)
+    config = thread("continued")
+    agent.invoke(PROMPT, config)
+    agent.invoke({"messages": [HumanMessage("Look again.")]}, config)
+    messages = agent.get_state(config).values["messages"]
+    # three more calls after the new message before the next reminder, not one
+    assert summaries(messages) == [(3, "grep × 3", "gentle"), (6, "grep × 3", "gentle")]
+
+
+def test_a_marked_message_from_other_middleware_does_not_reset_the_chain() -> None:
+    guard = RepeatGuardMiddleware()
+    summary = HumanMessage(
+        "Summary so far.", id="s", additional_kwargs={"lc_source": "summarization"}
+    )
+    state: RepeatGuardState = {"messages": [*_calls(2), summary, *_calls(1, first=2)]}
+    update = guard.before_model(state, _runtime())
+    assert update is not None
+    (reminder,) = update["messages"]
+    assert reminder.additional_kwargs[STATE_KEY]["summary"] == "grep × 3"
+
+
+def test_a_subagent_keeps_its_own_chain() -> None:
+    guard = RepeatGuardMiddleware()  # shared by parent and child: the state is per graph
+    child_model = LoopingChatModel(seen=[], stop_at=None, limit=2)
+    child = agent_with(child_model, [guard])
+    child_runs: list[list[AnyMessage]] = []
+
+    @tool
+    def delegate(task: str) -> str:
+        """Hand a task to the subagent."""
+        result = child.invoke({"messages": [HumanMessage(task)]})
+        child_runs.append(result["messages"])
+        return str(result["messages"][-1].content)
+
+    parent_model = LoopingChatModel(seen=[], calls=(("delegate", {"task": "grep"}),))
+    parent = agent_with(parent_model, [guard], tools=[delegate], checkpointer=InMemorySaver())
+    config = thread("parent")
+    parent.invoke(PROMPT, config)
+    assert len(child_runs) == 3
+    assert all(summaries(messages) == [] for messages in child_runs)  # six greps, two per run
+    assert summaries(parent.get_state(config).values["messages"]) == [(3, "delegate × 3", "gentle")]
+
+
+class Recorder(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Another middleware: adds its own note before each model call and records the request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[list[AnyMessage]] = []
+
+    def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if any(isinstance(message, ToolMessage) for message in latest_input(state["messages"])):
+            note = HumanMessage(
+                "note from the recorder", additional_kwargs={"lc_source": "recorder"}
+            )
+            return {"messages": [note]}
+        return None
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        self.requests.append(list(request.messages))
+        return handler(request)
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        self.requests.append(list(request.messages))
+        return await handler(request)
+
+
+@pytest.mark.parametrize("guard_first", [True, False])
+def test_other_middleware_still_see_their_messages(guard_first: bool) -> None:
+    recorder = Recorder()
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [RepeatGuardMiddleware(), recorder]
+    if not guard_first:
+        middleware.reverse()
+    model = LoopingChatModel(seen=[])
+    agent = agent_with(model, middleware, checkpointer=InMemorySaver())
+    agent.invoke(PROMPT, thread("shared"))
+    messages = agent.get_state(thread("shared")).values["messages"]
+    assert messages[-1].content == "stopped after 3 turns"
+    last_request = recorder.requests[-1]
+    sources = {m.additional_kwargs.get("lc_source") for m in last_request[-2:]}
+    assert sources == {"recorder", PLUGIN_NAME}  # both notes, each its own message
+    assert sum("note from the recorder" in text for texts in model.seen for text in texts) == 3
+    assert summaries(messages) == [(3, "grep × 3", "gentle")]
+
+
+def test_a_mapping_config_is_parsed_and_honoured() -> None:
+    guard = RepeatGuardMiddleware({"thresholds": [2, 4], "exclude": ["read"]})
+    assert guard.config == GuardConfig(thresholds=(2, 4), exclude=("read",))
+    model = LoopingChatModel(seen=[], calls=(GREP, READ), stop_at=DETAILED_MARK)
+    agent = agent_with(model, [guard], checkpointer=InMemorySaver())
+    agent.invoke(PROMPT, thread("config"))
+    messages = agent.get_state(thread("config")).values["messages"]
+    assert summaries(messages) == [(3, "grep × 2", "gentle"), (7, "grep × 4", "detailed")]
+
+
+def test_a_guard_config_is_used_as_it_is() -> None:
+    config = GuardConfig(thresholds=(4,))
+    assert RepeatGuardMiddleware(config).config is config
+    assert RepeatGuardMiddleware().config == GuardConfig()
+
+
+def test_an_invalid_mapping_fails_loud_naming_the_key() -> None:
+    with pytest.raises(GuardConfigError, match="thresholds must not be empty") as caught:
+        RepeatGuardMiddleware({"thresholds": []})
+    assert caught.value.key == "thresholds"
+    assert caught.value.value == []
+    assert str(caught.value).startswith("invalid repeat-tool-guard config: ")
+
+
+def broken(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
+    raise RuntimeError("boom")
+
+
+def test_an_internal_error_fails_open_with_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    model = LoopingChatModel(seen=[], stop_at=None, limit=4)
+    agent = agent_with(model, [RepeatGuardMiddleware(reducer=broken)])
+    with caplog.at_level(logging.ERROR, logger="repeat_guard_langchain"):
+        result = agent.invoke(PROMPT)
+    assert result["messages"][-1].content == "stopped after 4 turns"  # the run went on
+    assert guard_messages(result["messages"]) == []
+    lines = [record.getMessage() for record in caplog.records]
+    assert (
+        lines[0] == "repeat-tool-guard failed (RuntimeError: boom); the model is called unguarded"
+    )
+    assert len(lines) == 5  # one per model call
+
+
+# -- folding rules, on hand-made states ---------------------------------------------------
+
+
+def _calls(count: int, first: int = 0) -> list[AnyMessage]:
+    messages: list[AnyMessage] = []
+    for n in range(first, first + count):
+        call = {"name": "grep", "args": {"pattern": "TODO"}, "id": f"c{n}", "type": "tool_call"}
+        messages.append(AIMessage("", tool_calls=[call], id=f"ai{n}"))
+        messages.append(ToolMessage("no match", tool_call_id=f"c{n}", id=f"t{n}"))
+    return messages
+
+
+def _state(messages: list[AnyMessage], stored: object) -> RepeatGuardState:
+    # the stored field may hold anything at all (junk included): that is what is under test
+    return cast("RepeatGuardState", {"messages": messages, STATE_KEY: stored})
+
+
+def _runtime() -> Runtime[Any]:
+    return Runtime(context=None)
+
+
+def test_a_history_without_its_marker_is_folded_afresh_and_only_the_last_step_is_reminded() -> None:
+    guard = RepeatGuardMiddleware()
+    history = [HumanMessage("go", id="h"), *_calls(3)]
+    stale = {"chain": [1, "grep", '{"pattern":"TODO"}', 7], "seen": "gone"}
+    update = guard.before_model(_state(history, stale), _runtime())
+    assert update is not None
+    assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 3"]
+    assert update[STATE_KEY] == {"chain": [1, "grep", '{"pattern":"TODO"}', 3], "seen": "t2"}
+    # four calls: the third call's reminder was for an earlier step, the fourth reaches nothing
+    update = guard.before_model({"messages": [*history, *_calls(1, first=3)]}, _runtime())
+    assert update is not None
+    assert "messages" not in update
+    assert update[STATE_KEY]["chain"][3] == 4
+
+
+def test_the_fold_starts_after_the_marker_from_the_stored_chain() -> None:
+    guard = RepeatGuardMiddleware()
+    history = [HumanMessage("go", id="h"), *_calls(1, first=9)]
+    stored: dict[str, object] = {"chain": [1, "grep", '{"pattern":"TODO"}', 4], "seen": "h"}
+    update = guard.before_model(_state(history, stored), _runtime())
+    assert update is not None
+    assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 5"]
+    # a marker at the end with no chain: nothing new, nothing said
+    stored = {"chain": None, "seen": "t9"}
+    assert guard.before_model(_state(history, stored), _runtime()) == {STATE_KEY: stored}
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [None, "junk", {"seen": None}, {"chain": ["not", "a", "chain"], "seen": "h"}],
+)
+def test_junk_in_the_stored_field_folds_the_history_afresh(
+    stored: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = RepeatGuardMiddleware()
+    history = [HumanMessage("go", id="h"), *_calls(3)]
+    with caplog.at_level(logging.ERROR, logger="repeat_guard_langchain"):
+        update = guard.before_model(_state(history, stored), _runtime())
+    assert update is not None
+    assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 3"]
+    if isinstance(stored, dict) and stored.get("chain"):
+        assert (
+            caplog.records[0]
+            .getMessage()
+            .startswith("repeat-tool-guard ignores its stored chain: ")
+        )
+    else:
+        assert caplog.records == []
+
+
+def test_a_result_whose_call_is_gone_is_skipped() -> None:
+    guard = RepeatGuardMiddleware()
+    orphan = ToolMessage("no match", tool_call_id="elsewhere", id="o")
+    history: list[AnyMessage] = [orphan, *_calls(2), ToolMessage("late", tool_call_id="c9", id="x")]
+    update = guard.before_model({"messages": history}, _runtime())
+    assert update == {STATE_KEY: {"chain": [1, "grep", '{"pattern":"TODO"}', 2], "seen": "x"}}
+
+
+def test_an_empty_history_stores_no_marker() -> None:
+    assert RepeatGuardMiddleware().before_model({"messages": []}, _runtime()) == {
+        STATE_KEY: {"chain": None, "seen": None}
+    }
+
+
+def test_reminder_message_without_a_result_id_lets_the_thread_assign_one() -> None:
+    reminder = Reminder("a", "grep", 3, "gentle", "<system-reminder>x</system-reminder>", "{}")
+    assert reminder_message(reminder).id is None
+    assert reminder_message(reminder, "t1").id == f"{PLUGIN_NAME}:t1"
+
+
+def test_encoded_chains_are_the_cores() -> None:
+    state = RepeatGuardMiddleware().before_model({"messages": _calls(1)}, _runtime())
+    assert state is not None
+    chain = GuardState.initial()
+    assert state[STATE_KEY]["chain"] == encode_chain(next(iter(_fold_one(chain).chains.values())))
+
+
+def _fold_one(state: GuardState) -> GuardState:
+    from repeat_guard import ToolCallFinished, reduce
+
+    after, _ = reduce(state, ToolCallFinished("agent", "grep", {"pattern": "TODO"}))
+    return after
