@@ -20,7 +20,7 @@ from repeat_guard import GuardConfig
 from repeat_guard_acp import FileSummary, replay_transcript
 
 try:  # the fastest JSON parser available in the venv is the baseline
-    import orjson  # type: ignore[import-not-found]  # optional; absent in this workspace
+    import orjson  # in this workspace through langsmith, a dependency of the LangChain adapter
 
     parse: Callable[[bytes], object] = orjson.loads
     PARSER = "orjson"
