@@ -52,8 +52,19 @@ typecheck: .venv/.synced ## mypy --strict over sources, tests and benchmarks
 test: lint typecheck ## Lint, typecheck, and run every test with coverage (100% on the core)
 	$(RUN) pytest -m "not e2e" --cov --cov-report=term-missing --cov-fail-under=100
 
+# The agents the hook tests run, pinned; npm installs them under .tools/npm (ignored).
+CLAUDE_CODE_VERSION := 2.1.197
+CODEX_VERSION := 0.171.0
+NPM_STAMP := $(TOOLS)/npm/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+
+$(NPM_STAMP):
+	mkdir -p $(TOOLS)/npm
+	npm install --prefix $(TOOLS)/npm --no-audit --no-fund --loglevel=error \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+	@touch $@
+
 .PHONY: e2e
-e2e: .venv/.synced ## Tests against real parts: headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMP) ## Tests against real parts: Claude Code and Codex (npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(RUN) pytest -m e2e -p no:cacheprovider
 

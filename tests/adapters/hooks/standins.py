@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "Call",
@@ -113,7 +113,7 @@ class _StandIn:
     def stream(self, step: Step, first_id: int) -> Iterator[bytes]:
         raise NotImplementedError
 
-    def __enter__(self) -> _StandIn:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

@@ -1,0 +1,202 @@
+"""The real Claude Code binary, offline, with the hooks ``repeat-guard install`` writes.
+
+The model is a scripted stand-in on 127.0.0.1 that logs every request; the checks are on what
+reached it: which request carried a reminder, and in what envelope.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repeat_guard import GuardConfig, GuardState, Reminder, ToolCallFinished, reduce
+
+from .agents import REPEAT_GUARD, Sandbox, blocks, run_claude, run_claude_session, trust_project
+from .standins import Call, MessagesStandIn, Say, Step
+
+pytestmark = pytest.mark.e2e
+
+LS = {"command": "ls", "description": "List files"}
+LS_CALL = Call("Bash", LS)
+MARK = "hook additional context: "
+
+
+def _reminder(count: int, config: GuardConfig | None = None) -> Reminder:
+    state = GuardState.initial(config)
+    fired: list[Reminder] = []
+    for _ in range(count):
+        state, reminders = reduce(state, ToolCallFinished("a", "Bash", LS))
+        fired.extend(reminders)
+    return fired[-1]
+
+
+def _wrapped(reminder: Reminder) -> str:
+    # Claude Code's own envelope around a PreToolUse answer, as it reaches the model.
+    return f"<system-reminder>\nPreToolUse:Bash {MARK}{reminder.body}\n</system-reminder>"
+
+
+def _is_prompt(message: Mapping[str, Any]) -> bool:
+    kinds = {block.get("type") for block in blocks(message)}
+    return message.get("role") == "user" and "tool_result" not in kinds
+
+
+def _prompts(request: Mapping[str, Any]) -> int:
+    return sum(1 for message in request["messages"] if _is_prompt(message))
+
+
+def _results_since_prompt(request: Mapping[str, Any]) -> int:
+    count = 0
+    for message in request["messages"]:
+        if _is_prompt(message):
+            count = 0
+        count += sum(1 for b in blocks(message) if b.get("type") == "tool_result")
+    return count
+
+
+def _is_subagent(request: Mapping[str, Any]) -> bool:
+    first = next(m for m in request["messages"] if m.get("role") == "user")
+    return any("SUBTASK" in str(b.get("text", "")) for b in blocks(first))
+
+
+def _contexts(request: Mapping[str, Any]) -> list[str]:
+    """The hook contexts in the newest message: what the last calls' hooks said."""
+    return [
+        str(b["text"]) for b in blocks(request["messages"][-1]) if MARK in str(b.get("text", ""))
+    ]
+
+
+def _turns(model: MessagesStandIn) -> list[Mapping[str, Any]]:
+    return [r for r in model.model_requests() if r.get("tools")]
+
+
+def _side(request: Mapping[str, Any]) -> Step | None:
+    # Requests without tools are Claude Code's own side questions (a title, a summary).
+    return None if request.get("tools") else Say("ok")
+
+
+def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    out = sandbox.install("claude-code")
+    path = sandbox.project / ".claude" / "settings.json"
+    assert out == f"repeat-guard claude-code hooks added to {path}\n"
+    hooks = json.loads(path.read_text())["hooks"]
+    assert sorted(hooks) == ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    for groups in hooks.values():
+        ((entry,),) = [group["hooks"] for group in groups]
+        assert entry["command"] == f"{REPEAT_GUARD} hook claude-code"
+    assert sandbox.install("claude-code") == f"{path}: already as wanted; nothing changed\n"
+
+
+def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code")
+
+    def script(request: Mapping[str, Any]) -> Step:
+        side = _side(request)
+        if side is not None:
+            return side
+        return (LS_CALL,) if _results_since_prompt(request) < 6 else Say("done")
+
+    with MessagesStandIn(script) as model:
+        result = run_claude(sandbox, model.url, "list the files")
+    assert result["result"] == "done"
+    seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
+    gentle, detailed = _wrapped(_reminder(3)), _wrapped(_reminder(5))
+    assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
+    assert gentle.count("<system-reminder>") == 1
+    assert "You are repeating the exact same tool call." in gentle
+    assert sandbox.log() == ""
+
+
+def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code")
+    # The Agent call itself is transparent, so the parent's ls calls around it form one run.
+    (sandbox.project / ".repeat-guard.toml").write_text('exclude = ["Agent"]\n')
+    agent = Call(
+        "Agent", {"description": "sub", "prompt": "SUBTASK: list", "subagent_type": "claude"}
+    )
+
+    def script(request: Mapping[str, Any]) -> Step:
+        side = _side(request)
+        if side is not None:
+            return side
+        done = _results_since_prompt(request)
+        if _is_subagent(request):
+            return (LS_CALL,) if done < 3 else Say("sub done")
+        plan: list[Step] = [(LS_CALL,), (LS_CALL,), (agent,), (LS_CALL,)]
+        return plan[done] if done < len(plan) else Say("done")
+
+    with MessagesStandIn(script) as model:
+        run_claude(sandbox, model.url, "list the files", allowed=("Bash(ls)", "Agent"))
+    turns = _turns(model)
+    sub = [(_results_since_prompt(r), _contexts(r)) for r in turns if _is_subagent(r)]
+    main = [(_results_since_prompt(r), _contexts(r)) for r in turns if not _is_subagent(r)]
+    gentle = _wrapped(_reminder(3))
+    assert sub == [(0, []), (1, []), (2, []), (3, [gentle])]
+    # One shared chain would have made the parent's last ls the 6th in a row (detailed).
+    assert main == [(0, []), (1, []), (2, []), (3, []), (4, [gentle])]
+    assert sandbox.log() == ""
+
+
+def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code")
+    # The detailed reminder fires only if all six calls were counted.
+    (sandbox.project / ".repeat-guard.toml").write_text("thresholds = [3, 6]\n")
+
+    def script(request: Mapping[str, Any]) -> Step:
+        side = _side(request)
+        if side is not None:
+            return side
+        return (LS_CALL, LS_CALL) if _results_since_prompt(request) < 6 else Say("done")
+
+    with MessagesStandIn(script) as model:
+        run_claude(sandbox, model.url, "list the files")
+    config = GuardConfig(thresholds=(3, 6))
+    seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
+    assert seen == [
+        (0, []),
+        (2, []),
+        (4, [_wrapped(_reminder(3, config))]),
+        (6, [_wrapped(_reminder(6, config))]),
+    ]
+    assert sandbox.log() == ""
+
+
+def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code")
+    calls_per_prompt = {1: 2, 2: 3}
+
+    def script(request: Mapping[str, Any]) -> Step:
+        side = _side(request)
+        if side is not None:
+            return side
+        wanted = calls_per_prompt.get(_prompts(request), 0)
+        return (LS_CALL,) if _results_since_prompt(request) < wanted else Say("done")
+
+    with MessagesStandIn(script) as model:
+        results = run_claude_session(sandbox, model.url, ["list the files", "again, please"])
+    assert [r["result"] for r in results] == ["done", "done"]
+    seen = [(_prompts(r), _results_since_prompt(r), _contexts(r)) for r in _turns(model)]
+    gentle = _wrapped(_reminder(3))
+    # Without the reset the second prompt's first call would be the third in a row.
+    assert seen == [
+        (1, 0, []),
+        (1, 1, []),
+        (1, 2, []),
+        (2, 0, []),
+        (2, 1, []),
+        (2, 2, []),
+        (2, 3, [gentle]),
+    ]
+    assert sandbox.log() == ""

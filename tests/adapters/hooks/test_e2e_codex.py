@@ -1,0 +1,123 @@
+"""The real Codex CLI, offline, with the hooks ``repeat-guard install codex`` writes.
+
+Codex sends a shell call to its hooks as ``Bash`` with ``{"command": ...}`` (its rollout records
+the same call as ``exec_command`` with ``{"cmd": ...}``), and puts a hook's ``additionalContext``
+into the next request as a developer message just before the call's output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repeat_guard import GuardConfig, GuardState, Reminder, ToolCallFinished, reduce
+
+from .agents import REPEAT_GUARD, Sandbox, configure_codex, run_codex
+from .standins import Call, ResponsesStandIn, Say, Step
+
+pytestmark = pytest.mark.e2e
+
+LS = Call("exec_command", {"cmd": "ls"})
+
+
+def _reminder(count: int, config: GuardConfig | None = None) -> str:
+    state = GuardState.initial(config)
+    fired: list[Reminder] = []
+    for _ in range(count):
+        state, reminders = reduce(state, ToolCallFinished("a", "Bash", {"command": "ls"}))
+        fired.extend(reminders)
+    return fired[-1].text
+
+
+def _since_prompt(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    items = [i for i in request.get("input", []) if isinstance(i, dict)]
+    last_user = max(
+        (n for n, i in enumerate(items) if i.get("type") == "message" and i.get("role") == "user"),
+        default=-1,
+    )
+    return items[last_user + 1 :]
+
+
+def _outputs(request: Mapping[str, Any]) -> int:
+    return sum(1 for i in _since_prompt(request) if i.get("type") == "function_call_output")
+
+
+def _reminders(request: Mapping[str, Any]) -> list[tuple[int, str]]:
+    """(the call it follows, text) of each guard message since the prompt."""
+    found: list[tuple[int, str]] = []
+    outputs = 0
+    for item in _since_prompt(request):
+        if item.get("type") == "function_call_output":
+            outputs += 1
+        elif item.get("type") == "message" and item.get("role") == "developer":
+            for part in item.get("content", []):
+                text = str(part.get("text", ""))
+                if "<system-reminder>" in text:
+                    found.append((outputs + 1, text))
+    return found
+
+
+def _setup(tmp_path: Path, model: ResponsesStandIn) -> Sandbox:
+    sandbox = Sandbox.create(tmp_path)
+    configure_codex(sandbox, model.url)
+    sandbox.install("codex")
+    return sandbox
+
+
+def test_install_writes_hooks_json_in_codex_home(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    path = sandbox.home / ".codex" / "hooks.json"
+    assert sandbox.install("codex") == f"repeat-guard codex hooks added to {path}\n"
+    hooks = json.loads(path.read_text())["hooks"]
+    assert sorted(hooks) == ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    for groups in hooks.values():
+        ((entry,),) = [group["hooks"] for group in groups]
+        assert entry["command"] == f"{REPEAT_GUARD} hook codex"
+
+
+def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> None:
+    def script(request: Mapping[str, Any]) -> Step:
+        return (LS,) if _outputs(request) < 6 else Say("done")
+
+    with ResponsesStandIn(script) as model:
+        sandbox = _setup(tmp_path, model)
+        run_codex(sandbox, "list files")
+    requests = model.model_requests()
+    assert [_outputs(r) for r in requests] == [0, 1, 2, 3, 4, 5, 6]
+    assert [len(_reminders(r)) for r in requests] == [0, 0, 0, 1, 1, 2, 2]
+    assert _reminders(requests[-1]) == [(3, _reminder(3)), (5, _reminder(5))]
+    assert sandbox.log() == ""
+
+
+def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
+    def script(request: Mapping[str, Any]) -> Step:
+        return (LS, LS) if _outputs(request) < 6 else Say("done")
+
+    with ResponsesStandIn(script) as model:
+        sandbox = _setup(tmp_path, model)
+        (sandbox.project / ".repeat-guard.toml").write_text("thresholds = [3, 6]\n")
+        run_codex(sandbox, "list files")
+    config = GuardConfig(thresholds=(3, 6))
+    final = model.model_requests()[-1]
+    assert _outputs(final) == 6
+    assert [text for _, text in _reminders(final)] == [_reminder(3, config), _reminder(6, config)]
+    assert sandbox.log() == ""
+
+
+def test_a_resumed_session_starts_the_chain_over(tmp_path: Path) -> None:
+    def script(request: Mapping[str, Any]) -> Step:
+        return (LS,) if _outputs(request) < 2 else Say("done")
+
+    with ResponsesStandIn(script) as model:
+        sandbox = _setup(tmp_path, model)
+        run_codex(sandbox, "list files")
+        run_codex(sandbox, "resume", "--last", "again, please")
+    requests = model.model_requests()
+    assert [_outputs(r) for r in requests] == [0, 1, 2, 0, 1, 2]
+    # Four identical calls in one session, two per prompt: no reminder.
+    assert [_reminders(r) for r in requests] == [[]] * 6
+    assert sandbox.log() == ""
