@@ -72,10 +72,10 @@ def test_install_into_a_missing_file(tmp_path: Path) -> None:
     settings = json.loads(path.read_text())
     assert list(settings["hooks"]) == [event for event, _ in HOOK_EVENTS["claude-code"]]
     assert settings["hooks"]["PreToolUse"] == [
-        {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 30}]}
+        {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 10}]}
     ]
     assert settings["hooks"]["SessionEnd"] == [
-        {"hooks": [{"type": "command", "command": COMMAND, "timeout": 30}]}
+        {"hooks": [{"type": "command", "command": COMMAND, "timeout": 3}]}
     ]
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
     assert "/dev/null" in change.diff()

@@ -58,7 +58,10 @@ HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
     "claude-code": _EVENTS,
     "codex": _EVENTS,
 }
-HOOK_TIMEOUT_SECONDS = 30
+# Seconds the agent waits for the hook: above the store's busy timeout, so a hook queued behind
+# others fails open by itself. Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
+HOOK_TIMEOUT_SECONDS = 10
+_SESSION_END_TIMEOUT = 3
 
 
 class InstallError(Exception):
@@ -130,9 +133,10 @@ def _is_ours(hook: object, dialect: Dialect) -> bool:
     )
 
 
-def _our_group(command: str, with_matcher: bool) -> dict[str, object]:
+def _our_group(event: str, command: str, with_matcher: bool) -> dict[str, object]:
     group: dict[str, object] = {"matcher": "*"} if with_matcher else {}
-    group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]
+    timeout = _SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT_SECONDS
+    group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
     return group
 
 
@@ -198,7 +202,7 @@ def plan_install(path: str, dialect: Dialect, command: str) -> SettingsChange:
     for event, with_matcher in HOOK_EVENTS[dialect]:
         groups = table.get(event, [])
         assert isinstance(groups, list)  # checked by _hooks_table
-        table[event] = [*_without_ours(groups, dialect), _our_group(command, with_matcher)]
+        table[event] = [*_without_ours(groups, dialect), _our_group(event, command, with_matcher)]
     settings["hooks"] = table
     return _change(path, before, original, settings)
 

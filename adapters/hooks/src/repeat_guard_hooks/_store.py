@@ -48,7 +48,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 DEFAULT_EXPIRE_AFTER = 7 * 24 * 3600.0
 # Seconds a hook waits for another hook's transaction before giving up (and failing open).
-BUSY_TIMEOUT = 10.0
+BUSY_TIMEOUT = 5.0
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS chains (session TEXT NOT NULL, agent TEXT NOT NULL, "
