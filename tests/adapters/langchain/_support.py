@@ -9,7 +9,15 @@ from langchain.agents import create_agent
 from langchain.agents.middleware.types import AgentMiddleware
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    InvalidToolCall,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
@@ -22,7 +30,7 @@ from repeat_guard_langchain import PLUGIN_NAME
 GENTLE_MARK = "You are repeating the exact same tool call"
 DETAILED_MARK = "times in a row with identical arguments"
 
-Call = tuple[str, dict[str, Any]]
+Call = tuple[str, dict[str, Any] | str]
 
 
 class LoopingChatModel(BaseChatModel):
@@ -67,14 +75,28 @@ class LoopingChatModel(BaseChatModel):
                 self.calls[(turn * self.per_step + i) % len(self.calls)]
                 for i in range(self.per_step)
             ]
-            reply = AIMessage(
-                content="",
-                tool_calls=[
-                    {"name": name, "args": args, "id": f"call-{turn}-{i}", "type": "tool_call"}
-                    for i, (name, args) in enumerate(step)
-                ],
-            )
+            reply = turn_of(step, turn)
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+def turn_of(step: Sequence[Call], turn: int) -> AIMessage:
+    """The model turn making ``step``'s calls; text arguments are malformed JSON (invalid calls)."""
+    valid: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    for i, (name, args) in enumerate(step):
+        if isinstance(args, str):
+            invalid.append(
+                InvalidToolCall(
+                    name=name,
+                    args=args,
+                    id=f"call-{turn}-{i}",
+                    error="bad JSON",
+                    type="invalid_tool_call",
+                )
+            )
+        else:
+            valid.append(ToolCall(name=name, args=args, id=f"call-{turn}-{i}", type="tool_call"))
+    return AIMessage(content="", tool_calls=valid, invalid_tool_calls=invalid)
 
 
 def latest_input(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

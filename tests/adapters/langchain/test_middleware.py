@@ -14,7 +14,7 @@ from langchain.agents.middleware.types import (
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -49,10 +49,13 @@ def thread(name: str) -> RunnableConfig:
     return {"configurable": {"thread_id": name}, "recursion_limit": 100}
 
 
-def final_messages(mode: str, model: LoopingChatModel) -> list[AnyMessage]:
+def final_messages(
+    mode: str, model: LoopingChatModel, guard: RepeatGuardMiddleware | None = None
+) -> list[AnyMessage]:
     """Run one prompt to the end in ``mode`` and return the thread's messages."""
     saver = InMemorySaver()
-    agent = agent_with(model, [RepeatGuardMiddleware()], checkpointer=saver)
+    middleware = [RepeatGuardMiddleware() if guard is None else guard]
+    agent = agent_with(model, middleware, checkpointer=saver)
     config = thread(mode)
     if mode == "invoke":
         agent.invoke(PROMPT, config)
@@ -129,6 +132,26 @@ def test_parallel_calls_keep_their_results_together_and_the_reminder_follows_the
     assert summaries(messages) == [(4, "grep × 3", "gentle")]
     kinds = [type(message).__name__ for message in messages[-5:]]
     assert kinds == ["AIMessage", "ToolMessage", "ToolMessage", "HumanMessage", "AIMessage"]
+
+
+def test_calls_with_malformed_arguments_count_with_their_raw_text() -> None:
+    # The agent answers a broken call with an error result, and only when the turn also has a
+    # valid call (a turn of only broken calls ends its loop): read is excluded here, so it does
+    # not break the chain.
+    broken_call = ("grep", '{"pattern": "TODO"')  # cut short: not JSON, never reaches the tool
+    model = LoopingChatModel(seen=[], calls=(broken_call, READ), per_step=2)
+    guard = RepeatGuardMiddleware({"exclude": ["read"]})
+    messages = final_messages("invoke", model, guard)
+    assert messages[-1].content == "stopped after 3 turns"
+    # the agent wrote each broken call's error answer into the thread after the guard ran
+    assert summaries(messages) == [(6, "grep × 3", "gentle")]
+    *_, call, error, result, reminder, _answer = messages
+    assert isinstance(call, AIMessage)
+    assert [c["args"] for c in call.invalid_tool_calls] == ['{"pattern": "TODO"']
+    assert isinstance(error, ToolMessage)
+    assert error.status == "error"
+    assert isinstance(result, ToolMessage)
+    assert reminder.id == f"{PLUGIN_NAME}:{call.id}:0"
 
 
 def test_a_model_that_alternates_tools_is_left_alone() -> None:
@@ -390,9 +413,27 @@ def test_junk_in_the_stored_field_folds_the_history_afresh(
 def test_a_result_whose_call_is_gone_is_skipped() -> None:
     guard = RepeatGuardMiddleware()
     orphan = ToolMessage("no match", tool_call_id="elsewhere", id="o")
-    history: list[AnyMessage] = [orphan, *_calls(2), ToolMessage("late", tool_call_id="c9", id="x")]
+    system = SystemMessage("You are a coding agent.", id="s")  # stands for no event
+    late = ToolMessage("late", tool_call_id="c9", id="x")
+    history: list[AnyMessage] = [system, orphan, *_calls(2), late]
     update = guard.before_model({"messages": history}, _runtime())
     assert update == {STATE_KEY: {"chain": [1, "grep", '{"pattern":"TODO"}', 2], "seen": "x"}}
+
+
+def test_an_invalid_call_counts_at_its_turn_and_its_answer_does_not_count_again() -> None:
+    guard = RepeatGuardMiddleware()
+    nameless = {"name": None, "args": None, "id": "bad", "error": None, "type": "invalid_tool_call"}
+    history: list[AnyMessage] = []
+    for n in range(3):
+        turn = AIMessage("", invalid_tool_calls=[nameless], id=None if n == 2 else f"ai{n}")
+        history.append(turn)
+        if n < 2:  # the agent's error answer, written when it called the model next
+            history.append(ToolMessage("could not be executed", tool_call_id="bad", id=f"t{n}"))
+    update = guard.before_model({"messages": history}, _runtime())
+    assert update is not None
+    (reminder,) = update["messages"]
+    assert reminder.id is None  # the turn had no id to derive one from
+    assert update[STATE_KEY]["chain"] == [1, "", '""', 3]
 
 
 def test_an_empty_history_stores_no_marker() -> None:

@@ -18,8 +18,10 @@ Rules kept here, because they are about reading LangChain's messages (no detecti
   marked ones (the guard's own reminders, a summary) are not;
 * a ``ToolMessage`` is a finished call: its tool and arguments come from the ``AIMessage`` tool
   call it answers (``tool_call_id``); an answer to a call that is no longer in the history is
-  skipped;
-* reminders are only emitted for the tool results after the last ``AIMessage``: when the stored
+  skipped. An ``AIMessage``'s invalid tool calls (arguments that were not JSON) are counted at
+  that message, with their raw text as arguments: the agent writes their error answers into
+  the thread only when it next calls the model, after the guard has run;
+* reminders are only emitted for the calls of the model's latest turn: when the stored
   marker is missing from the history (a new thread, or one whose history was rewritten), the
   whole history is folded from an empty chain, and calls the model has already answered must
   not be reminded about again.
@@ -35,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState, PrivateStateAttr
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
 from langgraph.runtime import Runtime
 from returns.pipeline import is_successful
 
@@ -172,16 +174,13 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
     def _fold(self, messages: Sequence[AnyMessage], stored: object) -> dict[str, Any]:
         chain, start = self._resume(messages, stored)
         guard = GuardState.from_chains(self.config, {} if chain is None else {AGENT: chain})
-        current_step = _after_last_ai_message(messages)
+        current_step = _last_ai_message(messages)
         reminders: list[HumanMessage] = []
         for index in range(start, len(messages)):
-            message = messages[index]
-            event = _event(messages, index)
-            if event is None:
-                continue
-            guard, produced = self.reducer(guard, event)
-            if index >= current_step:
-                reminders.extend(reminder_message(r, message.id) for r in produced)
+            for event, anchor in _events(messages, index):
+                guard, produced = self.reducer(guard, event)
+                if index >= current_step:
+                    reminders.extend(reminder_message(r, anchor) for r in produced)
         after = guard.chain(AGENT)
         update: dict[str, Any] = {
             STATE_KEY: {
@@ -218,30 +217,47 @@ def _position_after(messages: Sequence[AnyMessage], message_id: object) -> int |
     return None
 
 
-def _after_last_ai_message(messages: Sequence[AnyMessage]) -> int:
+def _last_ai_message(messages: Sequence[AnyMessage]) -> int:
+    """The index of the model's latest turn: the step whose results may still be reminded."""
     for index in range(len(messages) - 1, -1, -1):
         if isinstance(messages[index], AIMessage):
-            return index + 1
+            return index
     return 0
 
 
-def _event(messages: Sequence[AnyMessage], index: int) -> Event | None:
-    """The core event ``messages[index]`` stands for, or ``None`` when it is none."""
+def _events(messages: Sequence[AnyMessage], index: int) -> list[tuple[Event, str | None]]:
+    """The core events ``messages[index]`` stands for, each with the id its reminder follows."""
     message = messages[index]
     if isinstance(message, HumanMessage):
-        return None if "lc_source" in message.additional_kwargs else PromptSubmitted(AGENT)
+        unmarked = "lc_source" not in message.additional_kwargs
+        return [(PromptSubmitted(AGENT), None)] if unmarked else []
+    if isinstance(message, AIMessage):
+        # Calls whose arguments were not JSON never reach the tools: the agent answers them with
+        # an error when it calls the model next (and only then writes that answer into the
+        # thread, before the guard's marker). They finish here, with their raw text as
+        # arguments.
+        return [
+            (
+                ToolCallFinished(AGENT, call["name"] or "", call["args"] or ""),
+                None if message.id is None else f"{message.id}:{position}",
+            )
+            for position, call in enumerate(message.invalid_tool_calls)
+        ]
     if isinstance(message, ToolMessage):
         call = _answered_call(messages, index, message.tool_call_id)
         if call is None:
-            return None
-        return ToolCallFinished(AGENT, call["name"], call["args"])
-    return None
+            return []
+        return [(ToolCallFinished(AGENT, call["name"], call["args"]), message.id)]
+    return []
 
 
 def _answered_call(
     messages: Sequence[AnyMessage], index: int, tool_call_id: str
-) -> Mapping[str, Any] | None:
-    """The tool call, in the nearest ``AIMessage`` before ``index``, that has ``tool_call_id``."""
+) -> ToolCall | None:
+    """The tool call with ``tool_call_id`` in the nearest ``AIMessage`` before ``index``.
+
+    Answers to invalid tool calls find none: those calls were counted at their ``AIMessage``.
+    """
     for earlier in range(index - 1, -1, -1):
         message = messages[earlier]
         if isinstance(message, AIMessage):
