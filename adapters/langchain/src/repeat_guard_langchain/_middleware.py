@@ -42,6 +42,7 @@ from langgraph.runtime import Runtime
 from returns.pipeline import is_successful
 
 from repeat_guard import (
+    SOURCE,
     Chain,
     ConfigError,
     Event,
@@ -68,7 +69,7 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = "repeat-tool-guard"
+PLUGIN_NAME = SOURCE["plugin"]
 """The guard's name: the ``lc_source`` of its reminder messages."""
 
 STATE_KEY = "repeat_guard"

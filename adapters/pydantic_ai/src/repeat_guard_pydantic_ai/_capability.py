@@ -36,6 +36,7 @@ from pydantic_ai.tools import RunContext, ToolDefinition
 from returns.pipeline import is_successful
 
 from repeat_guard import (
+    SOURCE,
     ConfigError,
     Event,
     GuardConfig,
@@ -58,7 +59,7 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = "repeat-tool-guard"
+PLUGIN_NAME = SOURCE["plugin"]
 """The guard's name: the ``plugin`` of the source its reminder parts carry."""
 
 METADATA_KEY = "repeat_guard"
