@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware.types import AgentMiddleware
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
@@ -38,7 +39,9 @@ class LoopingChatModel(BaseChatModel):
 
     Its latest input is what follows its own last turn; its turn is the number of its turns in
     the history it is sent, so threads sharing it keep their own count. ``seen`` records, per
-    request, the texts of the latest input.
+    request, the texts of the latest input, and ``turns`` the turn each request was for.
+    ``lockstep`` (a barrier) makes every asynchronous turn wait for as many threads as it has
+    parties, so concurrent threads take their turns together.
     """
 
     calls: Sequence[Call] = (("grep", {"pattern": "TODO"}),)
@@ -46,6 +49,8 @@ class LoopingChatModel(BaseChatModel):
     limit: int = 30
     per_step: int = 1
     seen: list[list[str]] = Field(default_factory=list)
+    turns: list[int] = Field(default_factory=list)
+    lockstep: asyncio.Barrier | None = None
 
     @property
     def _llm_type(self) -> str:
@@ -64,6 +69,7 @@ class LoopingChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         turn = sum(isinstance(message, AIMessage) for message in messages)
+        self.turns.append(turn)
         latest = latest_input(messages)
         self.seen.append([str(message.content) for message in latest])
         if turn >= self.limit or (
@@ -77,6 +83,17 @@ class LoopingChatModel(BaseChatModel):
             ]
             reply = turn_of(step, turn)
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.lockstep is not None:
+            await self.lockstep.wait()
+        return self._generate(messages, stop, **kwargs)
 
 
 def turn_of(step: Sequence[Call], turn: int) -> AIMessage:

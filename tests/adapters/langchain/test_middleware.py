@@ -168,6 +168,7 @@ def test_two_threads_at_once_stay_independent() -> None:
     agent = agent_with(model, [guard], checkpointer=saver)
 
     async def both() -> None:
+        model.lockstep = asyncio.Barrier(2)
         await asyncio.gather(
             agent.ainvoke(PROMPT, thread("one")), agent.ainvoke(PROMPT, thread("two"))
         )
@@ -177,7 +178,7 @@ def test_two_threads_at_once_stay_independent() -> None:
         messages = agent.get_state(thread(name)).values["messages"]
         assert summaries(messages) == [(3, "grep × 3", "gentle")]
         assert messages[-1].content == "stopped after 3 turns"
-    assert len(model.seen) == 8  # both threads ran their four requests on the one model
+    assert model.turns == [0, 0, 1, 1, 2, 2, 3, 3]  # the threads took their turns together
 
 
 def test_a_resumed_thread_continues_its_chain() -> None:

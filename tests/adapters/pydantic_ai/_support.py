@@ -45,18 +45,19 @@ class LoopingModel:
 
     Its turn is the number of responses in the history it is sent, so runs sharing it keep their
     own count. ``seen`` records, per request, the texts the model received in that request;
-    ``pause`` makes every turn yield to the event loop first, so concurrent runs interleave.
+    ``lockstep`` (a barrier) makes every turn wait for as many runs as it has parties, so
+    concurrent runs take their turns together.
     """
 
     calls: Sequence[tuple[str, str | dict[str, Any]]] = (("grep", {"pattern": "TODO"}),)
     stop_at: str | None = GENTLE_MARK
     limit: int = 30
-    pause: bool = False
+    lockstep: asyncio.Barrier | None = None
     seen: list[list[str]] = field(default_factory=list)
 
     async def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if self.pause:
-            await asyncio.sleep(0)
+        if self.lockstep is not None:
+            await self.lockstep.wait()
         texts = seen_texts(messages[-1])
         self.seen.append(texts)
         turn = sum(isinstance(message, ModelResponse) for message in messages)
