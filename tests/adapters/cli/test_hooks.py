@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -130,3 +131,22 @@ def test_hook_help_documents_the_statuses(capsys: pytest.CaptureFixture[str]) ->
     assert "PreToolUse" in out
     assert "exit status: 0" in out
     assert "REPEAT_GUARD_STATE" in out
+
+
+def test_the_hook_path_imports_only_what_it_uses(tmp_path: Path) -> None:
+    # A hook is a new process per tool call: it must not pay for the ACP SDK or pydantic.
+    probe = (
+        "import sys\n"
+        "from repeat_guard_cli import main\n"
+        "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'pydantic', 'acp', "
+        "'repeat_guard_acp', 'repeat_guard_transcripts', 'repeat_guard_agentloop', 'traceback'})\n"
+        "print(status, heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "st.db")],
+        input=json.dumps(PRE).encode(),
+        capture_output=True,
+        check=True,
+    )
+    assert done.stderr.decode().strip() == "0 []"

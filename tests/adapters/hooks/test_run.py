@@ -75,7 +75,7 @@ def test_unused_events_touch_nothing(tmp_path: Path) -> None:
 def test_garbage_stdin_fails_open_with_one_log_line(tmp_path: Path) -> None:
     assert run_hook(_options(tmp_path), b"\x00garbage hunter2", 0.0) == HookOutcome(0)
     (line,) = _log(tmp_path)
-    assert line.startswith("1970-01-01T00:00:00+00:00 pid=")
+    assert line.startswith("1970-01-01T00:00:00Z pid=")
     assert line.endswith(" claude-code ?: stdin is not JSON")
     assert "hunter2" not in line
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import traceback
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from repeat_guard import ConfigError, GuardConfig, load_config
 
@@ -168,7 +167,7 @@ def _fail_open(options: HookOptions, hook_event: str, reason: str, now: float) -
 
 
 def _log(options: HookOptions, hook_event: str, reason: str, now: float) -> None:
-    stamp = datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
     line = f"{stamp} pid={os.getpid()} {options.dialect} {hook_event}: {reason}\n"
     try:
         descriptor = os.open(f"{options.state}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -191,8 +190,12 @@ def _describe(error: sqlite3.Error | OSError) -> str:
 
 def _where(error: Exception) -> str:
     # The type and the innermost place only: an exception's message may quote arguments.
-    frame = traceback.extract_tb(error.__traceback__)[-1]
-    return f"{type(error).__name__} at {os.path.basename(frame.filename)}:{frame.lineno}"
+    traceback = error.__traceback__
+    while traceback is not None and traceback.tb_next is not None:
+        traceback = traceback.tb_next
+    assert traceback is not None  # a raised exception has one
+    place = f"{os.path.basename(traceback.tb_frame.f_code.co_filename)}:{traceback.tb_lineno}"
+    return f"{type(error).__name__} at {place}"
 
 
 def resolve_state(explicit: str | None, environ: Mapping[str, str], home: str) -> str:

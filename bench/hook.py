@@ -1,0 +1,91 @@
+"""Hook benchmark: one ``repeat-guard hook`` process against a do-nothing Python hook.
+
+A hook runs before the agent may go on, so its whole process is the cost: interpreter start,
+imports, reading the JSON, the SQLite transaction, the answer. Both commands get the same
+``PreToolUse`` JSON on stdin and are run alternately, so load on the machine falls on both
+alike. Printed: median and p95 wall time of each, their ratio (target: at most 2x), and the
+hook's heaviest imports as ``python -X importtime`` reports them.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+RUNS = 40
+WARMUP = 3
+PAYLOAD = {
+    "session_id": "75ed4efb-ff36-4160-9d16-d209eefb574b",
+    "transcript_path": "/home/dev/.claude/projects/-home-dev-proj/75ed4efb.jsonl",
+    "cwd": "/nonexistent/project",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "ls", "description": "List files"},
+    "tool_use_id": "toolu_000_0",
+}
+DO_NOTHING = "import json, sys\njson.load(sys.stdin.buffer)\n"
+
+
+def _time(command: Sequence[str], data: bytes) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, input=data, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def _p95(samples: Sequence[float]) -> float:
+    return sorted(samples)[max(0, round(0.95 * len(samples)) - 1)]
+
+
+def _heaviest_imports(command: Sequence[str], data: bytes, top: int = 8) -> list[tuple[str, int]]:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", *command], input=data, capture_output=True, check=True
+    )
+    rows: list[tuple[str, int]] = []
+    for line in done.stderr.decode().splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|")
+        if not name.startswith("  ") and cumulative.strip().isdigit():
+            rows.append((name.strip(), int(cumulative)))
+    return sorted(rows, key=lambda row: -row[1])[:top]
+
+
+def main() -> None:
+    """Run both hooks alternately and print the comparison."""
+    executable = Path(sys.executable).parent / "repeat-guard"
+    data = json.dumps(PAYLOAD).encode()
+    with tempfile.TemporaryDirectory() as directory:
+        script = Path(directory) / "do_nothing_hook.py"
+        script.write_text(DO_NOTHING)
+        state = str(Path(directory) / "state.sqlite3")
+        ours = [str(executable), "hook", "claude-code", "--state", state]
+        baseline = [sys.executable, str(script)]
+        samples: dict[str, list[float]] = {"ours": [], "baseline": []}
+        for run in range(WARMUP + RUNS):
+            order = (("ours", ours), ("baseline", baseline))
+            for name, command in order if run % 2 else reversed(order):
+                elapsed = _time(command, data)
+                if run >= WARMUP:
+                    samples[name].append(elapsed)
+        imports = _heaviest_imports(["-m", "repeat_guard_cli", *ours[1:]], data)
+    print(f"hook: one PreToolUse hook process, {RUNS} runs each, alternating")
+    for name, label in (("baseline", "do-nothing Python hook"), ("ours", "repeat-guard hook")):
+        median, p95 = statistics.median(samples[name]), _p95(samples[name])
+        print(f"  {label:<24} median {median * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms")
+    median_ratio = statistics.median(samples["ours"]) / statistics.median(samples["baseline"])
+    p95_ratio = _p95(samples["ours"]) / _p95(samples["baseline"])
+    print(f"  ratio (target <= 2.0)    median {median_ratio:6.2f}x    p95 {p95_ratio:6.2f}x")
+    print("  heaviest imports of the hook process (-X importtime, cumulative, inflated):")
+    for name, microseconds in imports:
+        print(f"    {name:<32} {microseconds / 1000:6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
