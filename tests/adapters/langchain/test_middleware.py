@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
@@ -19,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from repeat_guard import Event, GuardConfig, GuardState, Reminder, encode_chain
 from repeat_guard_langchain import (
@@ -152,6 +154,33 @@ def test_calls_with_malformed_arguments_count_with_their_raw_text() -> None:
     assert error.status == "error"
     assert isinstance(result, ToolMessage)
     assert reminder.id == f"{PLUGIN_NAME}:{call.id}:0"
+
+
+@tool
+def rm(path: str) -> str:
+    """Remove a file."""
+    return f"removed {path}"
+
+
+def test_calls_a_human_refused_count_across_the_interrupts() -> None:
+    model = LoopingChatModel(seen=[], calls=(("rm", {"path": "build"}),))
+    gate = HumanInTheLoopMiddleware(interrupt_on={"rm": True})
+    agent = agent_with(
+        model, [RepeatGuardMiddleware(), gate], tools=[rm], checkpointer=InMemorySaver()
+    )
+    config = thread("refused")
+    result = agent.invoke(PROMPT, config)
+    refusals = 0
+    while "__interrupt__" in result:
+        refusals += 1
+        reject = {"decisions": [{"type": "reject", "message": "not in this repository"}]}
+        result = agent.invoke(Command(resume=reject), config)
+    messages = result["messages"]
+    # each refusal is a result the tool never produced; the third brings the reminder
+    assert refusals == 3
+    assert [m.status for m in messages if isinstance(m, ToolMessage)] == ["error"] * 3
+    assert summaries(messages) == [(3, "rm × 3", "gentle")]
+    assert messages[-1].content == "stopped after 3 turns"
 
 
 def test_a_model_that_alternates_tools_is_left_alone() -> None:
