@@ -1,0 +1,81 @@
+"""repeat-guard for recorded agent transcripts: one reader per format, one replay for all.
+
+A reader turns a file's lines into located guard events and diagnostics; ``replay`` runs them
+through the core and yields where the guard fires, then the file's counts::
+
+    from repeat_guard import GuardConfig
+    from repeat_guard_transcripts import READERS, FileSummary, Fired, replay
+
+    lines = [
+        b'{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", '
+        b'"update": {"sessionUpdate": "tool_call", "toolCallId": "t%d", "title": "grep", '
+        b'"status": "completed", "rawInput": {"pattern": "x"}}}}\\n' % n
+        for n in range(3)
+    ]
+    items = READERS["acp"].read(lines, "example.jsonl")
+    *fired, summary = replay(items, GuardConfig(), file="example.jsonl")
+    assert [f.reminder.summary for f in fired if isinstance(f, Fired)] == ["grep × 3"]
+"""
+
+from collections.abc import Mapping
+
+from ._acp import AcpReader, reminder_notification, tool_name
+from ._annotate import annotate
+from ._calls import DONE_MARKS, OPEN_CALLS
+from ._claude_code import ClaudeCodeReader
+from ._files import discover, open_transcript, sniff_format, with_head
+from ._items import (
+    Diagnostic,
+    Item,
+    Located,
+    Location,
+    Recorded,
+    SessionSeen,
+    Severity,
+    Unfinished,
+)
+from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
+from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_head
+from ._replay import FileSummary, Fired, Outcome, SessionSummary, replay
+
+for _reader in (AcpReader(), ClaudeCodeReader()):
+    register(_reader)
+
+READERS: Mapping[str, Reader] = readers()
+"""Every reader by format name, in the order sniffing tries them."""
+
+__all__ = [
+    "DONE_MARKS",
+    "HEAD_BYTES",
+    "MAX_LINE_BYTES",
+    "OPEN_CALLS",
+    "READERS",
+    "AcpReader",
+    "Annotating",
+    "ClaudeCodeReader",
+    "Diagnostic",
+    "FileSummary",
+    "Fired",
+    "Item",
+    "LineFault",
+    "Located",
+    "Location",
+    "Outcome",
+    "Reader",
+    "Recorded",
+    "SessionSeen",
+    "SessionSummary",
+    "Severity",
+    "Unfinished",
+    "annotate",
+    "bounded_lines",
+    "discover",
+    "json_lines",
+    "open_transcript",
+    "reminder_notification",
+    "replay",
+    "sniff_format",
+    "sniff_head",
+    "tool_name",
+    "with_head",
+]

@@ -1,0 +1,109 @@
+"""ACP bytes to messages: one JSON-RPC message per line, raw or in a recorder's record.
+
+A line is a raw JSON-RPC message, or a record ``{"dir": "c2a"|"a2c", "msg": ..., "ts"?}``
+written by a recorder (``c2a``: client to agent). Each message is validated before anything
+is read from it: a request's id must be a string or an integer (never a boolean, a float, an
+object), and is then tagged by its type, so ``1`` and ``"1"`` stay distinct keys. Anything
+else becomes a message for a diagnostic; nothing here raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Direction", "Ident", "Message", "Request", "Response", "decode_message", "is_record"]
+
+Direction = Literal["c2a", "a2c"]
+_DIRECTIONS: tuple[Direction, ...] = ("c2a", "a2c")
+Ident = tuple[bool, str]
+"""A request id as a key: (was it a string, its text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A request (``ident`` set) or a notification (``ident`` None) with object params."""
+
+    direction: Direction | None
+    method: str
+    ident: Ident | None
+    params: Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A response to the request ``ident``; ``result`` is ``None`` for an error response."""
+
+    direction: Direction | None
+    ident: Ident
+    result: object
+
+
+Message = Request | Response
+
+
+def _ident(value: object) -> Ident | str:
+    if isinstance(value, str):
+        return (True, value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (False, str(value))
+    return f"id must be a string or an integer, got {_type_name(value)}"
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", float: "a number with a fraction", dict: "an object"}.get(
+        type(value), "an array" if isinstance(value, list) else type(value).__name__
+    )
+
+
+def _unwrap(value: Mapping[str, object]) -> tuple[Direction | None, object] | str:
+    if "msg" not in value or "jsonrpc" in value:
+        return None, value
+    direction = value.get("dir")
+    for known in _DIRECTIONS:
+        if direction == known:
+            return known, value["msg"]
+    return f'record "dir" must be "c2a" or "a2c", got {_type_name(direction)}'
+
+
+def is_record(value: object) -> bool:
+    """Whether a decoded line is in the recorder's ``{"dir", "msg"}`` form."""
+    return isinstance(value, dict) and "msg" in value and "jsonrpc" not in value
+
+
+def decode_message(value: object) -> Message | str:
+    """Return the message a decoded line holds, or why it holds none."""
+    if not isinstance(value, dict):
+        return f"expected a JSON object, got {_type_name(value)}"
+    unwrapped = _unwrap(value)
+    if isinstance(unwrapped, str):
+        return unwrapped
+    direction, message = unwrapped
+    if not isinstance(message, dict):
+        return f"the JSON-RPC message is {_type_name(message)}, not an object"
+    method = message.get("method")
+    if isinstance(method, str):
+        return _request(direction, method, message)
+    if "id" in message and ("result" in message or "error" in message):
+        ident = _ident(message["id"])
+        if isinstance(ident, str):
+            return f"response {ident}"
+        return Response(direction, ident, message.get("result"))
+    return "neither a request, a notification nor a response"
+
+
+def _request(
+    direction: Direction | None, method: str, message: Mapping[str, object]
+) -> Message | str:
+    params = message.get("params", {})
+    if not isinstance(params, dict):
+        return f"{method}: params must be an object, got {_type_name(params)}"
+    if "id" not in message:
+        return Request(direction, method, None, params)
+    ident = _ident(message["id"])
+    if isinstance(ident, str):
+        return f"{method}: request {ident}"
+    return Request(direction, method, ident, params)

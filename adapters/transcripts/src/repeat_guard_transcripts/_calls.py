@@ -1,0 +1,86 @@
+"""Open calls awaiting their results, for formats that pair a call with its result by id.
+
+Claude Code, Codex and OpenHands write a call and, later, its result; a call counts when its
+result arrives. ``OpenCalls`` holds what a call needs until then, at most ``OPEN_CALLS`` of
+them (the oldest beyond that is reported unfinished), and remembers the most recent
+``DONE_MARKS`` finished ids so a duplicated result is not a second call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from ._items import Location, Unfinished
+
+__all__ = ["DONE_MARKS", "OPEN_CALLS", "OpenCall", "OpenCalls"]
+
+OPEN_CALLS: Final = 4096
+DONE_MARKS: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCall:
+    """A call made at ``where`` by ``agent``: what the guard needs when its result comes."""
+
+    where: Location
+    agent: str
+    tool: str
+    arguments: object
+    turn: str | None = None
+    tokens: int | None = None
+    timestamp: str | None = None
+    project: str | None = None
+
+
+class OpenCalls:
+    """Calls by id, from the call's line to its result's."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, OpenCall] = {}
+        self._done: dict[str, None] = {}
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def add(self, ident: str, call: OpenCall) -> Iterator[Unfinished]:
+        """Hold ``call`` until its result; a known id is ignored. Yields the call pushed out
+        when too many are open."""
+        if ident in self._open or ident in self._done:
+            return
+        self._open[ident] = call
+        if len(self._open) > OPEN_CALLS:
+            oldest = next(iter(self._open))
+            yield self._unfinished(oldest)
+
+    def finish(self, ident: str) -> OpenCall | None:
+        """Take the call ``ident`` out, marked finished; ``None`` when it is not open."""
+        call = self._open.pop(ident, None)
+        if call is not None:
+            self._mark(ident)
+        return call
+
+    def is_finished(self, ident: str) -> bool:
+        """Whether ``ident`` finished recently (a repeated result is no news)."""
+        return ident in self._done
+
+    def drop_agent(self, agent: str) -> Iterator[Unfinished]:
+        """Report every open call of ``agent`` unfinished (its turn ended without them)."""
+        for ident in [ident for ident, call in self._open.items() if call.agent == agent]:
+            yield self._unfinished(ident)
+
+    def drop_all(self) -> Iterator[Unfinished]:
+        """Report every open call unfinished (the file ended)."""
+        for ident in list(self._open):
+            yield self._unfinished(ident)
+
+    def _unfinished(self, ident: str) -> Unfinished:
+        call = self._open.pop(ident)
+        self._mark(ident)
+        return Unfinished(call.where, call.tool)
+
+    def _mark(self, ident: str) -> None:
+        self._done[ident] = None
+        if len(self._done) > DONE_MARKS:
+            del self._done[next(iter(self._done))]

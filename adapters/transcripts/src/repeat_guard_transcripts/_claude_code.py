@@ -1,0 +1,201 @@
+"""The Claude Code reader: ``~/.claude/projects/<project>/<session>.jsonl`` to guard events.
+
+Each line is one record. An ``assistant`` record's ``message.content`` holds ``tool_use``
+blocks (``id``, ``name``, ``input``); a ``user`` record answers them with ``tool_result``
+blocks (``tool_use_id``), and a call counts at the line of its result. A ``user`` record whose
+content is text (not tool results, not ``isMeta``, not a compaction summary) is a prompt.
+
+Agents: the session's main agent is ``<sessionId>``; a subagent (``isSidechain`` with an
+``agentId``, in ``<session>/subagents/agent-<id>.jsonl``) is ``<sessionId>/<agentId>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Final
+
+from repeat_guard import PromptSubmitted, ToolCallFinished
+
+from ._calls import OpenCall, OpenCalls
+from ._items import Diagnostic, Item, Located, Location, SessionSeen
+from ._lines import json_lines
+from ._registry import head_objects
+
+__all__ = ["DENIAL_MARKERS", "ClaudeCodeReader"]
+
+DENIAL_MARKERS: Final = (
+    "The user doesn't want to proceed with this tool use",
+    "User rejected tool use",
+    "Permission to use",
+)
+"""Texts of an error ``tool_result`` that mean the call was refused, not that it failed."""
+
+_RECORD_TYPES = frozenset({"user", "assistant", "system", "summary", "queue-operation"})
+
+
+def _text(value: object) -> str:
+    """The text in a tool result's content: a string, or the text blocks of a list."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            block["text"]
+            for block in value
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        )
+    return ""
+
+
+def _is_denial(block: Mapping[str, object], record: Mapping[str, object]) -> bool:
+    if block.get("is_error") is not True:
+        return False
+    said = _text(block.get("content")) + " " + _text(record.get("toolUseResult"))
+    return any(marker in said for marker in DENIAL_MARKERS)
+
+
+def _string(record: Mapping[str, object], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+class _ClaudeFile:
+    """The state of one file being read."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.line = 0
+        self.sessions: set[str] = set()
+        self.calls = OpenCalls()
+
+    def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        for decoded in json_lines(lines, self.file):
+            if isinstance(decoded, Diagnostic):
+                yield decoded
+                continue
+            self.line, record = decoded
+            if not isinstance(record, dict):
+                yield Diagnostic(self.file, self.line, "expected a JSON object")
+                continue
+            yield from self._record(record)
+        yield from self.calls.drop_all()
+
+    def _record(self, record: Mapping[str, object]) -> Iterator[Item]:
+        session = _string(record, "sessionId")
+        if session is None:
+            return
+        if session not in self.sessions:
+            self.sessions.add(session)
+            yield SessionSeen(Location(self.file, self.line, session))
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return
+        kind = record.get("type")
+        content = message.get("content")
+        if kind == "assistant" and isinstance(content, list):
+            yield from self._assistant(record, session, message, content)
+        elif kind == "user":
+            yield from self._user(record, session, content)
+
+    def _agent(self, record: Mapping[str, object], session: str) -> str:
+        if record.get("isSidechain") is True:
+            return f"{session}/{_string(record, 'agentId') or 'sidechain'}"
+        return session
+
+    def _assistant(
+        self,
+        record: Mapping[str, object],
+        session: str,
+        message: Mapping[str, object],
+        content: list[object],
+    ) -> Iterator[Item]:
+        usage = message.get("usage")
+        tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
+        where = Location(self.file, self.line, session)
+        for block in content:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            ident, name = block.get("id"), block.get("name")
+            if not isinstance(ident, str) or not isinstance(name, str):
+                yield Diagnostic(self.file, self.line, "tool_use without a string id and name")
+                continue
+            call = OpenCall(
+                where,
+                self._agent(record, session),
+                name,
+                block.get("input"),
+                turn=_string(record, "promptId"),
+                tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+                timestamp=_string(record, "timestamp"),
+                project=_string(record, "cwd"),
+            )
+            tokens = None  # the step's tokens go with its first call
+            yield from self.calls.add(ident, call)
+
+    def _user(self, record: Mapping[str, object], session: str, content: object) -> Iterator[Item]:
+        results = (
+            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
+        if results:
+            for block in results:
+                yield from self._result(record, session, block)
+        elif not (record.get("isMeta") is True or record.get("isCompactSummary") is True):
+            agent = self._agent(record, session)
+            yield from self.calls.drop_agent(agent)
+            yield Located(
+                Location(self.file, self.line, session),
+                PromptSubmitted(agent),
+                turn=_string(record, "promptId"),
+                timestamp=_string(record, "timestamp"),
+                project=_string(record, "cwd"),
+            )
+
+    def _result(
+        self, record: Mapping[str, object], session: str, block: Mapping[str, object]
+    ) -> Iterator[Item]:
+        ident = block.get("tool_use_id")
+        if not isinstance(ident, str):
+            yield Diagnostic(self.file, self.line, "tool_result without a string tool_use_id")
+            return
+        call = self.calls.finish(ident)
+        if call is None:
+            if not self.calls.is_finished(ident):
+                yield Diagnostic(
+                    self.file,
+                    self.line,
+                    f"tool_result for tool_use {ident!r} that is not in this file",
+                    "note",
+                )
+            return
+        event = ToolCallFinished(call.agent, call.tool, call.arguments, _is_denial(block, record))
+        yield Located(
+            Location(self.file, self.line, session),
+            event,
+            turn=call.turn,
+            tokens=call.tokens,
+            timestamp=_string(record, "timestamp"),
+            project=call.project,
+        )
+
+
+def _is_record_type(value: object) -> bool:
+    return isinstance(value, str) and value in _RECORD_TYPES
+
+
+class ClaudeCodeReader:
+    """Reads Claude Code session transcripts (and their subagents' files)."""
+
+    name: Final = "claude-code"
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head`` starts like a Claude Code transcript."""
+        return any(
+            isinstance(record.get("sessionId"), str)
+            and ("parentUuid" in record or _is_record_type(record.get("type")))
+            for record in head_objects(head)
+        )
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """Yield the items of one transcript's lines; never raises for bad input."""
+        return _ClaudeFile(file).read(lines)

@@ -1,0 +1,92 @@
+"""The seam: what a transcript reader yields, whatever the format.
+
+A reader turns the lines of one file into a stream of items, in the order of the lines they
+come from. ``Located`` carries a core event and where it was seen; the other items are what a
+replay reports beside the guard's decisions. Every item names its file and line, so a report
+can point at it; the format that produced it is not part of any item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from repeat_guard import Event
+
+__all__ = [
+    "Diagnostic",
+    "Item",
+    "Located",
+    "Location",
+    "Recorded",
+    "SessionSeen",
+    "Severity",
+    "Unfinished",
+]
+
+Severity = Literal["error", "note"]
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Line ``line`` (1-based) of ``file``, in the transcript's session ``session``."""
+
+    file: str
+    line: int
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A core event and where it was seen, with what the format says about its turn.
+
+    ``turn`` names the user turn the event belongs to, ``tokens`` the model tokens spent on the
+    step that made the call, ``timestamp`` the format's own time text, ``project`` the working
+    directory or project the session ran in; each is ``None`` when the format does not say.
+    """
+
+    where: Location
+    event: Event
+    turn: str | None = None
+    tokens: int | None = None
+    timestamp: str | None = None
+    project: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """Something at ``line`` of ``file`` that could not be used (``error``), or an
+    observation worth reporting that is not a fault of the input (``note``)."""
+
+    file: str
+    line: int
+    message: str
+    severity: Severity = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """A call to ``tool`` that started at ``where`` and never finished in the transcript."""
+
+    where: Location
+    tool: str
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A reminder already in the transcript (written by a live guard or ``--annotate``)."""
+
+    where: Location
+    tool: str
+    count: int
+    form: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSeen:
+    """The first line of a session, so a session with no calls is still counted."""
+
+    where: Location
+
+
+Item = Located | Diagnostic | Unfinished | Recorded | SessionSeen

@@ -1,0 +1,121 @@
+"""Bytes to lines, and lines to JSON values, with every failure turned into a diagnostic.
+
+``bounded_lines`` reads a binary stream line by line without ever holding more than
+``MAX_LINE_BYTES`` of one line: a longer line is skipped in chunks and stands in the stream as
+a ``LineFault``, as does a read error (``/proc/self/mem`` answers ``EIO``), after which the
+stream ends. ``json_lines`` is the one place a JSON Lines reader decodes: blank lines are
+skipped, and each bad line becomes a ``Diagnostic`` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
+
+from ._items import Diagnostic
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "JsonValue",
+    "LineFault",
+    "bounded_lines",
+    "decode_json",
+    "json_lines",
+]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line (newline included) a reader parses; longer ones get a diagnostic."""
+
+_SKIP_CHUNK = 1 << 20
+
+
+class LineFault(bytes):
+    """A line that could not be read, standing in the line stream: its bytes are empty and
+    ``message`` says why (a line over the limit, a read error)."""
+
+    message: str
+
+    def __new__(cls, message: str) -> LineFault:
+        fault = super().__new__(cls)
+        fault.message = message
+        return fault
+
+
+def _too_long(size: int, limit: int) -> str:
+    return f"line of {size} bytes is longer than the limit of {limit}"
+
+
+def _skip_rest(stream: BinaryIO) -> int:
+    """Read past the end of the current line; return how many bytes were skipped."""
+    skipped = 0
+    while chunk := stream.readline(_SKIP_CHUNK):
+        skipped += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return skipped
+
+
+def bounded_lines(stream: BinaryIO, limit: int | None = None) -> Iterator[bytes]:
+    """Yield the lines of ``stream`` (each with its newline, the last maybe without).
+
+    A line longer than ``limit`` bytes (default ``MAX_LINE_BYTES``) is yielded as a
+    ``LineFault`` after being skipped; a read error is yielded as a ``LineFault`` and ends the
+    lines. Never raises ``OSError``.
+    """
+    limit = MAX_LINE_BYTES if limit is None else limit
+    try:
+        while line := stream.readline(limit):
+            if len(line) == limit and not line.endswith(b"\n"):
+                skipped = _skip_rest(stream)
+                if skipped:
+                    yield LineFault(_too_long(limit + skipped, limit))
+                    continue
+            yield line
+    except OSError as error:
+        yield LineFault(f"read failed: {error.strerror or error}")
+
+
+class JsonValue:
+    """A decoded JSON value, boxed so that a JSON string is never taken for a message."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+def decode_json(raw: bytes) -> JsonValue | str:
+    """Return the JSON value of ``raw`` in a ``JsonValue`` box, or a message saying why it
+    has none (a line without a newline that fails is called a truncated last line)."""
+    try:
+        return JsonValue(json.loads(raw))
+    except UnicodeDecodeError as error:
+        return f"not UTF-8 ({error.reason} at byte {error.start})"
+    except RecursionError:
+        return "JSON nested too deeply to parse"
+    except ValueError as error:
+        truncated = not raw.endswith(b"\n")
+        return f"{'truncated last line' if truncated else 'invalid JSON'}: {error}"
+
+
+def json_lines(lines: Iterable[bytes], file: str) -> Iterator[tuple[int, object] | Diagnostic]:
+    """Yield ``(line number, value)`` for each JSON line, or a ``Diagnostic`` for a bad one.
+
+    Blank lines yield nothing. A line without a newline can only be the last, so a failure to
+    parse it is reported as a truncated last line.
+    """
+    for number, raw in enumerate(lines, start=1):
+        if isinstance(raw, LineFault):
+            yield Diagnostic(file, number, raw.message)
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            yield Diagnostic(file, number, _too_long(len(raw), MAX_LINE_BYTES))
+            continue
+        if not raw or raw.isspace():
+            continue
+        decoded = decode_json(raw)
+        if isinstance(decoded, JsonValue):
+            yield number, decoded.value
+        else:
+            yield Diagnostic(file, number, str(decoded))

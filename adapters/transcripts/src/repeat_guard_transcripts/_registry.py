@@ -1,0 +1,89 @@
+"""The reader protocol, the registry of readers, format sniffing and directory discovery."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Protocol, runtime_checkable
+
+from repeat_guard import Reminder
+
+from ._items import Item
+
+__all__ = [
+    "HEAD_BYTES",
+    "Annotating",
+    "Reader",
+    "head_objects",
+    "readers",
+    "register",
+    "sniff_head",
+]
+
+HEAD_BYTES = 256 * 1024
+"""How much of a file sniffing looks at."""
+
+
+class Reader(Protocol):
+    """Turns the lines of one transcript file into items. Every reader is total: any bytes
+    give diagnostics (file and line) and the rest of the file is still read."""
+
+    @property
+    def name(self) -> str:
+        """The format's name, as ``--from`` takes it."""
+        ...
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head``, the first bytes of a file, is in this format."""
+        ...
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """Yield the items of ``lines`` (the file's lines as bytes), in line order."""
+        ...
+
+
+@runtime_checkable
+class Annotating(Protocol):
+    """A reader whose format can carry a reminder as a line of its own (``--annotate``).
+
+    Its ``read`` yields every item of a line before it takes the next line.
+    """
+
+    def reminder_line(self, line: bytes, session: str, reminder: Reminder) -> bytes:
+        """The line to insert after ``line``, where ``reminder`` fired in ``session``."""
+        ...
+
+
+def head_objects(head: bytes, limit: int = 20) -> list[dict[str, object]]:
+    """The JSON objects on the first complete lines of ``head`` (at most ``limit``)."""
+    found: list[dict[str, object]] = []
+    for line in head.split(b"\n")[:-1][:limit]:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+_READERS: dict[str, Reader] = {}
+
+
+def register(reader: Reader) -> Reader:
+    """Add ``reader`` to the registry under its name; sniffing tries readers in this order."""
+    _READERS[reader.name] = reader
+    return reader
+
+
+def readers() -> Mapping[str, Reader]:
+    """The registry: format name to reader."""
+    return _READERS
+
+
+def sniff_head(head: bytes) -> str | None:
+    """The name of the first reader that recognises ``head``, or ``None``."""
+    for name, reader in _READERS.items():
+        if reader.sniff(head):
+            return name
+    return None

@@ -1,0 +1,144 @@
+"""One replay for every format: a reader's items through the core, written once.
+
+``replay`` feeds each located event to the core's ``reduce`` and ``tally`` and passes the rest
+through, so the command's reports, ``--check`` and ``--annotate`` never know which format they
+read. One ``GuardState`` serves the whole stream: agent ids are qualified by their session, so
+sessions never share a chain. Counts are kept per session; the file's totals are their merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import assert_never
+
+from repeat_guard import (
+    GuardConfig,
+    GuardState,
+    Reminder,
+    Tally,
+    ToolCallFinished,
+    merge_tallies,
+    reduce,
+    tally,
+)
+
+from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
+
+__all__ = ["FileSummary", "Fired", "Outcome", "SessionSummary", "replay"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fired:
+    """The guard fired at ``where``: ``reminder`` would reach the agent's next request."""
+
+    where: Location
+    reminder: Reminder
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One session's counts: its agents, the core's tally, and its calls that never finished."""
+
+    session: str
+    agents: int
+    tally: Tally
+    unfinished: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    """Totals for one file; always the last outcome of its replay.
+
+    ``sessions`` lists every session seen, in order of first appearance, calls or not;
+    ``tally`` is the merge of theirs. ``errors`` and ``notes`` count diagnostics by severity;
+    ``recorded`` lists the reminders already in the file.
+    """
+
+    file: str
+    sessions: tuple[SessionSummary, ...]
+    tally: Tally
+    unfinished: int
+    errors: int
+    notes: int
+    recorded: tuple[Recorded, ...]
+
+
+Outcome = Fired | Diagnostic | Unfinished | Recorded | FileSummary
+
+
+@dataclass(slots=True)
+class _Session:
+    agents: set[str] = field(default_factory=set)
+    tally: Tally = field(default_factory=Tally)
+    unfinished: int = 0
+
+    def summary(self, session: str) -> SessionSummary:
+        return SessionSummary(session, len(self.agents), self.tally, self.unfinished)
+
+
+class _Replay:
+    """The replay's one mutable cell: the guard state, and the counts so far."""
+
+    def __init__(self, config: GuardConfig) -> None:
+        self.state = GuardState.initial(config)
+        self.sessions: dict[str, _Session] = {}
+        self.recorded: list[Recorded] = []
+        self.errors = 0
+        self.notes = 0
+
+    def session(self, name: str) -> _Session:
+        counts = self.sessions.get(name)
+        if counts is None:
+            counts = self.sessions[name] = _Session()
+        return counts
+
+    def on_event(self, item: Located) -> Iterator[Fired]:
+        counts = self.session(item.where.session)
+        event = item.event
+        self.state, reminders = reduce(self.state, event)
+        counts.tally = tally(counts.tally, self.state, event, reminders)
+        if isinstance(event, ToolCallFinished) and event.agent is not None:
+            counts.agents.add(event.agent)
+        for reminder in reminders:
+            yield Fired(item.where, reminder)
+
+    def on_item(self, item: Item) -> Iterator[Outcome]:
+        match item:
+            case Located():
+                yield from self.on_event(item)
+            case Diagnostic():
+                self.errors += item.severity == "error"
+                self.notes += item.severity == "note"
+                yield item
+            case Unfinished():
+                self.session(item.where.session).unfinished += 1
+                yield item
+            case Recorded():
+                self.session(item.where.session)
+                self.recorded.append(item)
+                yield item
+            case SessionSeen():
+                self.session(item.where.session)
+            case _:
+                assert_never(item)
+
+    def summary(self, file: str) -> FileSummary:
+        summaries = tuple(counts.summary(name) for name, counts in self.sessions.items())
+        total = Tally()
+        for summary in summaries:
+            total = merge_tallies(total, summary.tally)
+        unfinished = sum(summary.unfinished for summary in summaries)
+        return FileSummary(
+            file, summaries, total, unfinished, self.errors, self.notes, tuple(self.recorded)
+        )
+
+
+def replay(items: Iterable[Item], config: GuardConfig, *, file: str) -> Iterator[Outcome]:
+    """Replay one file's items; yield, in input order, every reminder the guard fires (as
+    ``Fired``), the diagnostics, unfinished calls and recorded reminders, then the file's
+    ``FileSummary``. Never raises for any items a reader yields."""
+    replayer = _Replay(config)
+    for item in items:
+        yield from replayer.on_item(item)
+    yield replayer.summary(file)

@@ -1,0 +1,201 @@
+"""The ACP reader on the quirks of real agents (one fixture each), its limits, and its memory.
+
+Expected counts were made by hand from the fixtures (see ``fixtures/README.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+import pytest
+
+from repeat_guard import GuardConfig, ToolCallFinished
+from repeat_guard_transcripts import (
+    READERS,
+    AcpReader,
+    Diagnostic,
+    Located,
+    Unfinished,
+)
+from repeat_guard_transcripts import _acp as acp_module
+
+from ._support import FIXTURES, diagnostics, fired, run_file, run_reader, summary, unfinished
+
+ACP = FIXTURES / "acp"
+
+
+def test_a_recording_that_starts_in_the_middle_gets_notes_not_errors() -> None:
+    outcomes = run_file("acp", ACP / "starts_mid_way.jsonl")
+    assert fired(outcomes) == [(5, "execute", 3, "gentle")]
+    assert [line for line, _ in diagnostics(outcomes, "note")] == [1, 3]
+    assert diagnostics(outcomes) == []
+    assert summary(outcomes).tally.calls == 3
+
+
+def test_claude_agent_acp_opens_calls_with_a_pending_update() -> None:
+    outcomes = run_file("acp", ACP / "claude_agent_acp_pending_update_first.jsonl")
+    assert fired(outcomes) == [(10, "Read", 3, "gentle")]
+    assert diagnostics(outcomes, "note") == []
+    assert summary(outcomes).tally.calls == 3
+
+
+def test_calls_that_never_finish_are_reported_per_session() -> None:
+    outcomes = run_file("acp", ACP / "never_finished.jsonl")
+    assert unfinished(outcomes) == [(2, "execute"), (6, "execute")]
+    (session,) = summary(outcomes).sessions
+    assert (session.session, session.unfinished, session.tally.calls) == ("s-open", 2, 0)
+
+
+def test_every_session_seen_is_in_the_summary_prompted_or_not() -> None:
+    outcomes = run_file("acp", ACP / "sessions_without_prompts.jsonl")
+    sessions = summary(outcomes).sessions
+    assert [s.session for s in sessions] == ["s-quiet", "s-busy", "s-plan"]
+    assert [s.tally.calls for s in sessions] == [0, 1, 0]
+
+
+def frame(**update: object) -> bytes:
+    body = {"sessionUpdate": "tool_call", "toolCallId": "t", "status": "completed", **update}
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": body},
+    }
+    return json.dumps(message).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    ("update", "message"),
+    [
+        ({"title": 3}, "tool_call: title must be a string"),
+        ({"locations": {}}, "tool_call: locations must be an array"),
+        ({"_meta": []}, "tool_call: _meta must be an object"),
+        ({"status": "done"}, "tool_call: unknown status 'done'"),
+        ({"status": ["x" * 100]}, "tool_call: unknown status \"['" + "x" * 38 + '"'),
+        ({"toolCallId": ""}, "tool_call: toolCallId must be a non-empty string"),
+        ({"toolCallId": {"a": 1}}, "tool_call: toolCallId must be a non-empty string"),
+    ],
+)
+def test_a_frame_is_validated_before_anything_is_stored(
+    update: dict[str, object], message: str
+) -> None:
+    outcomes = run_reader("acp", [frame(**update)])
+    assert diagnostics(outcomes) == [(1, message)]
+    assert summary(outcomes).tally.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("ident", "message"),
+    [
+        ("true", "a boolean"),
+        ("1.5", "a number with a fraction"),
+        ("null", "null"),
+        ('{"a": 1}', "an object"),
+    ],
+)
+def test_an_id_that_is_not_a_string_or_integer_is_a_diagnostic(ident: str, message: str) -> None:
+    params = '"method": "session/prompt", "params": {"sessionId": "s"}'
+    line = f'{{"jsonrpc": "2.0", "id": {ident}, {params}}}\n'.encode()
+    expected = f"session/prompt: request id must be a string or an integer, got {message}"
+    assert diagnostics(run_reader("acp", [line])) == [(1, expected)]
+
+
+def request(
+    ident: object, method: str, params: Mapping[str, object], direction: str = "c2a"
+) -> bytes:
+    message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+    return json.dumps({"dir": direction, "msg": message}).encode() + b"\n"
+
+
+def response(ident: object, result: object, direction: str) -> bytes:
+    message = {"jsonrpc": "2.0", "id": ident, "result": result}
+    return json.dumps({"dir": direction, "msg": message}).encode() + b"\n"
+
+
+def test_string_and_integer_ids_with_the_same_text_are_different_requests() -> None:
+    lines = [
+        request("1", "session/prompt", {"sessionId": "s"}),
+        frame(status="pending"),
+        response(1, {"stopReason": "end_turn"}, "a2c"),  # answers nothing: id 1 is not "1"
+        frame(),
+        response("1", {"stopReason": "end_turn"}, "a2c"),
+    ]
+    outcomes = run_reader("acp", lines)
+    assert (summary(outcomes).tally.calls, unfinished(outcomes)) == (1, [])
+
+
+def test_options_that_are_not_an_array_are_diagnosed() -> None:
+    params = {"sessionId": "s", "toolCall": {"toolCallId": "t"}, "options": {}}
+    outcomes = run_reader("acp", [request(1, "session/request_permission", params, "a2c")])
+    assert diagnostics(outcomes) == [(1, "session/request_permission: options must be an array")]
+
+
+def test_unanswered_requests_and_finished_marks_do_not_grow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(acp_module, "PENDING_REQUESTS", 4)
+    monkeypatch.setattr(acp_module, "DONE_MARKS", 4)
+    state = acp_module._AcpFile("t")
+    lines = []
+    for n in range(50):
+        lines.append(request(n, "session/prompt", {"sessionId": "s"}))
+        lines.append(frame(toolCallId=f"t{n}", rawInput={"n": n}))
+    items = list(state.read(lines))
+    assert len(state.pending) == 4
+    assert len(state.done) == 4
+    assert (
+        sum(isinstance(i, Located) and isinstance(i.event, ToolCallFinished) for i in items) == 50
+    )
+
+
+def test_too_many_open_calls_push_out_the_oldest_as_unfinished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(acp_module, "OPEN_CALLS", 2)
+    lines = [frame(toolCallId=f"t{n}", status="pending", kind="read") for n in range(4)]
+    lines.append(frame(toolCallId="t0", status="completed", kind="read"))  # t0 was pushed out
+    outcomes = run_reader("acp", lines)
+    assert unfinished(outcomes)[:2] == [(1, "read"), (2, "read")]
+    assert summary(outcomes).tally.calls == 0
+
+
+def test_sniffing_and_the_reminder_line_form() -> None:
+    reader = READERS["acp"]
+    assert isinstance(reader, AcpReader)
+    assert reader.sniff(frame())
+    assert reader.sniff(b'{"jsonrpc": "2.0", "id": 0, "method": "initialize"}\n')
+    assert not reader.sniff(b'{"sessionId": "s", "type": "user"}\n')
+    config = GuardConfig(thresholds=(2,))
+    items = run_reader("acp", [frame(toolCallId="a"), frame(toolCallId="b")], config)
+    reminder = next(i for i in items if not isinstance(i, (Diagnostic, Unfinished)))
+    assert reminder is not None
+    fired_item = items[0]
+    line = reader.reminder_line(b"{not json", "s", fired_item.reminder)  # type: ignore[union-attr]
+    assert json.loads(line)["method"] == "session/update"
+
+
+def test_a_prompt_sent_as_a_notification_still_resets() -> None:
+    prompt = {"jsonrpc": "2.0", "method": "session/prompt", "params": {"sessionId": "s"}}
+    lines = [frame(toolCallId="a"), frame(toolCallId="b"), json.dumps(prompt).encode() + b"\n"]
+    lines.append(frame(toolCallId="c"))
+    assert fired(run_reader("acp", lines)) == []
+
+
+def test_an_answer_for_a_call_long_forgotten_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(acp_module, "DONE_MARKS", 0)
+    params = {
+        "sessionId": "s",
+        "toolCall": {"toolCallId": "t"},
+        "options": [{"optionId": "no", "kind": "reject_once"}],
+    }
+    answer = {"outcome": {"outcome": "selected", "optionId": "no"}}
+    lines = [
+        request(1, "session/request_permission", params, "a2c"),
+        frame(),
+        response(1, answer, "c2a"),
+    ]
+    outcomes = run_reader("acp", lines)
+    assert (summary(outcomes).tally.calls, summary(outcomes).tally.denied) == (1, 0)
+    assert unfinished(outcomes) == []

@@ -1,0 +1,254 @@
+"""The seam itself: line reading, files, sniffing, discovery, open calls and the replay."""
+
+from __future__ import annotations
+
+import io
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard_transcripts import (
+    DONE_MARKS,
+    MAX_LINE_BYTES,
+    OPEN_CALLS,
+    READERS,
+    Diagnostic,
+    Fired,
+    Item,
+    LineFault,
+    Located,
+    Location,
+    Recorded,
+    SessionSeen,
+    Unfinished,
+    bounded_lines,
+    discover,
+    json_lines,
+    open_transcript,
+    replay,
+    sniff_format,
+    sniff_head,
+    with_head,
+)
+from repeat_guard_transcripts._calls import OpenCall, OpenCalls
+
+from ._support import FIXTURES, summary
+
+CLAUDE = FIXTURES / "claude-code" / "projects"
+
+
+def test_bounded_lines_skips_a_long_line_without_holding_it() -> None:
+    data = b"short\n" + b"x" * 100 + b"\nafter\nx" * 1 + b"y" * 10
+    lines = list(bounded_lines(io.BufferedReader(io.BytesIO(data), 8), limit=16))
+    assert lines[0] == b"short\n"
+    assert isinstance(lines[1], LineFault)
+    assert lines[1].message == "line of 101 bytes is longer than the limit of 16"
+    assert lines[2:] == [b"after\n", b"xyyyyyyyyyy"]
+
+
+def test_a_last_line_of_exactly_the_limit_is_a_line() -> None:
+    assert list(bounded_lines(io.BytesIO(b"a" * 16), limit=16)) == [b"a" * 16]
+    assert list(bounded_lines(io.BytesIO(b""))) == []
+
+
+class _Failing(io.RawIOBase):
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: object) -> int:
+        raise OSError(5, "Input/output error")
+
+
+def test_a_read_error_is_a_fault_that_ends_the_lines() -> None:
+    (fault,) = list(bounded_lines(io.BufferedReader(_Failing())))
+    assert isinstance(fault, LineFault)
+    assert fault == b""
+    assert fault.message == "read failed: Input/output error"
+
+
+def test_json_lines_diagnoses_and_skips_blank_lines() -> None:
+    lines = [b"1\n", b"   \n", b"", LineFault("gone"), b" " * (MAX_LINE_BYTES + 1), b"[\n"]
+    got = list(json_lines(lines, "f"))
+    assert got[0] == (1, 1)
+    assert got[1] == Diagnostic("f", 4, "gone")
+    assert isinstance(got[2], Diagnostic)
+    assert got[2].message.startswith(f"line of {MAX_LINE_BYTES + 1} bytes")
+    assert isinstance(got[3], Diagnostic)
+    assert got[3].message.startswith("invalid JSON")
+    assert len(got) == 4
+
+
+def test_open_transcript_refuses_what_is_not_a_file(tmp_path: Path) -> None:
+    assert open_transcript(str(tmp_path)) == f"cannot read {tmp_path}: a directory"
+    assert open_transcript("/dev/null") == "cannot read /dev/null: not a regular file"
+    missing = tmp_path / "absent"
+    assert open_transcript(str(missing)) == f"cannot read {missing}: No such file or directory"
+    regular = tmp_path / "f"
+    regular.write_bytes(b"x\n")
+    opened = open_transcript(str(regular))
+    assert not isinstance(opened, str)
+    with opened:
+        assert opened.read() == b"x\n"
+
+
+def test_a_fifo_without_a_writer_reads_as_empty_instead_of_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    opened = open_transcript(str(fifo))
+    assert not isinstance(opened, str)
+    with opened:
+        assert list(bounded_lines(opened)) == []
+    assert sniff_format(str(fifo)) is None
+
+
+def test_a_fifo_with_a_writer_is_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    opened = open_transcript(str(fifo))
+    assert not isinstance(opened, str)
+    writer = os.open(fifo, os.O_WRONLY)  # a reader is there: this does not block
+    os.write(writer, b"one\ntwo\n")
+    os.close(writer)
+    with opened:
+        head, whole = with_head(opened)
+        lines = list(bounded_lines(whole))
+    assert head == b"one\ntwo\n"
+    assert lines == [b"one\n", b"two\n"]
+
+
+def test_with_head_gives_the_whole_stream_back() -> None:
+    data = b"".join(b"line %d\n" % n for n in range(100_000))
+    head, whole = with_head(io.BytesIO(data))
+    assert isinstance(head, bytes)
+    assert len(head) == 256 * 1024
+    assert b"".join(bounded_lines(whole)) == data
+
+
+def test_with_head_reports_a_read_error() -> None:
+    head, _ = with_head(io.BufferedReader(_Failing()))
+    assert head == "read failed: Input/output error"
+
+
+def test_proc_self_mem_is_a_diagnostic_not_a_traceback() -> None:
+    opened = open_transcript("/proc/self/mem")
+    assert not isinstance(opened, str)
+    with opened:
+        head, whole = with_head(opened)
+        assert head == "read failed: Input/output error"
+        items = list(READERS["acp"].read(bounded_lines(whole), "/proc/self/mem"))
+    assert items == [Diagnostic("/proc/self/mem", 1, "read failed: Input/output error")]
+
+
+def test_sniffing_picks_the_format_or_none(tmp_path: Path) -> None:
+    session = next(CLAUDE.glob("*/*.jsonl"))
+    assert sniff_format(str(session)) == "claude-code"
+    assert sniff_format(str(FIXTURES / "acp" / "denials.jsonl")) == "acp"
+    unknown = tmp_path / "notes.txt"
+    unknown.write_text("hello\n", encoding="utf-8")
+    assert sniff_format(str(unknown)) is None
+    assert sniff_format(str(tmp_path / "absent")) is None
+    assert sniff_head(b"") is None
+    assert sniff_head(b"[1]\n{bad\n") is None
+
+
+def test_discover_walks_directories_in_order_and_keeps_named_files(tmp_path: Path) -> None:
+    found = list(discover([str(CLAUDE), "-", str(tmp_path / "absent")]))
+    names = [Path(path).name for path, _ in found[:-2]]
+    assert names == [
+        "3bcf06ff-d567-4b8e-a8ab-f80cab4dd62e.jsonl",
+        "75ed4efb-ff36-4160-9d16-d209eefb574b.jsonl",
+        "d40ac318-ccf9-4ebc-9129-faa2c1b3ec26.jsonl",
+        "fe29ca76-f36a-4506-9a56-d8a0ac7a41ca.jsonl",
+        "agent-a9db1cda3af2c2cce.jsonl",
+    ]
+    assert {fmt for _, fmt in found[:-2]} == {"claude-code"}
+    assert found[-2:] == [("-", None), (str(tmp_path / "absent"), None)]
+
+
+def where(line: int, session: str = "s") -> Location:
+    return Location("f", line, session)
+
+
+def test_open_calls_are_bounded_and_remember_finished_ids() -> None:
+    calls = OpenCalls()
+    pushed = [
+        item
+        for n in range(OPEN_CALLS + 2)
+        for item in calls.add(str(n), OpenCall(where(n), "a", "t", None))
+    ]
+    assert [u.where.line for u in pushed] == [0, 1]
+    assert len(calls) == OPEN_CALLS
+    assert calls.finish("0") is None
+    assert calls.is_finished("0")
+    assert list(calls.add("0", OpenCall(where(9), "a", "t", None))) == []  # finished: ignored
+    for n in range(DONE_MARKS + 5):
+        calls.finish(str(n))
+    assert not calls.is_finished("0")
+    assert list(calls.drop_agent("nobody")) == []
+
+
+def test_replay_counts_per_session_and_passes_everything_through() -> None:
+    config = GuardConfig(thresholds=(2,))
+    grep = ToolCallFinished("a", "grep", {"p": 1})
+    items: list[Item] = [
+        SessionSeen(where(1, "quiet")),
+        Located(where(2), grep),
+        Diagnostic("f", 3, "bad", "error"),
+        Located(where(4), grep),
+        Diagnostic("f", 5, "hm", "note"),
+        Unfinished(where(6), "sleep"),
+        Recorded(where(7), "grep", 2, "gentle"),
+        Located(where(8), PromptSubmitted("a")),
+        Located(where(9), ToolCallFinished(None, "grep", {})),
+    ]
+    outcomes = list(replay(items, config, file="f"))
+    assert len(outcomes) == 6
+    result = summary(outcomes)
+    assert [s.session for s in result.sessions] == ["quiet", "s"]
+    quiet, busy = result.sessions
+    assert (quiet.agents, quiet.tally.calls) == (0, 0)
+    assert (busy.agents, busy.tally.calls, busy.tally.wasted, busy.unfinished) == (1, 2, 1, 1)
+    assert (result.errors, result.notes, result.unfinished) == (1, 1, 1)
+    assert result.tally.reminders == 1
+    assert result.recorded == (Recorded(where(7), "grep", 2, "gentle"),)
+
+
+def test_the_readme_example_is_the_package_docstring() -> None:
+    import repeat_guard_transcripts
+
+    assert repeat_guard_transcripts.__doc__ is not None
+    example = textwrap.dedent(repeat_guard_transcripts.__doc__.split("::\n", 1)[1])
+    exec(compile(example, "doc", "exec"), {})
+
+
+def test_a_long_line_is_skipped_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import repeat_guard_transcripts._lines as lines_module
+
+    monkeypatch.setattr(lines_module, "_SKIP_CHUNK", 4)
+    data = b"y" * 50 + b"\nok\n"
+    lines = list(bounded_lines(io.BytesIO(data), limit=8))
+    assert isinstance(lines[0], LineFault)
+    assert lines[0].message == "line of 51 bytes is longer than the limit of 8"
+    assert lines[1:] == [b"ok\n"]
+
+
+def test_annotation_places_late_reminders_and_drops_only_the_held_line() -> None:
+    from repeat_guard import Reminder
+    from repeat_guard_transcripts._annotate import Annotation
+
+    written: list[bytes] = []
+    annotation = Annotation([b"a\n", b"b"], written.append)
+    lines = annotation.lines()
+    next(lines)
+    next(lines)  # "a" written, "b" held
+    annotation.drop(1)  # not the held line: nothing happens
+    reminder = Reminder("s", "t", 3, "gentle", "text", "{}")
+    fired_late = Fired(Location("f", 1, "s"), reminder)
+    annotation.insert(fired_late, READERS["acp"])  # type: ignore[arg-type]
+    annotation.release()
+    assert written[0] == b"a\n"
+    assert b"repeatGuard" in written[1]
+    assert written[2] == b"b\n"
