@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repeat_guard import GuardConfig
-from repeat_guard_acp import FileSummary, replay_transcript
+from repeat_guard_transcripts import READERS, FileSummary, bounded_lines, replay
 
 try:  # the fastest JSON parser available in the venv is the baseline
     import orjson  # in this workspace through langsmith, a dependency of the LangChain adapter
@@ -100,13 +100,14 @@ def write_transcript(path: Path, megabytes: int, seed: int = 5) -> int:
 
 
 def replay_file(path: Path) -> FileSummary:
-    with path.open("rb") as lines:
-        items = list(
-            item
-            for item in replay_transcript(lines, GuardConfig(), file=str(path))
-            if isinstance(item, FileSummary)
-        )
-    return items[-1]
+    with path.open("rb") as stream:
+        items = READERS["acp"].read(bounded_lines(stream), str(path))
+        outcomes = [
+            outcome
+            for outcome in replay(items, GuardConfig(), file=str(path))
+            if isinstance(outcome, FileSummary)
+        ]
+    return outcomes[-1]
 
 
 def parse_file(path: Path) -> int:
@@ -151,13 +152,13 @@ def main() -> None:
         calls = write_transcript(large, 100)
         size = large.stat().st_size / 1e6
         summary = replay_file(large)
-        assert summary.tool_calls == calls
-        assert summary.diagnostics == 0
+        assert summary.tally.calls == calls
+        assert summary.errors == 0
         replay = min(timed(lambda: replay_file(large)) for _ in range(2))
         baseline = min(timed(lambda: parse_file(large)) for _ in range(2))
         print(
             f"replay: {size:.0f} MB transcript, {calls:,} tool calls, "
-            f"{summary.wasted_calls:,} wasted, {summary.reminders:,} reminders"
+            f"{summary.tally.wasted:,} wasted, {summary.tally.reminders:,} reminders"
         )
         print(f"  replay        {size / replay:8.1f} MB/s")
         print(f"  {PARSER}.loads  {size / baseline:8.1f} MB/s (every line, nothing else)")

@@ -15,7 +15,7 @@ FORBIDDEN = [
     "threading",
     "repeat_guard_pluggy",
     "repeat_guard_agentloop",
-    "repeat_guard_acp",
+    "repeat_guard_transcripts",
     "repeat_guard_acp_agent",
     "repeat_guard_cli",
 ]

@@ -9,12 +9,12 @@ import pluggy
 from syrupy.assertion import SnapshotAssertion
 
 from repeat_guard import GuardConfig
-from repeat_guard_acp import annotate_transcript, reminder_notification
 from repeat_guard_acp_agent import ClientPlan, GuardedAgent, reminder_of
 from repeat_guard_acp_agent._agent import _Call
 from repeat_guard_agentloop import ContextMessage, ToolCall
 from repeat_guard_pluggy import Accept
 from repeat_guard_pluggy import ContextMessage as HookContext
+from repeat_guard_transcripts import READERS, annotate, reminder_notification
 
 from .harness import messages, run_in_process, script_of, updates
 
@@ -173,9 +173,9 @@ def test_the_live_output_is_what_annotate_writes_into_the_same_frames() -> None:
     lines = recording.lines()
     bare = [line for line in lines if b'"repeatGuard"' not in line]
     assert len(bare) == len(lines) - 2
-    annotated = [
-        item
-        for item in annotate_transcript(bare, GuardConfig(), file="bare.jsonl")
-        if isinstance(item, bytes)
-    ]
+    annotated: list[bytes] = []
+    outcomes = annotate(
+        bare, READERS["acp"], GuardConfig(), file="bare.jsonl", write=annotated.append
+    )
+    assert len(list(outcomes)) == 3  # two reminders, then the summary
     assert [json.loads(line) for line in annotated] == [json.loads(line) for line in lines]

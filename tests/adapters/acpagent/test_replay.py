@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from repeat_guard import GuardConfig
-from repeat_guard_acp import FileSummary, ReplayReminder, replay_transcript
 from repeat_guard_acp_agent import ClientPlan, agent_command, load_script, record_agent
+from repeat_guard_transcripts import READERS, FileSummary, Fired, replay
 
 from .test_agent import FIVE_TODO_WRITES, PERMISSIONS
 
@@ -87,11 +87,11 @@ def test_replaying_the_recording_reproduces_the_live_reminders(source: str, tmp_
     ]
     assert logged == [f"{tool} × {count}" for _line, (tool, count, _form), _text in live]
 
-    items = list(replay_transcript(lines, GuardConfig(), file="live.jsonl"))
-    computed = [item for item in items if isinstance(item, ReplayReminder)]
+    items = list(replay(READERS["acp"].read(lines, "live.jsonl"), GuardConfig(), file="live.jsonl"))
+    computed = [item for item in items if isinstance(item, Fired)]
     summaries = [item for item in items if isinstance(item, FileSummary)]
     assert len(summaries) == 1
-    assert len(items) == len(computed) + 1, "no diagnostics"
+    assert len(items) == len(computed) + len(summaries[0].recorded) + 1, "no diagnostics"
     summary = summaries[0]
 
     assert [(r.reminder.tool, r.reminder.count, r.reminder.form) for r in computed] == [
@@ -99,13 +99,14 @@ def test_replaying_the_recording_reproduces_the_live_reminders(source: str, tmp_
     ]
     assert [r.reminder.text for r in computed] == [text for _line, _key, text in live]
     assert [(r.tool, r.count, r.form) for r in summary.recorded] == [k for _l, k, _t in live]
-    assert [r.line for r in summary.recorded] == [line for line, _key, _text in live]
+    assert [r.where.line for r in summary.recorded] == [line for line, _key, _text in live]
     for item, (line, _key, _text) in zip(computed, live, strict=True):
         # The replay fires where the call finished: its completion frame, or the client's
         # rejection of its permission request; the live reminder follows the call's last
         # completion frame, with only completion frames in between.
-        assert item.line < line
+        fired = item.where.line
+        assert fired < line
         assert _is_completion(lines[line - 2])
-        assert all(_is_completion(lines[n - 1]) for n in range(item.line + 1, line))
-        assert _is_completion(lines[item.line - 1]) or _is_rejection(lines[item.line - 1])
-    assert summary.reminders == len(live)
+        assert all(_is_completion(lines[n - 1]) for n in range(fired + 1, line))
+        assert _is_completion(lines[fired - 1]) or _is_rejection(lines[fired - 1])
+    assert summary.tally.reminders == len(live)

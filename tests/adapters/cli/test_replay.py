@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from repeat_guard import GuardConfig
-from repeat_guard_acp import FileSummary
 from repeat_guard_cli import UsageError, main
-from repeat_guard_cli._replay import _annotate_atomically
+from repeat_guard_cli._replay import _annotate_atomically, _Input
 from repeat_guard_cli._streams import Streams
+from repeat_guard_transcripts import READERS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOOP = str(FIXTURES / "loop.jsonl")
@@ -49,12 +49,12 @@ def test_text_report_lists_firing_points_and_totals(capsys: pytest.CaptureFixtur
     assert (status, err) == (0, "")
     assert out.splitlines() == [
         f"{LOOP}: 17 lines, 1 session",
-        "  session s-loop",
+        "  session s-loop, 1 agent",
         "    line 12: Grep × 3 (gentle)",
         "    line 16: Grep × 5 (detailed)",
-        "    tool calls 5, tracked 5, wasted 4, reminders 2, weak identity 0",
-        "  total: tool calls 5, tracked 5, wasted 4, reminders 2, weak identity 0, "
-        "skipped 0, diagnostics 0",
+        "    calls 5, tracked 5, wasted 4, denied 0, reminders 2, longest run 5, unfinished 0",
+        "  total: calls 5, tracked 5, wasted 4, denied 0, reminders 2, longest run 5, "
+        "unfinished 0, diagnostics 0, notes 0",
     ]
 
 
@@ -66,16 +66,15 @@ def test_diagnostics_go_to_stderr_and_exit_3(capsys: pytest.CaptureFixture[str])
     lines = out.splitlines()
     assert lines[0] == f"{MIXED}: 20 lines, 2 sessions"
     assert lines[1:4] == [
-        "  session s-alpha",
+        "  session s-alpha, 1 agent",
         "    line 16: Read × 3 (gentle)",
-        "    tool calls 3, tracked 3, wasted 2, reminders 1, weak identity 0",
+        "    calls 3, tracked 3, wasted 2, denied 0, reminders 1, longest run 3, unfinished 0",
     ]
     assert lines[4:6] == [
-        "  session s-beta",
-        "    tool calls 1, tracked 1, wasted 0, reminders 0, weak identity 0",
+        "  session s-beta, 1 agent",
+        "    calls 1, tracked 1, wasted 0, denied 0, reminders 0, longest run 1, unfinished 0",
     ]
-    assert "skipped 1 (" in lines[6]
-    assert lines[6].endswith(", diagnostics 1")
+    assert lines[6].endswith(", diagnostics 1, notes 0")
 
 
 def test_json_output_is_one_record_per_reminder_then_a_summary(
@@ -98,20 +97,34 @@ def test_json_output_is_one_record_per_reminder_then_a_summary(
     assert isinstance(text, str)
     assert '{"path":… (+' in text  # --preview-chars 8 cut the quoted arguments
     assert summary["type"] == "summary"
-    assert {k: summary[k] for k in ("tool_calls", "wasted_calls", "reminders", "diagnostics")} == {
-        "tool_calls": 5,
-        "wasted_calls": 4,
+    assert {k: summary[k] for k in ("calls", "wasted", "reminders", "diagnostics", "lines")} == {
+        "calls": 5,
+        "wasted": 4,
         "reminders": 2,
         "diagnostics": 0,
+        "lines": 17,
     }
     assert summary["sessions"] == [
         {
             "session": "s-loop",
-            "tool_calls": 5,
-            "tracked_calls": 5,
-            "wasted_calls": 4,
+            "agents": 1,
+            "calls": 5,
+            "tracked": 5,
+            "wasted": 4,
+            "denied": 0,
             "reminders": 2,
-            "weak_identity_calls": 0,
+            "longest_run": 5,
+            "reminders_by_form": {"detailed": 1, "gentle": 1},
+            "tools": {
+                "Grep": {
+                    "calls": 5,
+                    "tracked": 5,
+                    "wasted": 4,
+                    "reminders": 2,
+                    "longest_run": 5,
+                }
+            },
+            "unfinished": 0,
         }
     ]
 
@@ -332,13 +345,14 @@ def test_an_interrupted_annotation_leaves_the_target_untouched(tmp_path: Path) -
     target = tmp_path / "out.jsonl"
     target.write_bytes(b"before\n")
 
-    def items() -> Iterator[bytes | FileSummary]:
-        yield b"partial\n"
+    def lines() -> Iterator[bytes]:
+        yield Path(LOOP).read_bytes().splitlines(keepends=True)[0]
         raise Interrupted
 
     streams = Streams(io.StringIO(), io.StringIO())
+    opened = _Input("t.jsonl", READERS["acp"], lines())
     with pytest.raises(Interrupted):
-        _annotate_atomically(items(), str(target), streams)
+        _annotate_atomically(opened, GuardConfig(), str(target), streams)
     assert target.read_bytes() == b"before\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
     assert isinstance(UsageError("x"), Exception)
@@ -354,7 +368,7 @@ def test_demo_prints_the_bundled_loop(capsys: pytest.CaptureFixture[str]) -> Non
     assert any(line.endswith("× 5 (detailed)") for line in lines)
     # two recorded sessions: a Bash loop through a denial, and five identical todo_writes
     assert "2 sessions" in lines[0]
-    assert "wasted 6, reminders 3" in out
+    assert "wasted 6, denied 1, reminders 3" in out
 
 
 def test_demo_json_honours_flags(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,7 @@ GREP = b'{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"p": 
 
 def answers(data: bytes, config: GuardConfig | None = None) -> list[dict[str, Any]]:
     output = io.BytesIO()
-    assert serve(config or GuardConfig(), io.BytesIO(data).readline, output) == 0
+    assert serve(config or GuardConfig(), io.BytesIO(data), output) == 0
     return [json.loads(line) for line in output.getvalue().splitlines()]
 
 
@@ -174,3 +174,39 @@ def test_the_console_script_runs_the_demo_and_rejects_a_bad_config() -> None:
     )
     assert (bad.returncode, bad.stdout) == (2, b"")
     assert b"thresholds must be 2 or more" in bad.stderr
+
+
+def test_any_bytes_get_exactly_one_answer_each() -> None:
+    """Regression: a 5,000-digit integer used to end the sidecar with a traceback."""
+    lines = [
+        b'{"type": "prompt", "agent": ' + b"9" * 5000 + b"}\n",
+        b'{"type": "tool_call", "agent": "\\ud800", "tool": "\\udfff", "arguments": 1}\n',
+        b"\xff\xfe not utf-8\n",
+        b"[" * 100_000 + b"\n",
+        b'{"type": "tool_call", "agent": "a", "tool": "t", "arguments": '
+        + b"[" * 900
+        + b"]" * 900
+        + b"}\n",
+        b"\n",
+    ]
+    got = answers(b"".join(lines))
+    assert len(got) == len(lines)
+    assert "Exceeds the limit" in got[0]["error"]
+    assert got[1] == {"reminders": []}
+    assert [("error" in answer) for answer in got[2:4]] == [True, True]
+    assert len(got[4]) == 1
+    assert "error" in got[5]
+
+
+def test_a_line_over_the_limit_is_answered_without_being_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import repeat_guard_transcripts._lines as lines_module
+
+    monkeypatch.setattr(lines_module, "MAX_LINE_BYTES", 100)
+    data = b"x" * 200 + b"\n" + GREP
+    output = io.BytesIO()
+    assert serve(GuardConfig(), io.BufferedReader(io.BytesIO(data), 16), output) == 0
+    first, second = (json.loads(line) for line in output.getvalue().splitlines())
+    assert first == {"error": "line 1: line of 201 bytes is longer than the limit of 100"}
+    assert second == {"reminders": []}

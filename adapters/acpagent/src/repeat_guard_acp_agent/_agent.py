@@ -10,7 +10,7 @@ into ACP frames as it is appended, so the wire order is the log order:
   cancelled answer denies the call), then a ``tool_call_update`` with status ``in_progress``;
 * ``ToolResult`` -> a ``tool_call_update``, ``completed`` or ``failed`` (errors and denials);
 * the guard's ``ContextMessage`` (after the step's results) -> exactly the notification
-  ``repeat_guard_acp.reminder_notification`` builds, the form ``--annotate`` writes;
+  ``repeat_guard_transcripts.reminder_notification`` builds, the form ``--annotate`` writes;
 * ``AssistantMessage`` -> an ``agent_message_chunk``; the prompt then ends with ``end_turn``.
 """
 
@@ -37,7 +37,6 @@ from acp.schema import (
 )
 
 from repeat_guard import Form, GuardConfig, Reminder, canonical_arguments, preview_arguments
-from repeat_guard_acp import reminder_notification
 from repeat_guard_agentloop import (
     Agent,
     AgentLoop,
@@ -50,6 +49,7 @@ from repeat_guard_agentloop import (
     ToolResult,
 )
 from repeat_guard_pluggy import PLUGIN_NAME, RepeatGuardPlugin, ToolExecution, install
+from repeat_guard_transcripts import reminder_notification
 
 from ._script import AgentScript, ToolScript
 

@@ -17,25 +17,40 @@ from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
 from ._hooks import HOOK_COMMANDS, add_hook_commands, run_hook_command
 from ._streams import Streams
 
+# The formats ``replay --from`` names (the transcripts package's readers, named here so that
+# building the parser never imports them).
+FORMATS = ("acp", "claude-code", "codex", "swe-agent", "openhands")
+
 __all__ = ["build_parser", "main"]
 
 _REPLAY_EPILOG = f"""\
+formats (sniffed from the first bytes of each file unless --from names one):
+  acp          Agent Client Protocol traffic: JSON-RPC lines or {{"dir", "msg"}} records
+  claude-code  ~/.claude/projects/<project>/<session>.jsonl, subagents/agent-*.jsonl
+  codex        ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
+  swe-agent    SWE-agent .traj files
+  openhands    OpenHands trajectories (.json event lists, evaluation output.jsonl)
+  A directory is walked for the files some format recognises.
+
 exit status:
   0  every file replayed (or, with --check, matched its recorded reminders)
-  1  --check: some file's recorded reminders differ from the computed ones
-  2  usage error, invalid configuration (before any input is read), unreadable file
+  1  --check: some file's recorded reminders differ from the computed ones (only then)
+  2  usage error, invalid configuration (before any input is read), unreadable file, a
+     file whose format cannot be told
   3  some input line was malformed: each such line gets a diagnostic on stderr as
-     FILE:LINE: message, and the rest of the input is still replayed
+     FILE:LINE: message, and the rest of the input is still replayed; notes
+     (FILE:LINE: note: message) do not change the status
   when several apply, the highest in the order 2, 1, 3 wins. A reader that closes stdout
   early (| head) ends the command quietly with 141, as SIGPIPE would.
 
 output:
-  text  per file, per session, each line where the guard fires (tool × count, form), then
-        tool calls, tracked calls, wasted calls (repeats beyond the first of each run),
-        reminders, calls whose identity was weak (no rawInput: title, kind and locations
-        stood in for the arguments), skipped unknown messages, and diagnostics
+  text  per file, per session and its agents, each line where the guard fires (tool ×
+        count, form) and each call that never finished, then calls, tracked calls, wasted
+        calls (repeats beyond the first of each run), denied calls, reminders, the longest
+        run and unfinished calls; then the file's totals and its diagnostics and notes
   json  one {{"type": "reminder", ...}} object per reminder (file, line, session, agent,
-        tool, count, form, summary, text), then one {{"type": "summary", ...}} per file
+        tool, count, form, summary, text), one {{"type": "unfinished", ...}} per call that
+        never finished, then one {{"type": "summary", ...}} per file
   A progress bar is drawn on stderr for inputs of 8 MiB or more when stderr is a terminal.
 
 {CONFIG_HELP}"""
@@ -97,18 +112,27 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     replay = _subparser(
         commands,
         "replay",
-        "Replay ACP transcripts (JSON-RPC lines or {dir, msg} recorder lines) and report "
-        "where the guard fires.",
+        "Replay recorded agent transcripts (ACP, Claude Code, Codex, SWE-agent, OpenHands) "
+        "and report where the guard fires.",
         _REPLAY_EPILOG,
     )
-    replay.add_argument("files", nargs="+", metavar="FILE", help="transcript; - reads stdin")
+    replay.add_argument(
+        "files", nargs="+", metavar="FILE", help="transcript or directory; - reads stdin"
+    )
+    replay.add_argument(
+        "--from",
+        dest="source_format",
+        choices=FORMATS,
+        help="read every FILE as this format instead of sniffing it",
+    )
     _add_format_argument(replay)
     mode = replay.add_mutually_exclusive_group()
     mode.add_argument(
         "--annotate",
         metavar="OUT",
-        help="write the one FILE to OUT (- for stdout) with each reminder injected as a "
-        "session/update user_message_chunk; OUT is replaced atomically and must not be FILE",
+        help="write the one FILE (acp) to OUT (- for stdout) with each reminder injected as a "
+        "session/update user_message_chunk; OUT must be a regular file or a new path, is "
+        "replaced atomically and must not be FILE",
     )
     mode.add_argument(
         "--check",
@@ -124,8 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="repeat-guard",
-        description="Notice an agent repeating the same tool call: replay recorded ACP "
-        "traffic, check a configuration, or run the guard as a JSONL sidecar.",
+        description="Notice an agent repeating the same tool call: replay recorded agent "
+        "transcripts, check a configuration, or run the guard as a JSONL sidecar.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_replay(commands)
@@ -156,29 +180,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
-    # Each command imports what it needs here: a hook process must not pay for the ACP SDK.
+    # Each command imports what it needs here: a hook process must not pay for the transcript
+    # readers, nor serving for the replay.
     command: str = args.command
     if command in HOOK_COMMANDS:
         return run_hook_command(args, streams)
-    from ._replay import annotate_file, check_files, replay_demo, replay_files  # noqa: PLC0415
-    from ._serve import serve  # noqa: PLC0415
-
     if command == "check-config":
         config = build_config(args.file, args)
         print(json.dumps(config.to_mapping(), indent=2), file=streams.out)
         return 0
     config = build_config(args.config, args)
     if command == "serve":
-        return serve(config, sys.stdin.buffer.readline, sys.stdout.buffer)
+        from ._serve import serve  # noqa: PLC0415  # lazily: see above
+
+        return serve(config, sys.stdin.buffer, sys.stdout.buffer)
+    from ._replay import (  # noqa: PLC0415  # lazily: see above
+        annotate_file,
+        check_files,
+        replay_demo,
+        replay_files,
+    )
+
     if command == "demo":
         return replay_demo(config, args.format, streams)
+    forced: str | None = args.source_format
     if args.check:
-        return check_files(args.files, config, streams)
+        return check_files(args.files, config, streams, forced)
     if args.annotate is None:
-        return replay_files(args.files, config, args.format, streams)
+        return replay_files(args.files, config, args.format, streams, forced)
     if len(args.files) != 1:
         raise UsageError("--annotate takes exactly one FILE")
-    return annotate_file(args.files[0], args.annotate, config, streams)
+    return annotate_file(args.files[0], args.annotate, config, streams, forced)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

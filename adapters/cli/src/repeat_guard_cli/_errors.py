@@ -1,11 +1,30 @@
-"""The one exception the command raises for a user's mistake; ``main`` turns it into status 2."""
+"""What every subcommand shares without importing anything: the exit statuses and the one
+exception for a user's mistake (``main`` turns it into status 2)."""
 
 from __future__ import annotations
 
-__all__ = ["EXIT_BROKEN_PIPE", "EXIT_USAGE", "UsageError"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_CHECK_MISMATCH",
+    "EXIT_DIAGNOSTICS",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "worst",
+]
 
+EXIT_OK = 0
+EXIT_CHECK_MISMATCH = 1
 EXIT_USAGE = 2
+EXIT_DIAGNOSTICS = 3
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a process killed by SIGPIPE
+# When several outcomes apply, the command exits with the most severe one.
+_SEVERITY = {EXIT_OK: 0, EXIT_DIAGNOSTICS: 1, EXIT_CHECK_MISMATCH: 2, EXIT_USAGE: 3}
+
+
+def worst(*statuses: int) -> int:
+    """Return the most severe of ``statuses``."""
+    return max(statuses, key=_SEVERITY.__getitem__)
 
 
 class UsageError(Exception):

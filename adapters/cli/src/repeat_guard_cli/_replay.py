@@ -1,71 +1,89 @@
-"""The ``replay`` and ``demo`` commands: stream transcripts through the ACP replay library.
+"""The ``replay`` and ``demo`` commands: transcripts of any known format through one replay.
 
-Input files are opened in binary and read line by line, so memory stays flat however large the
-transcript; only the (few) reminders of the current file are kept, for the per-session report.
+Each input is opened safely (``open_transcript``: no devices, no hanging on a FIFO), its
+format is sniffed from its first bytes unless ``--from`` names it, and its lines are read with
+a bound on their length, so memory stays flat however large the transcript. Only the current
+file's reminders and unfinished calls are kept, for the text report.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from importlib import resources
-from typing import BinaryIO, Literal, TextIO, assert_never
+from types import FrameType
+from typing import BinaryIO, Literal, assert_never
 
 from repeat_guard import GuardConfig
-from repeat_guard_acp import (
+from repeat_guard_transcripts import (
+    READERS,
+    Annotating,
     Diagnostic,
     FileSummary,
-    ReplayReminder,
-    annotate_transcript,
-    replay_transcript,
+    Fired,
+    LineFault,
+    Outcome,
+    Reader,
+    Recorded,
+    Unfinished,
+    annotate,
+    bounded_lines,
+    discover,
+    open_transcript,
+    replay,
+    sniff_head,
+    with_head,
 )
 
-from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
+from ._errors import (
+    EXIT_CHECK_MISMATCH,
+    EXIT_DIAGNOSTICS,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    worst,
+)
 from ._progress import input_size, track_progress
-from ._report import check_lines, diagnostic_line, reminder_record, summary_record, text_report
+from ._report import (
+    check_lines,
+    diagnostic_line,
+    reminder_record,
+    safe,
+    summary_record,
+    text_report,
+    unfinished_record,
+)
 from ._streams import Streams
 
-__all__ = [
-    "EXIT_BROKEN_PIPE",
-    "EXIT_CHECK_MISMATCH",
-    "EXIT_DIAGNOSTICS",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "annotate_file",
-    "check_files",
-    "replay_demo",
-    "replay_files",
-]
-
-EXIT_OK = 0
-EXIT_CHECK_MISMATCH = 1
-EXIT_DIAGNOSTICS = 3
-# When several outcomes apply, the command exits with the most severe one.
-_SEVERITY = {EXIT_OK: 0, EXIT_DIAGNOSTICS: 1, EXIT_CHECK_MISMATCH: 2, EXIT_USAGE: 3}
+__all__ = ["Streams", "annotate_file", "check_files", "replay_demo", "replay_files"]
 
 Format = Literal["text", "json"]
 DEMO_NAME = "demo.jsonl"
 
 
-def worst(*statuses: int) -> int:
-    """Return the most severe of ``statuses``."""
-    return max(statuses, key=_SEVERITY.__getitem__)
+@dataclass(slots=True)
+class _Input:
+    """One transcript ready to read: its label, its reader, and its lines (counted)."""
 
+    label: str
+    reader: Reader
+    source: Iterable[bytes]
+    count: int = 0
+    faults: list[int] = field(default_factory=list)
 
-@contextlib.contextmanager
-def _opened(name: str) -> Iterator[BinaryIO]:
-    if name == "-":
-        yield sys.stdin.buffer
-        return
-    try:
-        stream = open(name, "rb")  # noqa: SIM115  # closed by the with below
-    except OSError as error:
-        raise UsageError(f"cannot read {name}: {error.strerror}") from error
-    with stream:
-        yield stream
+    def lines(self) -> Iterator[bytes]:
+        for line in self.source:
+            self.count += 1
+            if isinstance(line, LineFault):
+                self.faults.append(self.count)
+            yield line
 
 
 def _plural(count: int, noun: str) -> str:
@@ -76,118 +94,173 @@ def _label(name: str) -> str:
     return "<stdin>" if name == "-" else name
 
 
-def _lines(stream: BinaryIO, label: str, err: TextIO) -> Iterator[bytes]:
-    return track_progress(stream, err, label, input_size(stream))
-
-
 def _print_diagnostic(diagnostic: Diagnostic, streams: Streams) -> int:
     streams.out.flush()
     print(diagnostic_line(diagnostic), file=streams.err)
-    return EXIT_DIAGNOSTICS
+    return EXIT_DIAGNOSTICS if diagnostic.severity == "error" else EXIT_OK
 
 
-def _report_file(
-    items: Iterable[ReplayReminder | Diagnostic | FileSummary], fmt: Format, streams: Streams
-) -> int:
+def _complain(message: str, streams: Streams) -> int:
+    print(safe(f"repeat-guard: {message}"), file=streams.err)
+    return EXIT_USAGE
+
+
+@contextlib.contextmanager
+def _opened(name: str) -> Iterator[BinaryIO]:
+    if name == "-":
+        yield sys.stdin.buffer
+        return
+    opened = open_transcript(name)
+    if isinstance(opened, str):
+        raise UsageError(opened)
+    with opened:
+        yield opened
+
+
+@contextlib.contextmanager
+def _input(
+    name: str, fmt: str | None, forced: str | None, streams: Streams
+) -> Iterator[_Input | int]:
+    """Open ``name`` and pick its reader; yields the input, or the status after reporting
+    why it cannot be replayed."""
+    label = _label(name)
+    with _opened(name) as stream:
+        chosen = forced or fmt
+        whole: BinaryIO = stream
+        if chosen is None:
+            head, whole = with_head(stream)
+            if isinstance(head, str):
+                yield _print_diagnostic(Diagnostic(label, 1, head), streams)
+                return
+            chosen = sniff_head(head)
+        if chosen is None:
+            formats = ", ".join(READERS)
+            yield _complain(
+                f"{label}: cannot tell the transcript format; name it with --from ({formats})",
+                streams,
+            )
+            return
+        lines = track_progress(bounded_lines(whole), streams.err, label, input_size(stream))
+        yield _Input(label, READERS[chosen], lines)
+
+
+def _each_input(
+    names: Iterable[str], forced: str | None, streams: Streams
+) -> Iterator[_Input | int]:
+    for name, fmt in discover(names):
+        try:
+            with _input(name, fmt, forced, streams) as opened:
+                yield opened
+        except UsageError as error:
+            yield _complain(str(error), streams)
+
+
+def _report_file(outcomes: Iterable[Outcome], source: _Input, fmt: Format, streams: Streams) -> int:
     status = EXIT_OK
-    reminders: list[ReplayReminder] = []
-    for item in items:
+    noted: list[Fired | Unfinished] = []
+    for item in outcomes:
         match item:
-            case ReplayReminder():
-                # JSON streams each reminder; text groups them by session at the file's end.
-                if fmt == "json":
-                    print(reminder_record(item), file=streams.out)
-                else:
-                    reminders.append(item)
+            case Fired() | Unfinished() if fmt == "text":
+                noted.append(item)  # text groups them by session at the file's end
+            case Fired():
+                print(reminder_record(item), file=streams.out)
+            case Unfinished():
+                print(unfinished_record(item), file=streams.out)
             case Diagnostic():
-                status = _print_diagnostic(item, streams)
+                status = worst(status, _print_diagnostic(item, streams))
+            case Recorded():
+                pass
             case FileSummary():
-                if fmt == "json":
-                    print(summary_record(item), file=streams.out)
-                else:
-                    print("\n".join(text_report(item, reminders)), file=streams.out)
+                _print_summary(item, source.count, noted if fmt == "text" else None, streams)
             case _:
                 assert_never(item)
     return status
 
 
-def _each_file(
-    names: Iterable[str], streams: Streams
-) -> Iterator[tuple[str, Iterator[bytes] | None]]:
-    # Yields each file's label and lines, or None after reporting a file that cannot be read.
-    for name in names:
-        label = _label(name)
-        try:
-            with _opened(name) as stream:
-                yield label, _lines(stream, label, streams.err)
-        except UsageError as error:
-            print(f"repeat-guard: {error}", file=streams.err)
-            yield label, None
+def _print_summary(
+    summary: FileSummary, lines: int, noted: list[Fired | Unfinished] | None, streams: Streams
+) -> None:
+    if noted is None:
+        print(summary_record(summary, lines), file=streams.out)
+    else:
+        print("\n".join(text_report(summary, lines, noted)), file=streams.out)
 
 
-def replay_files(names: Iterable[str], config: GuardConfig, fmt: Format, streams: Streams) -> int:
-    """Replay each named transcript (``-`` is stdin) and write its report.
+def replay_files(
+    names: Iterable[str],
+    config: GuardConfig,
+    fmt: Format,
+    streams: Streams,
+    forced: str | None = None,
+) -> int:
+    """Replay each named transcript (``-`` is stdin, a directory is walked) and write its
+    report; ``forced`` names the format instead of sniffing it.
 
-    Returns the exit status: 0, 3 when any input line got a diagnostic, 2 when a file could not
-    be read (the other files are still replayed).
+    Returns the exit status: 0, 3 when any input line got an error diagnostic, 2 when a file
+    could not be read or its format not told (the other files are still replayed).
     """
     status = EXIT_OK
-    for label, lines in _each_file(names, streams):
-        if lines is None:
-            status = worst(status, EXIT_USAGE)
+    for source in _each_input(names, forced, streams):
+        if isinstance(source, int):
+            status = worst(status, source)
             continue
-        items = replay_transcript(lines, config, file=label)
-        status = worst(status, _report_file(items, fmt, streams))
+        items = source.reader.read(source.lines(), source.label)
+        outcomes = replay(items, config, file=source.label)
+        status = worst(status, _report_file(outcomes, source, fmt, streams))
     return status
 
 
 def replay_demo(config: GuardConfig, fmt: Format, streams: Streams) -> int:
     """Replay the looping transcript shipped with the package and write its report."""
-    source = resources.files(__package__).joinpath("data", DEMO_NAME)
-    with source.open("rb") as stream:
-        items = replay_transcript(stream, config, file=DEMO_NAME)
-        return _report_file(items, fmt, streams)
+    data = resources.files(__package__).joinpath("data", DEMO_NAME)
+    with data.open("rb") as stream:
+        source = _Input(DEMO_NAME, READERS["acp"], stream)
+        items = source.reader.read(source.lines(), DEMO_NAME)
+        return _report_file(replay(items, config, file=DEMO_NAME), source, fmt, streams)
 
 
-def _check_file(
-    items: Iterable[ReplayReminder | Diagnostic | FileSummary], streams: Streams
-) -> int:
+def _check_file(outcomes: Iterable[Outcome], streams: Streams) -> int:
     status = EXIT_OK
-    computed: list[ReplayReminder] = []
-    for item in items:
-        match item:
-            case ReplayReminder():
-                computed.append(item)
-            case Diagnostic():
-                status = _print_diagnostic(item, streams)
-            case FileSummary():
-                differences = check_lines(item, computed)
-                if differences:
-                    print(f"{item.file}: reminders differ from the recorded ones", file=streams.out)
-                    print("\n".join(differences), file=streams.out)
-                    status = worst(status, EXIT_CHECK_MISMATCH)
-                else:
-                    count = _plural(len(computed), "reminder")
-                    print(f"{item.file}: ok, {count} as recorded", file=streams.out)
-            case _:
-                assert_never(item)
+    computed: list[Fired] = []
+    for item in outcomes:
+        if isinstance(item, Fired):
+            computed.append(item)
+        elif isinstance(item, Diagnostic):
+            status = worst(status, _print_diagnostic(item, streams))
+        elif isinstance(item, FileSummary):
+            differences = check_lines(item, computed)
+            if differences:
+                print(
+                    safe(f"{item.file}: reminders differ from the recorded ones"), file=streams.out
+                )
+                print("\n".join(differences), file=streams.out)
+                status = worst(status, EXIT_CHECK_MISMATCH)
+            else:
+                count = _plural(len(computed), "reminder")
+                print(safe(f"{item.file}: ok, {count} as recorded"), file=streams.out)
     return status
 
 
-def check_files(names: Iterable[str], config: GuardConfig, streams: Streams) -> int:
+def check_files(
+    names: Iterable[str], config: GuardConfig, streams: Streams, forced: str | None = None
+) -> int:
     """Compare the reminders recorded in each annotated transcript with those ``config``
     computes, printing the differences.
 
-    Returns 1 when any file differs, 3 when an input line got a diagnostic, 2 when a file could
-    not be read, otherwise 0 (the most severe applies).
+    Returns 1 when any file differs, 3 when an input line got an error diagnostic, 2 when a
+    file could not be read, otherwise 0 (the most severe applies).
     """
     status = EXIT_OK
-    for label, lines in _each_file(names, streams):
-        if lines is None:
-            status = worst(status, EXIT_USAGE)
+    for source in _each_input(names, forced, streams):
+        if isinstance(source, int):
+            status = worst(status, source)
             continue
-        status = worst(status, _check_file(replay_transcript(lines, config, file=label), streams))
+        items = source.reader.read(source.lines(), source.label)
+        status = worst(status, _check_file(replay(items, config, file=source.label), streams))
     return status
+
+
+# -- annotate ------------------------------------------------------------------------------
 
 
 def _same_file(source: str, target: str) -> bool:
@@ -197,22 +270,96 @@ def _same_file(source: str, target: str) -> bool:
         return False
 
 
-def _write_annotated(
-    items: Iterable[bytes | Diagnostic | FileSummary], target: BinaryIO, streams: Streams
-) -> int:
+def _refuse_target(target: str) -> None:
+    """Raise ``UsageError`` unless ``target`` is a new path or an existing regular file."""
+    try:
+        status = os.lstat(target)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise UsageError(f"cannot write {target}: {error.strerror}") from error
+    if stat.S_ISLNK(status.st_mode):
+        raise UsageError(f"cannot write {target}: it is a symbolic link; name its target")
+    if not stat.S_ISREG(status.st_mode):
+        raise UsageError(f"cannot write {target}: not a regular file")
+
+
+def _write_outcomes(outcomes: Iterable[Outcome], label: str, streams: Streams) -> int:
     status = EXIT_OK
-    for item in items:
-        match item:
-            case bytes():
-                target.write(item)
-            case Diagnostic():
-                status = _print_diagnostic(item, streams)
-            case FileSummary():
-                written = _plural(item.reminders, "reminder")
-                print(f"{item.file}: {written} written into the transcript", file=streams.err)
-            case _:
-                assert_never(item)
+    written = 0
+    for item in outcomes:
+        if isinstance(item, Diagnostic):
+            status = worst(status, _print_diagnostic(item, streams))
+        elif isinstance(item, Fired):
+            written += 1
+    print(
+        safe(f"{label}: {_plural(written, 'reminder')} written into the transcript"),
+        file=streams.err,
+    )
     return status
+
+
+def annotate_file(
+    source: str, target: str, config: GuardConfig, streams: Streams, forced: str | None = None
+) -> int:
+    """Write the transcript ``source`` to ``target`` with every reminder injected at its point.
+
+    ``target`` ``-`` is stdout; any other target must be a regular file or a new path, and is
+    replaced atomically (a temporary file in its directory, renamed over it once complete), so
+    a failed or interrupted run leaves it untouched. Returns 0, or 3 when an input line got an
+    error diagnostic. Raises ``UsageError`` when ``source`` cannot be read or its format cannot
+    carry reminders, ``target`` cannot be written, or both name the same file.
+    """
+    if source != "-" and target != "-":
+        if _same_file(source, target):
+            raise UsageError(
+                f"--annotate {target} would overwrite its own input; choose another file"
+            )
+        _refuse_target(target)
+    fmt = None if source == "-" else next(discover([source]))[1]
+    with _input(source, fmt, forced, streams) as opened:
+        if isinstance(opened, int):
+            return opened
+        if not isinstance(opened.reader, Annotating):
+            raise UsageError(
+                f"{opened.label} is a {opened.reader.name} transcript, which cannot carry "
+                "reminders; --annotate reads acp transcripts"
+            )
+        if target == "-":
+            out = sys.stdout.buffer
+            status = _annotate_into(opened, config, out.write, streams)
+            out.flush()
+            return status
+        return _annotate_atomically(opened, config, target, streams)
+
+
+def _annotate_into(
+    opened: _Input, config: GuardConfig, write: Callable[[bytes], object], streams: Streams
+) -> int:
+    outcomes = annotate(opened.lines(), opened.reader, config, file=opened.label, write=write)
+    return _write_outcomes(outcomes, opened.label, streams)
+
+
+class _Terminated(SystemExit):
+    """SIGTERM arrived while a temporary file existed: exit as a process killed by it."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated(128 + signum)
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    # SIGTERM's default ends the process at once, leaving the temporary file behind; while it
+    # exists, SIGTERM raises instead, so the cleanup below runs (SIGINT already raises).
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _new_file_mode(target: str) -> int:
@@ -224,45 +371,29 @@ def _new_file_mode(target: str) -> int:
         return 0o666 & ~umask
 
 
-def annotate_file(source: str, target: str, config: GuardConfig, streams: Streams) -> int:
-    """Write the transcript ``source`` to ``target`` with every reminder injected at its point.
-
-    ``target`` ``-`` is stdout; any other target is replaced atomically (a temporary file in
-    its directory, renamed over it once complete), so a failed run leaves it untouched. Returns
-    0, or 3 when an input line got a diagnostic. Raises ``UsageError`` when ``source`` cannot
-    be read, ``target`` cannot be written, or both name the same file.
-    """
-    if source != "-" and target != "-" and _same_file(source, target):
-        raise UsageError(f"--annotate {target} would overwrite its own input; choose another file")
-    label = _label(source)
-    with _opened(source) as stream:
-        items = annotate_transcript(_lines(stream, label, streams.err), config, file=label)
-        if target == "-":
-            status = _write_annotated(items, sys.stdout.buffer, streams)
-            sys.stdout.buffer.flush()
-            return status
-        return _annotate_atomically(items, target, streams)
-
-
-def _annotate_atomically(
-    items: Iterable[bytes | Diagnostic | FileSummary], target: str, streams: Streams
-) -> int:
+def _annotate_atomically(opened: _Input, config: GuardConfig, target: str, streams: Streams) -> int:
     directory = os.path.dirname(os.path.abspath(target))
-    try:
-        handle, temporary = tempfile.mkstemp(
-            dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
-        )
-    except OSError as error:
-        raise UsageError(f"cannot write {target}: {error.strerror}") from error
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            status = _write_annotated(items, stream, streams)
-        os.chmod(temporary, _new_file_mode(target))
-        os.replace(temporary, target)
-    except OSError as error:
-        os.unlink(temporary)
-        raise UsageError(f"cannot write {target}: {error.strerror}") from error
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    with _sigterm_raises():
+        try:
+            handle, temporary = tempfile.mkstemp(
+                dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
+            )
+        except OSError as error:
+            raise UsageError(f"cannot write {target}: {error.strerror}") from error
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                status = _annotate_into(opened, config, stream.write, streams)
+            if opened.faults:
+                raise UsageError(
+                    f"{target} not written: line {opened.faults[0]} of {opened.label} could "
+                    "not be read whole, and the annotated copy would lack it"
+                )
+            os.chmod(temporary, _new_file_mode(target))
+            os.replace(temporary, target)
+        except OSError as error:
+            os.unlink(temporary)
+            raise UsageError(f"cannot write {target}: {error.strerror}") from error
+        except BaseException:
+            os.unlink(temporary)
+            raise
     return status

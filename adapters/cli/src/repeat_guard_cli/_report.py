@@ -1,8 +1,9 @@
-"""Rendering replay results: the text report, the JSONL records and the ``--check`` diff.
+"""Rendering replay outcomes: the text report, the JSONL records and the ``--check`` diff.
 
-Pure functions from the ACP library's values to lines of text; the command decides where they
-go. JSON records use the library's field names; reminder records carry ``"type": "reminder"``
-and the per-file record ``"type": "summary"``.
+Pure functions from the transcripts package's values to lines of text; the command decides
+where they go. Nothing here knows which format a file was in. Every line is made safe to write:
+text that cannot be encoded (a lone surrogate decoded from a ``\\ud800`` escape, a file name
+with undecodable bytes) is written as a backslash escape, which in JSON is the same escape.
 """
 
 from __future__ import annotations
@@ -11,112 +12,128 @@ import difflib
 import json
 from collections.abc import Iterator, Sequence
 
-from repeat_guard import Reminder
-from repeat_guard_acp import Diagnostic, FileSummary, RecordedReminder, ReplayReminder
+from repeat_guard import Tally, tally_to_json
+from repeat_guard_transcripts import Diagnostic, FileSummary, Fired, Recorded, Unfinished
+
+from ._reminder_json import reminder_fields
 
 __all__ = [
     "check_lines",
     "diagnostic_line",
     "reminder_record",
+    "safe",
     "summary_record",
     "text_report",
+    "unfinished_record",
 ]
 
 
+def safe(text: str) -> str:
+    """``text`` with anything UTF-8 cannot encode written as a backslash escape."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _json(record: dict[str, object]) -> str:
+    return safe(json.dumps(record, ensure_ascii=False))
+
+
 def diagnostic_line(diagnostic: Diagnostic) -> str:
-    """Return ``FILE:LINE: message``, the form editors and CI logs link to."""
-    return f"{diagnostic.file}:{diagnostic.line}: {diagnostic.message}"
+    """Return ``FILE:LINE: message`` (``FILE:LINE: note: message`` for a note)."""
+    note = "note: " if diagnostic.severity == "note" else ""
+    return safe(f"{diagnostic.file}:{diagnostic.line}: {note}{diagnostic.message}")
 
 
-def reminder_record(item: ReplayReminder) -> str:
+def reminder_record(item: Fired) -> str:
     """Return the JSON line for one reminder."""
+    where = item.where
     record = {
         "type": "reminder",
-        "file": item.file,
-        "line": item.line,
-        "session": item.session,
+        "file": where.file,
+        "line": where.line,
+        "session": where.session,
         **reminder_fields(item.reminder),
     }
-    return json.dumps(record, ensure_ascii=False)
+    return _json(record)
 
 
-def reminder_fields(reminder: Reminder) -> dict[str, object]:
-    """The reminder as the command writes it, in ``replay --format json`` and ``serve`` alike."""
-    return {
-        "agent": reminder.agent,
-        "tool": reminder.tool,
-        "count": reminder.count,
-        "form": reminder.form,
-        "summary": reminder.summary,
-        "text": reminder.text,
-    }
-
-
-def summary_record(summary: FileSummary) -> str:
-    """Return the JSON line summing up one file."""
+def unfinished_record(item: Unfinished) -> str:
+    """Return the JSON line for a call that never finished."""
+    where = item.where
     record = {
+        "type": "unfinished",
+        "file": where.file,
+        "line": where.line,
+        "session": where.session,
+        "tool": item.tool,
+    }
+    return _json(record)
+
+
+def summary_record(summary: FileSummary, lines: int) -> str:
+    """Return the JSON line summing up one file of ``lines`` lines."""
+    record: dict[str, object] = {
         "type": "summary",
         "file": summary.file,
-        "lines": summary.lines,
-        "tool_calls": summary.tool_calls,
-        "tracked_calls": summary.tracked_calls,
-        "wasted_calls": summary.wasted_calls,
-        "reminders": summary.reminders,
-        "weak_identity_calls": summary.weak_identity_calls,
-        "skipped": dict(summary.skipped),
-        "diagnostics": summary.diagnostics,
+        "lines": lines,
+        **tally_to_json(summary.tally),
+        "unfinished": summary.unfinished,
+        "diagnostics": summary.errors,
+        "notes": summary.notes,
         "sessions": [
             {
-                "session": totals.session,
-                "tool_calls": totals.tool_calls,
-                "tracked_calls": totals.tracked_calls,
-                "wasted_calls": totals.wasted_calls,
-                "reminders": totals.reminders,
-                "weak_identity_calls": totals.weak_identity_calls,
+                "session": session.session,
+                "agents": session.agents,
+                **tally_to_json(session.tally),
+                "unfinished": session.unfinished,
             }
-            for totals in summary.sessions
+            for session in summary.sessions
         ],
     }
-    return json.dumps(record, ensure_ascii=False)
+    return _json(record)
 
 
-def text_report(summary: FileSummary, reminders: Sequence[ReplayReminder]) -> Iterator[str]:
-    """Yield the lines reporting one file: each session's firing points and totals, then the
-    file's totals."""
-    sessions = len(summary.sessions)
-    plural = "" if sessions == 1 else "s"
-    yield f"{summary.file}: {summary.lines} lines, {sessions} session{plural}"
-    for totals in summary.sessions:
-        yield f"  session {totals.session}"
-        for item in reminders:
-            if item.session == totals.session:
-                reminder = item.reminder
-                yield f"    line {item.line}: {reminder.summary} ({reminder.form})"
-        yield (
-            f"    tool calls {totals.tool_calls}, tracked {totals.tracked_calls}, "
-            f"wasted {totals.wasted_calls}, reminders {totals.reminders}, "
-            f"weak identity {totals.weak_identity_calls}"
-        )
-    yield (
-        f"  total: tool calls {summary.tool_calls}, tracked {summary.tracked_calls}, "
-        f"wasted {summary.wasted_calls}, reminders {summary.reminders}, "
-        f"weak identity {summary.weak_identity_calls}, "
-        f"skipped {_skipped_text(summary)}, diagnostics {summary.diagnostics}"
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _counts(counts: Tally, unfinished: int) -> str:
+    return (
+        f"calls {counts.calls}, tracked {counts.tracked}, wasted {counts.wasted}, "
+        f"denied {counts.denied}, reminders {counts.reminders}, "
+        f"longest run {counts.longest_run}, unfinished {unfinished}"
     )
 
 
-def _skipped_text(summary: FileSummary) -> str:
-    total = sum(summary.skipped.values())
-    if not total:
-        return "0"
-    kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.skipped.items()))
-    return f"{total} ({kinds})"
+def text_report(
+    summary: FileSummary, lines: int, noted: Sequence[Fired | Unfinished]
+) -> Iterator[str]:
+    """Yield the lines reporting one file: each session's firing points and unfinished
+    calls (``noted``, in input order) and counts, then the file's totals."""
+    sessions = len(summary.sessions)
+    yield safe(f"{summary.file}: {_plural(lines, 'line')}, {_plural(sessions, 'session')}")
+    for session in summary.sessions:
+        yield safe(f"  session {session.session}, {_plural(session.agents, 'agent')}")
+        for item in noted:
+            if item.where.session != session.session:
+                continue
+            if isinstance(item, Fired):
+                reminder = item.reminder
+                yield safe(f"    line {item.where.line}: {reminder.summary} ({reminder.form})")
+            else:
+                yield safe(f"    line {item.where.line}: {item.tool} never finished")
+        yield f"    {_counts(session.tally, session.unfinished)}"
+    yield (
+        f"  total: {_counts(summary.tally, summary.unfinished)}, "
+        f"diagnostics {summary.errors}, notes {summary.notes}"
+    )
 
 
 _Key = tuple[str, str, int, str]
 
 
-def check_lines(summary: FileSummary, computed: Sequence[ReplayReminder]) -> list[str]:
+def check_lines(summary: FileSummary, computed: Sequence[Fired]) -> list[str]:
     """Return the differences between the reminders recorded in a file and those computed
     now, compared by (session, tool, count, form) in order; empty when they agree."""
     recorded = summary.recorded
@@ -128,13 +145,17 @@ def check_lines(summary: FileSummary, computed: Sequence[ReplayReminder]) -> lis
         if tag == "equal":
             continue
         lines.extend(
-            f"  - recorded {_where(summary.file, item.line, item.session)}: "
-            f"{item.tool} × {item.count} ({item.form})"
+            safe(
+                f"  - recorded {_where(item.where.file, item.where.line, item.where.session)}: "
+                f"{item.tool} × {item.count} ({item.form})"
+            )
             for item in recorded[old_start:old_end]
         )
         lines.extend(
-            f"  + computed {_where(summary.file, item.line, item.session)}: "
-            f"{item.reminder.summary} ({item.reminder.form})"
+            safe(
+                f"  + computed {_where(item.where.file, item.where.line, item.where.session)}: "
+                f"{item.reminder.summary} ({item.reminder.form})"
+            )
             for item in computed[new_start:new_end]
         )
     return lines
@@ -144,10 +165,10 @@ def _where(file: str, line: int, session: str) -> str:
     return f"{file}:{line} session {session}"
 
 
-def _recorded_key(item: RecordedReminder) -> _Key:
-    return (item.session, item.tool, item.count, item.form)
+def _recorded_key(item: Recorded) -> _Key:
+    return (item.where.session, item.tool, item.count, item.form)
 
 
-def _computed_key(item: ReplayReminder) -> _Key:
+def _computed_key(item: Fired) -> _Key:
     reminder = item.reminder
-    return (item.session, reminder.tool, reminder.count, reminder.form)
+    return (item.where.session, reminder.tool, reminder.count, reminder.form)

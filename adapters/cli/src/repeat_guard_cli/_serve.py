@@ -17,7 +17,7 @@ Output is ASCII (``ensure_ascii``), so no locale can garble it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -30,8 +30,9 @@ from repeat_guard import (
     ToolCallFinished,
     reduce,
 )
+from repeat_guard_transcripts import LineFault, bounded_lines
 
-from ._report import reminder_fields
+from ._reminder_json import reminder_fields
 
 __all__ = ["LineError", "parse_event", "serve"]
 
@@ -74,6 +75,8 @@ def _decode(data: bytes) -> object:
         return _Problem(f"invalid JSON: {error.msg} at column {error.colno}")
     except RecursionError:
         return _Problem("JSON nested too deeply to parse")
+    except ValueError as error:  # an integer too long to convert, say
+        return _Problem(f"invalid JSON: {error}")
 
 
 def _fields_problem(kind: str, event: Mapping[str, object]) -> str | None:
@@ -121,21 +124,26 @@ def parse_event(number: int, data: bytes) -> Event | LineError:
     return LineError(number, built) if isinstance(built, str) else built
 
 
-def serve(config: GuardConfig, read_line: Callable[[], bytes], output: BinaryIO) -> int:
-    """Answer events read by ``read_line`` (``b""`` at end of input) on ``output``.
+def _answer(state: GuardState, number: int, data: bytes) -> tuple[GuardState, dict[str, object]]:
+    if isinstance(data, LineFault):
+        return state, {"error": str(LineError(number, data.message))}
+    event = parse_event(number, data)
+    if isinstance(event, LineError):
+        return state, {"error": str(event)}
+    state, reminders = reduce(state, event)
+    return state, {"reminders": [reminder_fields(r) for r in reminders]}
 
-    Returns 0 once the input ends; bad lines are answered with an error and do not stop it.
+
+def serve(config: GuardConfig, source: BinaryIO, output: BinaryIO) -> int:
+    """Answer the events read from ``source``, one line each, on ``output``.
+
+    A line is never held beyond ``MAX_LINE_BYTES`` (a longer one is skipped and answered with
+    an error). Returns 0 once the input ends; every other line, whatever its bytes, gets
+    exactly one answer and serving goes on.
     """
     state = GuardState.initial(config)
-    number = 0
-    while data := read_line():
-        number += 1
-        event = parse_event(number, data)
-        if isinstance(event, LineError):
-            answer: dict[str, object] = {"error": str(event)}
-        else:
-            state, reminders = reduce(state, event)
-            answer = {"reminders": [reminder_fields(r) for r in reminders]}
+    for number, data in enumerate(bounded_lines(source), start=1):
+        state, answer = _answer(state, number, data)
         output.write(json.dumps(answer).encode("ascii") + b"\n")
         output.flush()
     return 0

@@ -1,0 +1,284 @@
+"""``repeat-guard replay`` across formats: sniffing, --from, directories, and hostile inputs."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from repeat_guard_cli import main
+
+FIXTURES = Path(__file__).parents[1] / "transcripts" / "fixtures"
+CLAUDE = FIXTURES / "claude-code" / "projects"
+LOOP = Path(__file__).parent / "fixtures" / "loop.jsonl"
+MID_WAY = FIXTURES / "acp" / "starts_mid_way.jsonl"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_a_directory_is_walked_and_each_file_sniffed(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "replay", "--format", "json", str(CLAUDE))
+    assert (status, err) == (0, "")
+    summaries = [r for r in map(json.loads, out.splitlines()) if r["type"] == "summary"]
+    assert [Path(str(r["file"])).name for r in summaries] == [
+        "3bcf06ff-d567-4b8e-a8ab-f80cab4dd62e.jsonl",
+        "75ed4efb-ff36-4160-9d16-d209eefb574b.jsonl",
+        "d40ac318-ccf9-4ebc-9129-faa2c1b3ec26.jsonl",
+        "fe29ca76-f36a-4506-9a56-d8a0ac7a41ca.jsonl",
+        "agent-a9db1cda3af2c2cce.jsonl",
+    ]
+    assert [r["wasted"] for r in summaries] == [4, 4, 5, 1, 2]
+
+
+def test_from_forces_a_format(capsys: pytest.CaptureFixture[str]) -> None:
+    session = next(CLAUDE.glob("*/75ed*.jsonl"))
+    status, out, err = run(capsys, "replay", "--from", "acp", str(session))
+    assert status == 3  # Claude Code records are not JSON-RPC messages
+    assert "neither a request, a notification nor a response" in err
+    assert "calls 0" in out
+
+
+def test_a_file_in_no_known_format_exits_2_and_the_rest_is_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unknown = tmp_path / "notes.txt"
+    unknown.write_text("hello\n", encoding="utf-8")
+    status, out, err = run(capsys, "replay", str(unknown), str(LOOP))
+    assert status == 2
+    assert f"{unknown}: cannot tell the transcript format; name it with --from" in err
+    assert "Grep × 3 (gentle)" in out
+
+
+def test_notes_are_printed_but_do_not_change_the_status(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = run(capsys, "replay", str(MID_WAY))
+    assert status == 0
+    assert err.splitlines()[0].startswith(f"{MID_WAY}:1: note: ")
+    assert "line 5: execute × 3 (gentle)" in out
+
+
+def test_unfinished_calls_are_reported_in_text_and_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    never = str(FIXTURES / "acp" / "never_finished.jsonl")
+    status, out, _ = run(capsys, "replay", never)
+    assert status == 0
+    assert "    line 2: execute never finished" in out
+    status, out, _ = run(capsys, "replay", "--format", "json", never)
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0] == {
+        "type": "unfinished",
+        "file": never,
+        "line": 2,
+        "session": "s-open",
+        "tool": "execute",
+    }
+    assert records[-1]["unfinished"] == 2
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null"])
+def test_a_device_is_refused_not_read(path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "replay", "--from", "acp", path)
+    assert status == 2
+    assert err == f"repeat-guard: cannot read {path}: not a regular file\n"
+
+
+def test_proc_self_mem_gets_a_diagnostic(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "replay", "/proc/self/mem")
+    assert status == 3
+    assert err == "/proc/self/mem:1: read failed: Input/output error\n"
+
+
+def test_a_fifo_without_a_writer_does_not_hang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    status, out, err = run(capsys, "replay", "--from", "acp", str(fifo))
+    assert (status, err) == (0, "")
+    assert out.startswith(f"{fifo}: 0 lines, 0 sessions")
+
+
+LONE_SURROGATES = (
+    b'{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s\\ud800", '
+    b'"update": {"sessionUpdate": "tool_call", "toolCallId": "t%d", "title": "\\udfff", '
+    b'"status": "completed", "rawInput": {"x": "\\ud800"}}}}\n'
+)
+
+
+def test_lone_surrogates_never_crash_the_text_or_json_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "bad\udcff.jsonl"
+    source.write_bytes(b"".join(LONE_SURROGATES % n for n in range(5)) + b'{"\xff": 1}\n')
+    status, out, err = run(capsys, "replay", str(source))
+    assert status == 3
+    assert "session s\\ud800, 1 agent" in out
+    assert "line 3: \\udfff × 3 (gentle)" in out
+    assert "bad\\udcff.jsonl:6: not UTF-8" in err
+    status, out, _ = run(capsys, "replay", "--format", "json", str(source))
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0]["session"] == "s\ud800"
+    assert records[0]["tool"] == "\udfff"
+
+
+def test_lone_surrogates_never_crash_the_annotated_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_bytes(b"".join(LONE_SURROGATES % n for n in range(5)))
+    target = tmp_path / "out.jsonl"
+    status, _, _ = run(capsys, "replay", "--annotate", str(target), str(source))
+    assert status == 0
+    lines = target.read_bytes().splitlines()
+    assert len(lines) == 7
+    injected = json.loads(lines[3])
+    assert injected["params"]["sessionId"] == "s\ud800"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "symlink"])
+def test_annotate_refuses_a_target_that_is_not_a_regular_file(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if kind == "fifo":
+        target = tmp_path / "fifo"
+        os.mkfifo(target)
+        reason = "not a regular file"
+    elif kind == "device":
+        target = Path("/dev/null")
+        reason = "not a regular file"
+    else:
+        other = tmp_path / "other.jsonl"
+        other.write_bytes(b"keep\n")
+        target = tmp_path / "link.jsonl"
+        target.symlink_to(other)
+        reason = "it is a symbolic link; name its target"
+    status, _, err = run(capsys, "replay", "--annotate", str(target), str(LOOP))
+    assert status == 2
+    assert err == f"repeat-guard: error: cannot write {target}: {reason}\n"
+    if kind == "symlink":
+        assert (tmp_path / "other.jsonl").read_bytes() == b"keep\n"
+        assert target.is_symlink()
+
+
+def test_annotate_refuses_a_format_that_cannot_carry_reminders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = next(CLAUDE.glob("*/75ed*.jsonl"))
+    status, _, err = run(capsys, "replay", "--annotate", str(tmp_path / "o"), str(session))
+    assert status == 2
+    assert "is a claude-code transcript, which cannot carry reminders" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_annotate_of_an_unknown_format_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unknown = tmp_path / "notes.txt"
+    unknown.write_text("hello\n", encoding="utf-8")
+    status, _, err = run(capsys, "replay", "--annotate", str(tmp_path / "o"), str(unknown))
+    assert status == 2
+    assert "cannot tell the transcript format" in err
+
+
+def test_annotate_does_not_replace_the_target_when_a_line_was_lost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import repeat_guard_transcripts._lines as lines_module
+
+    monkeypatch.setattr(lines_module, "MAX_LINE_BYTES", 4096)
+    source = tmp_path / "t.jsonl"
+    source.write_bytes(LOOP.read_bytes() + b'{"x": "' + b"y" * 5000 + b'"}\n')
+    target = tmp_path / "out.jsonl"
+    target.write_bytes(b"before\n")
+    status, _, err = run(capsys, "replay", "--annotate", str(target), str(source))
+    assert status == 2
+    assert "line 18 of" in err
+    assert target.read_bytes() == b"before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl", "t.jsonl"]
+
+
+def test_sigterm_during_annotate_removes_the_temporary_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "out.jsonl"
+    script = Path(sys.executable).parent / "repeat-guard"
+    process = subprocess.Popen(
+        [script, "replay", "--from", "acp", "--annotate", str(target), str(fifo)],
+        stderr=subprocess.DEVNULL,
+    )
+    with open(fifo, "wb") as writer:  # blocks until the command opens the FIFO
+        writer.write(LOOP.read_bytes()[:200])
+        writer.flush()
+        for _ in range(200):
+            if any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=30)
+    assert status == 128 + signal.SIGTERM
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
+
+
+def test_stdin_is_sniffed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = next(CLAUDE.glob("*/75ed*.jsonl"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(session.read_bytes())))
+    status, out, _ = run(capsys, "replay", "-")
+    assert status == 0
+    assert out.startswith("<stdin>: 17 lines, 1 session")
+    assert "line 15: Bash × 5 (detailed)" in out
+
+
+def test_a_target_whose_folder_is_a_file_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    target = f"{LOOP}/out.jsonl"
+    status, _, err = run(capsys, "replay", "--annotate", target, str(LOOP))
+    assert status == 2
+    assert err == f"repeat-guard: error: cannot write {target}: Not a directory\n"
+
+
+def test_a_failed_rename_leaves_no_temporary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.replace", refuse)
+    status, _, err = run(capsys, "replay", "--annotate", str(tmp_path / "o"), str(LOOP))
+    assert status == 2
+    assert err.endswith(f"cannot write {tmp_path / 'o'}: No space left on device\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_raises_only_while_annotating_in_the_main_thread() -> None:
+    import threading
+
+    from repeat_guard_cli._replay import _sigterm_raises
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as exit_, _sigterm_raises():
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert exit_.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before
+    seen: list[object] = []
+
+    def in_a_thread() -> None:
+        with _sigterm_raises():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    worker = threading.Thread(target=in_a_thread)
+    worker.start()
+    worker.join()
+    assert seen == [before]
