@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import pytest
-from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallLimitMiddleware
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
@@ -325,6 +325,20 @@ def test_other_middleware_still_see_their_messages(guard_first: bool) -> None:
     assert sources == {"recorder", PLUGIN_NAME}  # both notes, each its own message
     assert sum("note from the recorder" in text for texts in model.seen for text in texts) == 3
     assert summaries(messages) == [(3, "grep × 3", "gentle")]
+
+
+def test_the_frameworks_own_state_middleware_keeps_working_beside_the_guard() -> None:
+    # LangChain's total-call limit and the guard each keep their own state fields in the thread
+    limit = ToolCallLimitMiddleware(run_limit=4, exit_behavior="continue")
+    model = LoopingChatModel(seen=[], stop_at=None, limit=6)
+    agent = agent_with(model, [limit, RepeatGuardMiddleware()], checkpointer=InMemorySaver())
+    agent.invoke(PROMPT, thread("limited"))
+    values = agent.get_state(thread("limited")).values
+    statuses = [m.status for m in values["messages"] if isinstance(m, ToolMessage)]
+    assert statuses == ["success"] * 4 + ["error"] * 2  # the limit refused calls five and six
+    # refused calls still count: the guard spoke at the third and the fifth
+    assert summaries(values["messages"]) == [(3, "grep × 3", "gentle"), (5, "grep × 5", "detailed")]
+    assert values[STATE_KEY]["chain"][3] == 6
 
 
 def test_a_mapping_config_is_parsed_and_honoured() -> None:
