@@ -29,6 +29,7 @@ from repeat_guard_langchain import (
     GuardConfigError,
     RepeatGuardMiddleware,
     RepeatGuardState,
+    reminder_in_result,
     reminder_message,
 )
 
@@ -124,6 +125,46 @@ def test_the_reminder_is_its_own_message_after_the_tool_result() -> None:
         },
     }
     assert isinstance(answer, AIMessage)
+
+
+def test_asked_for_it_the_reminder_rides_inside_the_tool_result() -> None:
+    model = LoopingChatModel(seen=[])
+    messages = final_messages("invoke", model, RepeatGuardMiddleware(in_tool_result=True))
+    assert messages[-1].content == "stopped after 3 turns"
+    assert guard_messages(messages) == []  # no message of its own
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    assert [r.content for r in results[:2]] == ["no match for TODO"] * 2
+    third = results[2]
+    assert str(third.content).startswith("no match for TODO\n\n<system-reminder>\n")
+    assert third.additional_kwargs[STATE_KEY]["summary"] == "grep × 3"
+    assert len(results) == 3  # replaced in place, by its id
+    assert any(GENTLE_MARK in text for text in model.seen[-1])
+
+
+def test_reminder_in_result_keeps_other_content_shapes() -> None:
+    reminder = Reminder("a", "grep", 3, "gentle", "<system-reminder>x</system-reminder>", "{}")
+    empty = reminder_in_result(ToolMessage("", tool_call_id="c", id="t"), reminder)
+    assert empty.content == reminder.text
+    assert empty.id == "t"
+    blocks = ToolMessage([{"type": "text", "text": "found"}], tool_call_id="c", id="t")
+    merged = reminder_in_result(blocks, reminder)
+    assert merged.content == [
+        {"type": "text", "text": "found"},
+        {"type": "text", "text": reminder.text},
+    ]
+
+
+def test_asked_for_it_an_invalid_call_still_gets_a_message_of_its_own() -> None:
+    guard = RepeatGuardMiddleware(in_tool_result=True)
+    broken = {"name": "grep", "args": "{", "id": "b", "error": None, "type": "invalid_tool_call"}
+    history: list[AnyMessage] = [
+        AIMessage("", invalid_tool_calls=[broken], id=f"ai{n}") for n in range(3)
+    ]
+    update = guard.before_model({"messages": history}, _runtime())
+    assert update is not None
+    (reminder,) = update["messages"]
+    assert isinstance(reminder, HumanMessage)
+    assert reminder.id == f"{PLUGIN_NAME}:ai2:0"
 
 
 def test_parallel_calls_keep_their_results_together_and_the_reminder_follows_them() -> None:

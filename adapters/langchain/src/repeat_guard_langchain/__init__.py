@@ -21,6 +21,7 @@ from ._middleware import (
     Reducer,
     RepeatGuardMiddleware,
     RepeatGuardState,
+    reminder_in_result,
     reminder_message,
     resolve_config,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "Reducer",
     "RepeatGuardMiddleware",
     "RepeatGuardState",
+    "reminder_in_result",
     "reminder_message",
     "resolve_config",
 ]

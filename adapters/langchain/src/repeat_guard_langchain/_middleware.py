@@ -65,6 +65,7 @@ __all__ = [
     "Reducer",
     "RepeatGuardMiddleware",
     "RepeatGuardState",
+    "reminder_in_result",
     "reminder_message",
     "resolve_config",
 ]
@@ -121,12 +122,31 @@ def reminder_message(reminder: Reminder, after: str | None = None) -> HumanMessa
     derived from it (the thread's message ids are unique, tool call ids need not be), so the
     same step folded twice replaces its reminder instead of adding a second one.
     """
-    source = {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
     return HumanMessage(
         content=reminder.text,
         id=None if after is None else f"{PLUGIN_NAME}:{after}",
-        additional_kwargs={"lc_source": PLUGIN_NAME, STATE_KEY: source},
+        additional_kwargs={"lc_source": PLUGIN_NAME, STATE_KEY: _source(reminder)},
     )
+
+
+def reminder_in_result(result: ToolMessage, reminder: Reminder) -> ToolMessage:
+    """Return ``result`` with ``reminder``'s text appended, for ``in_tool_result=True``.
+
+    The copy keeps the result's id, so the thread replaces its record of the result with it;
+    ``additional_kwargs["repeat_guard"]`` says what the guard added.
+    """
+    content = result.content
+    merged: str | list[str | dict[str, Any]]
+    if isinstance(content, str):
+        merged = f"{content}\n\n{reminder.text}" if content else reminder.text
+    else:
+        merged = [*content, {"type": "text", "text": reminder.text}]
+    marked = {**result.additional_kwargs, STATE_KEY: _source(reminder)}
+    return result.model_copy(update={"content": merged, "additional_kwargs": marked})
+
+
+def _source(reminder: Reminder) -> dict[str, str]:
+    return {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
 
 
 class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
@@ -134,8 +154,10 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
 
     ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the design note's keys
     (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``; parsed here, raising
-    ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``reducer`` is the
-    transition function, injectable for tests.
+    ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``in_tool_result=True``
+    appends each reminder to the tool result that reached the threshold instead of adding a
+    message of its own (off by default: the thread's record of what the tool returned then
+    holds the guard's words too). ``reducer`` is the transition function, injectable for tests.
     """
 
     state_schema = RepeatGuardState
@@ -144,10 +166,12 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
         self,
         config: GuardConfig | Mapping[str, object] | None = None,
         *,
+        in_tool_result: bool = False,
         reducer: Reducer = reduce,
     ) -> None:
         super().__init__()
         self.config = resolve_config(config)
+        self.in_tool_result = in_tool_result
         self.reducer = reducer
 
     def before_model(self, state: RepeatGuardState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -176,12 +200,12 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
         chain, start = self._resume(messages, stored)
         guard = GuardState.from_chains(self.config, {} if chain is None else {AGENT: chain})
         current_step = _last_ai_message(messages)
-        reminders: list[HumanMessage] = []
+        reminders: list[AnyMessage] = []
         for index in range(start, len(messages)):
             for event, anchor in _events(messages, index):
                 guard, produced = self.reducer(guard, event)
                 if index >= current_step:
-                    reminders.extend(reminder_message(r, anchor) for r in produced)
+                    reminders.extend(self._deliver(messages[index], r, anchor) for r in produced)
         after = guard.chain(AGENT)
         update: dict[str, Any] = {
             STATE_KEY: {
@@ -192,6 +216,12 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
         if reminders:
             update["messages"] = reminders
         return update
+
+    def _deliver(self, message: AnyMessage, reminder: Reminder, anchor: str | None) -> AnyMessage:
+        """The message that carries ``reminder``: its own, or the tool's result when asked."""
+        if self.in_tool_result and isinstance(message, ToolMessage):
+            return reminder_in_result(message, reminder)
+        return reminder_message(reminder, anchor)
 
     def _resume(self, messages: Sequence[AnyMessage], stored: object) -> tuple[Chain | None, int]:
         """Return the stored chain and where to fold from, or no chain and 0 when unusable."""
