@@ -150,3 +150,14 @@ def test_the_hook_path_imports_only_what_it_uses(tmp_path: Path) -> None:
         check=True,
     )
     assert done.stderr.decode().strip() == "0 []"
+
+
+@pytest.mark.parametrize(("columns", "widest"), [("abc", 78), ("60", 58), ("", 78)])
+def test_hook_help_width_follows_columns(
+    columns: str, widest: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    assert main(["hook", "--help"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    usage = [line for line in lines if not line.startswith(" ") or "--" in line][:3]
+    assert max(len(line) for line in usage) <= widest

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ._config import CONFIG_HELP, add_override_arguments, build_config
 from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
-from ._hooks import HOOK_COMMANDS, add_hook_commands, run_hook_command
+from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
 from ._streams import Streams
 
 # The formats ``replay --from`` names (the transcripts package's readers, named here so that
@@ -144,14 +144,20 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_override_arguments(replay)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the parser for every subcommand."""
+def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
+    """Return the parser for every subcommand (only ``hook``, ``install`` and ``uninstall``
+    when ``hooks_only``: a hook process runs once per tool call and need not build the rest).
+    """
     parser = argparse.ArgumentParser(
         prog="repeat-guard",
         description="Notice an agent repeating the same tool call: replay recorded agent "
         "transcripts, check a configuration, or run the guard as a JSONL sidecar.",
+        formatter_class=HookHelpFormatter if hooks_only else argparse.HelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if hooks_only:
+        add_hook_commands(commands)
+        return parser
     _add_replay(commands)
     demo = _subparser(
         commands,
@@ -218,9 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status documented in each subcommand's ``--help``.
     """
-    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(hooks_only=arguments[:1] == ["hook"])
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:
         # argparse exits 0 after --help and 2 after a usage error; return it instead.
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE

@@ -13,7 +13,7 @@ import sys
 from ._errors import UsageError
 from ._streams import Streams
 
-__all__ = ["HOOK_COMMANDS", "add_hook_commands", "run_hook_command"]
+__all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
 _AGENTS = ("claude-code", "codex")
@@ -54,6 +54,18 @@ trust the repeat-guard entries. For a one-off automated run you have vetted, `co
 """
 
 
+class HookHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter without its ``shutil`` import (several ms in every hook process):
+    the width comes from ``$COLUMNS`` as ``shutil.get_terminal_size`` would take it first."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = int(os.environ.get("COLUMNS", ""))
+        except ValueError:
+            columns = 80
+        super().__init__(prog, width=max(columns, 40) - 2)
+
+
 def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``hook``, ``install`` and ``uninstall`` to the command's subparsers."""
     hook = commands.add_parser(
@@ -61,7 +73,7 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="Run as a Claude Code or Codex hook (one event on stdin, the answer on stdout).",
         description="Run as a Claude Code or Codex hook.",
         epilog=_HOOK_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HookHelpFormatter,
     )
     hook.add_argument("agent", choices=_AGENTS, help="which agent's hook dialect")
     hook.add_argument("--state", metavar="PATH", help="the SQLite state file")
@@ -79,7 +91,7 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
             help=f"{verb} the repeat-guard hook entries in Claude Code's or Codex's settings.",
             description=f"{verb} the repeat-guard hook entries in an agent's settings file.",
             epilog=_INSTALL_EPILOG,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HookHelpFormatter,
         )
         parser.add_argument("agent", choices=_AGENTS, help="which agent")
         parser.add_argument(
