@@ -29,10 +29,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """Ask for one tool call."""
+    """Ask for one tool call (``namespace``: the Responses API's tool namespace, if any)."""
 
     tool: str
     arguments: Mapping[str, object]
+    namespace: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +221,7 @@ class ResponsesStandIn(_StandIn):
                     "id": f"fc_{first_id:03d}_{index}",
                     "call_id": f"call_{first_id:03d}_{index}",
                     "name": call.tool,
+                    **({} if call.namespace is None else {"namespace": call.namespace}),
                     "arguments": json.dumps(call.arguments),
                     "status": "completed",
                 }

@@ -93,11 +93,13 @@ def test_missing_tool_input_is_a_call_without_arguments() -> None:
     assert _parse(payload).action == AgentEvent(SESSION, ToolCallFinished(SESSION, "Bash", None))
 
 
-def test_prompt_resets_the_main_agent_even_from_a_subagent_field() -> None:
+def test_a_prompt_resets_its_own_agent_only() -> None:
     prompt = {"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": "hi"}
     assert _parse(prompt).action == AgentEvent(SESSION, PromptSubmitted(SESSION))
-    assert _parse({**prompt, "agent_id": "x"}).action == AgentEvent(
-        SESSION, PromptSubmitted(SESSION)
+    # Codex 0.171.0 sends the task a subagent starts with as that subagent's prompt.
+    subagent = {**prompt, "agent_id": "01a238df-8f67", "agent_type": "default"}
+    assert _parse(subagent).action == AgentEvent(
+        SESSION, PromptSubmitted(f"{SESSION}/01a238df-8f67")
     )
 
 

@@ -33,8 +33,10 @@ def _reminder(count: int, config: GuardConfig | None = None) -> str:
     return fired[-1].text
 
 
-def _since_prompt(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _since_prompt(request: Mapping[str, Any], *, whole: bool = False) -> list[dict[str, Any]]:
     items = [i for i in request.get("input", []) if isinstance(i, dict)]
+    if whole:
+        return items
     last_user = max(
         (n for n, i in enumerate(items) if i.get("type") == "message" and i.get("role") == "user"),
         default=-1,
@@ -42,15 +44,16 @@ def _since_prompt(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     return items[last_user + 1 :]
 
 
-def _outputs(request: Mapping[str, Any]) -> int:
-    return sum(1 for i in _since_prompt(request) if i.get("type") == "function_call_output")
+def _outputs(request: Mapping[str, Any], *, whole: bool = False) -> int:
+    items = _since_prompt(request, whole=whole)
+    return sum(1 for i in items if i.get("type") == "function_call_output")
 
 
-def _reminders(request: Mapping[str, Any]) -> list[tuple[int, str]]:
-    """(the call it follows, text) of each guard message since the prompt."""
+def _reminders(request: Mapping[str, Any], *, whole: bool = False) -> list[tuple[int, str]]:
+    """(the call it follows, text) of each guard message since the prompt (or in all input)."""
     found: list[tuple[int, str]] = []
     outputs = 0
-    for item in _since_prompt(request):
+    for item in _since_prompt(request, whole=whole):
         if item.get("type") == "function_call_output":
             outputs += 1
         elif item.get("type") == "message" and item.get("role") == "developer":
@@ -105,6 +108,46 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
     final = model.model_requests()[-1]
     assert _outputs(final) == 6
     assert [text for _, text in _reminders(final)] == [_reminder(3, config), _reminder(6, config)]
+    assert sandbox.log() == ""
+
+
+def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
+    # Codex's subagent tools live in the multi_agent_v1 namespace; its hooks see them as
+    # spawn_agent and multi_agent_v1wait_agent, excluded here so the parent's ls calls around
+    # them form one run. The subagent's calls carry agent_id and the parent's session_id.
+    def is_subagent(request: Mapping[str, Any]) -> bool:
+        items = request.get("input", [])
+        return any("SUBTASK" in json.dumps(i) for i in items if i.get("role") == "user")
+
+    # Codex adds a user-role notice to the parent when the subagent is done, so the parent's
+    # calls are counted over its whole input.
+    def script(request: Mapping[str, Any]) -> Step:
+        if is_subagent(request):
+            return (LS,) if _outputs(request) < 3 else Say("sub done")
+        done = _outputs(request, whole=True)
+        if done == 2:
+            return (Call("spawn_agent", {"message": "SUBTASK: list files"}, "multi_agent_v1"),)
+        if done == 3:
+            items = _since_prompt(request, whole=True)
+            spawned = [i for i in items if "agent_id" in str(i.get("output"))]
+            agent = json.loads(spawned[-1]["output"])["agent_id"]
+            return (Call("wait_agent", {"targets": [agent]}, "multi_agent_v1"),)
+        return (LS,) if done < 5 else Say("done")
+
+    with ResponsesStandIn(script) as model:
+        sandbox = _setup(tmp_path, model)
+        (sandbox.project / ".repeat-guard.toml").write_text(
+            'exclude = ["spawn_agent", "*wait_agent"]\n'
+        )
+        run_codex(sandbox, "list files")
+    requests = model.model_requests()
+    sub = [r for r in requests if is_subagent(r)]
+    main = [r for r in requests if not is_subagent(r)]
+    assert _reminders(sub[-1]) == [(3, _reminder(3))]
+    # The parent's third ls is its third in a row: the subagent's calls (and the task it
+    # started with) neither added to the parent's chain nor reset it.
+    assert _outputs(main[-1], whole=True) == 5
+    assert _reminders(main[-1], whole=True) == [(5, _reminder(3))]
     assert sandbox.log() == ""
 
 

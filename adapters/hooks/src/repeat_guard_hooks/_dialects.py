@@ -13,9 +13,11 @@ Codex 0.171.0), a call that a permission rule or the working-directory check ref
 after that call's result, exactly where a ``PostToolUse`` answer would. ``PreToolUse`` is
 therefore the one hook that sees every attempt, denied ones included, once each.
 
-Agents: a session's main agent is the session id; a call made inside a Claude Code subagent
-carries ``agent_id``, and its agent is ``<session id>/<agent_id>``, so a subagent's chain never
-mixes with its parent's.
+Agents: a session's main agent is the session id; a call made inside a subagent carries
+``agent_id`` (both agents send it, with the parent's ``session_id``), and its agent is
+``<session id>/<agent_id>``, so a subagent's chain never mixes with its parent's. Codex also
+fires ``UserPromptSubmit`` with the subagent's ``agent_id`` for the task a subagent starts with:
+that resets the subagent, never its parent.
 """
 
 from __future__ import annotations
@@ -123,8 +125,8 @@ def _action(hook_event: str, payload: Mapping[str, object]) -> Result[Action, st
         return Failure(f"{hook_event}: agent_id is not a string")
     agent = agent_key(session, agent_id)
     if hook_event in _PROMPT_EVENTS:
-        # A user's message reaches the main agent; a subagent's prompt is its parent's call.
-        return Success(AgentEvent(session, PromptSubmitted(session)))
+        # The user's message to the main agent, or (Codex) the task a subagent starts with.
+        return Success(AgentEvent(session, PromptSubmitted(agent)))
     if hook_event in _DISPOSE_EVENTS:
         if agent_id is None:
             return Failure(f"{hook_event}: agent_id is missing")
