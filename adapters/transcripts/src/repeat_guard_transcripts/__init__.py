@@ -23,6 +23,8 @@ from ._acp import AcpReader, reminder_notification, tool_name
 from ._annotate import annotate
 from ._calls import DONE_MARKS, OPEN_CALLS
 from ._claude_code import ClaudeCodeReader
+from ._codex import CodexReader
+from ._document import MAX_DOCUMENT_BYTES
 from ._files import discover, open_transcript, sniff_format, with_head
 from ._items import (
     Diagnostic,
@@ -35,10 +37,18 @@ from ._items import (
     Unfinished,
 )
 from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
+from ._openhands import OpenHandsReader
 from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_head
 from ._replay import FileSummary, Fired, Outcome, SessionSummary, replay
+from ._swe_agent import SweAgentReader
 
-for _reader in (AcpReader(), ClaudeCodeReader()):
+for _reader in (
+    AcpReader(),
+    ClaudeCodeReader(),
+    CodexReader(),
+    OpenHandsReader(),
+    SweAgentReader(),
+):
     register(_reader)
 
 READERS: Mapping[str, Reader] = readers()
@@ -47,12 +57,14 @@ READERS: Mapping[str, Reader] = readers()
 __all__ = [
     "DONE_MARKS",
     "HEAD_BYTES",
+    "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
     "OPEN_CALLS",
     "READERS",
     "AcpReader",
     "Annotating",
     "ClaudeCodeReader",
+    "CodexReader",
     "Diagnostic",
     "FileSummary",
     "Fired",
@@ -60,12 +72,14 @@ __all__ = [
     "LineFault",
     "Located",
     "Location",
+    "OpenHandsReader",
     "Outcome",
     "Reader",
     "Recorded",
     "SessionSeen",
     "SessionSummary",
     "Severity",
+    "SweAgentReader",
     "Unfinished",
     "annotate",
     "bounded_lines",

@@ -1,0 +1,213 @@
+"""The Codex reader: ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`` to guard events.
+
+Each line is a record ``{"timestamp", "type", "payload"}``; older rollouts hold the payloads
+unwrapped. ``response_item`` payloads carry the calls: a ``function_call`` (``name``,
+``arguments`` as a JSON string, ``call_id``), a ``custom_tool_call`` (``input`` as text, such as
+``apply_patch``'s patch) or a ``local_shell_call`` (``action``); a call counts at the line of
+its ``function_call_output`` / ``custom_tool_call_output``. An output that says the user
+rejected it (``exec command rejected by user``, ``patch rejected by user``) is a denial.
+
+A prompt is the user's message: an ``event_msg`` ``user_message``, an ``item_completed``
+``UserMessage``, or a ``user`` ``message`` that is not context Codex injects itself
+(``<environment_context>``, ``<user_instructions>``, ``# AGENTS.md instructions``). The
+session is the ``session_meta`` id (the file's name until one is seen); it is one agent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Final
+
+from repeat_guard import PromptSubmitted, ToolCallFinished
+
+from ._calls import OpenCall, OpenCalls
+from ._items import Diagnostic, Item, Located, Location, SessionSeen
+from ._lines import json_lines
+from ._registry import head_objects
+
+__all__ = ["DENIAL_OUTPUTS", "INJECTED_PREFIXES", "CodexReader"]
+
+DENIAL_OUTPUTS: Final = ("exec command rejected by user", "patch rejected by user")
+"""How Codex words a call the user declined, as the call's output (its prefix)."""
+
+INJECTED_PREFIXES: Final = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+)
+"""Starts of ``user`` messages that Codex writes itself: context, not a prompt."""
+
+_RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def _string(record: Mapping[str, object], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _text(value: object) -> str:
+    """The text of an output or a message: a string, ``{"content": ...}``, or the text of
+    a list of content parts."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _text(value.get("content"))
+    if isinstance(value, list):
+        return "".join(
+            part["text"]
+            for part in value
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def _arguments(payload: Mapping[str, object]) -> object:
+    """A call's arguments: parsed JSON where Codex stores a string, else as stored."""
+    kind = payload.get("type")
+    if kind == "local_shell_call":
+        return payload.get("action")
+    raw = payload.get("arguments") if kind == "function_call" else payload.get("input")
+    if kind == "function_call" and isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return raw  # malformed argument JSON is itself a comparable value
+    return raw
+
+
+class _CodexFile:
+    """The state of one file being read."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.line = 0
+        self.session = os.path.splitext(os.path.basename(file))[0] or file
+        self.seen = False
+        self.project: str | None = None
+        self.turn: str | None = None
+        self.timestamp: str | None = None
+        self.calls = OpenCalls()
+
+    def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        for decoded in json_lines(lines, self.file):
+            if isinstance(decoded, Diagnostic):
+                yield decoded
+                continue
+            self.line, record = decoded
+            if not isinstance(record, dict):
+                yield Diagnostic(self.file, self.line, "expected a JSON object")
+                continue
+            yield from self._record(record)
+        yield from self.calls.drop_all()
+
+    def _where(self) -> Location:
+        return Location(self.file, self.line, self.session)
+
+    def _record(self, record: Mapping[str, object]) -> Iterator[Item]:
+        self.timestamp = _string(record, "timestamp")
+        kind = record.get("type")
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            payload = record  # an older rollout: the item itself
+        if kind == "session_meta":
+            session = _string(payload, "id") or _string(payload, "session_id")
+            self.session = session or self.session
+            self.project = _string(payload, "cwd") or self.project
+        elif kind == "turn_context":
+            self.turn = _string(payload, "turn_id") or self.turn
+            self.project = _string(payload, "cwd") or self.project
+        if not self.seen:
+            self.seen = True
+            yield SessionSeen(self._where())
+        yield from self._payload(payload)
+
+    def _payload(self, payload: Mapping[str, object]) -> Iterator[Item]:
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            return
+        if kind in _CALLS:
+            yield from self._call(payload)
+        elif kind in _OUTPUTS:
+            yield from self._output(payload)
+        elif self._is_prompt(kind, payload):
+            yield from self.calls.drop_agent(self.session)
+            event = PromptSubmitted(self.session)
+            yield Located(self._where(), event, self.turn, None, self.timestamp, self.project)
+        elif kind == "turn_aborted":
+            yield from self.calls.drop_agent(self.session)
+
+    def _is_prompt(self, kind: str, payload: Mapping[str, object]) -> bool:
+        if kind == "user_message":
+            return True
+        if kind == "item_completed":
+            item = payload.get("item")
+            return isinstance(item, dict) and item.get("type") == "UserMessage"
+        if kind == "message" and payload.get("role") == "user":
+            return not _text(payload.get("content")).startswith(INJECTED_PREFIXES)
+        return False
+
+    def _call(self, payload: Mapping[str, object]) -> Iterator[Item]:
+        ident = _string(payload, "call_id") or _string(payload, "id")
+        name = _string(payload, "name") or (
+            "local_shell" if payload.get("type") == "local_shell_call" else None
+        )
+        if ident is None or name is None:
+            yield Diagnostic(self.file, self.line, "a call without a string call_id and name")
+            return
+        call = OpenCall(
+            self._where(),
+            self.session,
+            name,
+            _arguments(payload),
+            turn=self.turn,
+            timestamp=self.timestamp,
+            project=self.project,
+        )
+        yield from self.calls.add(ident, call)
+
+    def _output(self, payload: Mapping[str, object]) -> Iterator[Item]:
+        ident = _string(payload, "call_id")
+        if ident is None:
+            yield Diagnostic(self.file, self.line, "a call output without a string call_id")
+            return
+        call = self.calls.finish(ident)
+        if call is None:
+            if not self.calls.is_finished(ident):
+                yield Diagnostic(
+                    self.file,
+                    self.line,
+                    f"output for call {ident!r} that is not in this file",
+                    "note",
+                )
+            return
+        denied = _text(payload.get("output")).startswith(DENIAL_OUTPUTS)
+        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied)
+        yield Located(self._where(), event, call.turn, None, self.timestamp, call.project)
+
+
+def _is_rollout_record(record: Mapping[str, object]) -> bool:
+    kind = record.get("type")
+    return isinstance(kind, str) and kind in _RECORD_TYPES and "payload" in record
+
+
+class CodexReader:
+    """Reads Codex CLI rollouts."""
+
+    name: Final = "codex"
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head`` starts like a Codex rollout (its first line may be cut short: a
+        ``session_meta`` line carries the whole base instructions)."""
+        if any(_is_rollout_record(record) for record in head_objects(head)):
+            return True
+        opening = head.split(b"\n", 1)[0][:200]
+        return b'"type":"session_meta","payload":{' in opening
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """Yield the items of one rollout's lines; never raises for bad input."""
+        return _CodexFile(file).read(lines)

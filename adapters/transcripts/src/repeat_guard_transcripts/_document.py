@@ -1,0 +1,173 @@
+"""Whole JSON documents (SWE-agent ``.traj``, OpenHands trajectories) with line numbers.
+
+These formats are one (usually indented) JSON document, not one value per line. The lines are
+gathered, up to ``MAX_DOCUMENT_BYTES``, and the document is walked with the standard decoder's
+``raw_decode``, one element of the interesting array at a time, so each element comes with
+the line it starts on and nothing is parsed twice. A document that breaks off gives a
+diagnostic at the line where it does, after the elements read before it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Final, NamedTuple
+
+from ._items import Diagnostic
+from ._lines import LineFault
+
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "Element",
+    "cursor",
+    "gather",
+    "line_of",
+    "walk_array",
+    "walk_object",
+]
+
+MAX_DOCUMENT_BYTES: Final = 512 * 1024 * 1024
+"""The largest document a whole-document reader holds; a larger one gets a diagnostic."""
+
+
+class Element(NamedTuple):
+    """A decoded value, the line it starts on, and where it lies in the text."""
+
+    line: int
+    value: object
+    start: int
+    end: int
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\n\r"
+
+
+def gather(lines: Iterable[bytes], file: str) -> Iterator[Diagnostic | str]:
+    """Yield the diagnostics of reading ``lines`` whole, then the text if it could be read."""
+    parts: list[bytes] = []
+    size = 0
+    for number, line in enumerate(lines, start=1):
+        if isinstance(line, LineFault):
+            yield Diagnostic(file, number, line.message)
+            return
+        size += len(line)
+        if size > MAX_DOCUMENT_BYTES:
+            yield Diagnostic(
+                file, number, f"document longer than the limit of {MAX_DOCUMENT_BYTES} bytes"
+            )
+            return
+        parts.append(line)
+    data = b"".join(parts)
+    try:
+        yield data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        where = data.count(b"\n", 0, error.start) + 1
+        yield Diagnostic(file, where, f"not UTF-8 ({error.reason} at byte {error.start})")
+
+
+class _Cursor:
+    """A position in the text, and its line, advanced monotonically."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        self.position = 0
+        self.line = 1
+
+    def skip_space(self) -> str:
+        """Skip whitespace; return the next character ("" at the end)."""
+        text = self.text
+        position = self.position
+        while position < len(text) and text[position] in _SPACE:
+            position += 1
+        self.move(position)
+        return text[position : position + 1]
+
+    def move(self, position: int) -> None:
+        self.line += self.text.count("\n", self.position, position)
+        self.position = position
+
+    def value(self) -> Element | Diagnostic:
+        """Decode the value here; return it as an element, or a diagnostic."""
+        start = self.line
+        position = self.position
+        try:
+            value, end = _DECODER.raw_decode(self.text, self.position)
+        except json.JSONDecodeError as error:
+            return self.problem(error.pos, f"invalid JSON: {error.msg}")
+        except (ValueError, RecursionError) as error:
+            deep = isinstance(error, RecursionError)
+            return Diagnostic(
+                self.file, start, "JSON nested too deeply to parse" if deep else str(error)
+            )
+        self.move(end)
+        return Element(start, value, position, end)
+
+    def problem(self, position: int, message: str) -> Diagnostic:
+        line = self.line + self.text.count("\n", self.position, max(position, self.position))
+        return Diagnostic(self.file, line, message)
+
+    def expect(self, characters: str, what: str) -> str | Diagnostic:
+        found = self.skip_space()
+        if found and found in characters:
+            self.move(self.position + 1)
+            return found
+        return self.problem(self.position, f"expected {what}")
+
+
+def walk_array(cursor: _Cursor) -> Iterator[Element | Diagnostic]:
+    """Yield the elements of the array that opens at ``cursor`` (the caller has seen its
+    ``[`` there, after whitespace), each with its first line."""
+    cursor.move(cursor.position + 1)
+    if cursor.skip_space() == "]":
+        cursor.move(cursor.position + 1)
+        return
+    while True:
+        cursor.skip_space()
+        element = cursor.value()
+        yield element
+        if isinstance(element, Diagnostic):
+            return
+        separator = cursor.expect(",]", "',' or ']'")
+        if separator != ",":
+            if isinstance(separator, Diagnostic):
+                yield separator
+            return
+
+
+def walk_object(cursor: _Cursor, key: str) -> Iterator[Element | Diagnostic]:
+    """Yield the elements of the array under ``key`` of the object at ``cursor`` (the other
+    members are decoded and dropped), each with its first line."""
+    opened = cursor.expect("{", "an object")
+    if isinstance(opened, Diagnostic):
+        yield opened
+        return
+    while cursor.skip_space() != "}":
+        name = cursor.value()
+        colon = name if isinstance(name, Diagnostic) else cursor.expect(":", "':'")
+        if isinstance(colon, Diagnostic):
+            yield colon
+            return
+        if isinstance(name, Element) and name.value == key and cursor.skip_space() == "[":
+            yield from walk_array(cursor)
+            return
+        cursor.skip_space()
+        member = cursor.value()
+        if isinstance(member, Diagnostic):
+            yield member
+            return
+        if cursor.skip_space() == ",":
+            cursor.move(cursor.position + 1)
+    yield cursor.problem(cursor.position, f"no {key!r} array in the document")
+
+
+def line_of(text: str, element: Element, needle: str) -> int:
+    """The line of the first ``needle`` inside ``element`` (its first line when absent)."""
+    found = text.find(needle, element.start, element.end)
+    return element.line if found < 0 else element.line + text.count("\n", element.start, found)
+
+
+def cursor(text: str, file: str) -> _Cursor:
+    """A cursor at the start of ``text``."""
+    return _Cursor(text, file)

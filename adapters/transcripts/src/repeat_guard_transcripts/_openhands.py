@@ -1,0 +1,235 @@
+"""The OpenHands reader: trajectories (a JSON list of events) and evaluation output (JSON Lines,
+one instance per line with its ``history``) to guard events.
+
+An agent ``action`` with ``tool_call_metadata`` is a call: the tool is its ``function_name``
+and the arguments the tool call's own ``arguments`` (parsed JSON) from the model response that
+made it; without that metadata, the action's name and its ``args`` (less the ``thought``) stand
+in. A call counts at the line of the observation whose ``cause`` is its id; ``finish`` and
+``reject``, which end the run, count where they are. An observation ``user_rejected`` is a
+denial. A user's ``message`` is a prompt.
+
+Delegates: a ``delegate`` action starts a sub-agent; the events after it belong to that agent
+(``<session>/delegate-<id>``) until the ``delegate`` observation caused by it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
+from typing import Final
+
+from repeat_guard import PromptSubmitted, ToolCallFinished
+
+from ._calls import OpenCall, OpenCalls
+from ._document import cursor, gather, walk_array, walk_object
+from ._items import Diagnostic, Item, Located, Location, SessionSeen
+from ._lines import json_lines
+
+__all__ = ["NOT_CALLS", "OpenHandsReader"]
+
+NOT_CALLS: Final = frozenset(
+    {"message", "system", "recall", "change_agent_state", "null", "condensation"}
+)
+"""Agent actions that are not tool calls."""
+
+_ENDS_THE_RUN = frozenset({"finish", "reject"})
+
+
+def _string(record: Mapping[str, object], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _tool_call(metadata: Mapping[str, object]) -> tuple[str, object] | None:
+    """The (name, arguments) of the tool call ``metadata`` names in its model response."""
+    ident = metadata.get("tool_call_id")
+    response = metadata.get("model_response")
+    choices = response.get("choices") if isinstance(response, dict) else None
+    for choice in choices if isinstance(choices, list) else ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and call.get("id") == ident:
+                return str(function.get("name")), _parsed(function.get("arguments"))
+    return None
+
+
+def _parsed(arguments: object) -> object:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except (ValueError, RecursionError):
+            return arguments
+    return arguments
+
+
+def _call_of(event: Mapping[str, object], action: str) -> tuple[str, object]:
+    metadata = event.get("tool_call_metadata")
+    if isinstance(metadata, dict):
+        named = _tool_call(metadata)
+        function = metadata.get("function_name")
+        if named is not None:
+            return named
+        if isinstance(function, str):
+            action = function
+    args = event.get("args")
+    if isinstance(args, dict):
+        return action, {key: value for key, value in args.items() if key != "thought"}
+    return action, args
+
+
+class _Session:
+    """The events of one session (a trajectory, or one instance of an evaluation)."""
+
+    def __init__(self, file: str, session: str) -> None:
+        self.file = file
+        self.session = session
+        self.delegates: list[tuple[str, int]] = []
+        self.calls = OpenCalls()
+
+    @property
+    def agent(self) -> str:
+        return self.delegates[-1][0] if self.delegates else self.session
+
+    def event(self, line: int, event: object) -> Iterator[Item]:
+        if not isinstance(event, dict):
+            yield Diagnostic(self.file, line, "an event that is not an object")
+            return
+        action, observation = event.get("action"), event.get("observation")
+        where = Location(self.file, line, self.session)
+        if isinstance(action, str):
+            yield from self._action(where, event, action)
+        elif isinstance(observation, str):
+            yield from self._observation(where, event, observation)
+
+    def _action(self, where: Location, event: Mapping[str, object], action: str) -> Iterator[Item]:
+        source = event.get("source")
+        timestamp = _string(event, "timestamp")
+        if action == "message" and source == "user":
+            yield from self.calls.drop_agent(self.agent)
+            yield Located(where, PromptSubmitted(self.agent), timestamp=timestamp)
+            return
+        if source != "agent" or action in NOT_CALLS:
+            return
+        tool, arguments = _call_of(event, action)
+        ident = event.get("id")
+        if action in _ENDS_THE_RUN or not isinstance(ident, int) or isinstance(ident, bool):
+            event_ = ToolCallFinished(self.agent, tool, arguments)
+            yield Located(where, event_, timestamp=timestamp)
+            return
+        call = OpenCall(where, self.agent, tool, arguments, timestamp=timestamp)
+        yield from self.calls.add(str(ident), call)
+        if action == "delegate":
+            self.delegates.append((f"{self.session}/delegate-{ident}", ident))
+
+    def _observation(
+        self, where: Location, event: Mapping[str, object], observation: str
+    ) -> Iterator[Item]:
+        cause = event.get("cause")
+        if not isinstance(cause, int) or isinstance(cause, bool):
+            return
+        if observation == "delegate" and self.delegates and self.delegates[-1][1] == cause:
+            self.delegates.pop()
+        call = self.calls.finish(str(cause))
+        if call is None:
+            return
+        denied = observation == "user_rejected"
+        finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied)
+        yield Located(where, finished, timestamp=_string(event, "timestamp"))
+
+    def end(self) -> Iterator[Item]:
+        yield from self.calls.drop_all()
+
+
+def _stem(file: str) -> str:
+    return os.path.splitext(os.path.basename(file))[0] or file
+
+
+class _OpenHandsFile:
+    def __init__(self, file: str) -> None:
+        self.file = file
+
+    def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        iterator = iter(lines)
+        first = next(iterator, b"")
+        rest = chain([first], iterator)
+        start = first.lstrip()[:1]
+        try:
+            json.loads(first)
+            whole_lines = False
+        except (ValueError, RecursionError):
+            whole_lines = True
+        if start == b"[" or (start == b"{" and whole_lines):
+            yield from self._document(rest, array=start == b"[")
+        else:
+            yield from self._lines(rest)
+
+    def _document(self, lines: Iterable[bytes], *, array: bool) -> Iterator[Item]:
+        text: str | None = None
+        for part in gather(lines, self.file):
+            if isinstance(part, Diagnostic):
+                yield part
+            else:
+                text = part
+        if text is None:
+            return
+        session = _Session(self.file, _stem(self.file))
+        yield SessionSeen(Location(self.file, 1, session.session))
+        walker = cursor(text, self.file)
+        walker.skip_space()
+        elements = walk_array(walker) if array else walk_object(walker, "history")
+        for element in elements:
+            if isinstance(element, Diagnostic):
+                yield element
+            else:
+                yield from session.event(element.line, element.value)
+        yield from session.end()
+
+    def _lines(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        stream = _Session(self.file, _stem(self.file))
+        seen = False
+        for decoded in json_lines(lines, self.file):
+            if isinstance(decoded, Diagnostic):
+                yield decoded
+                continue
+            line, record = decoded
+            history = record.get("history") if isinstance(record, dict) else None
+            if isinstance(record, dict) and isinstance(history, list):
+                yield from self._instance(line, record, history)
+                continue
+            if not seen:
+                seen = True
+                yield SessionSeen(Location(self.file, line, stream.session))
+            yield from stream.event(line, record)
+        yield from stream.end()
+
+    def _instance(
+        self, line: int, record: Mapping[str, object], history: list[object]
+    ) -> Iterator[Item]:
+        name = record.get("instance_id")
+        session = _Session(self.file, name if isinstance(name, str) else f"line {line}")
+        yield SessionSeen(Location(self.file, line, session.session))
+        for event in history:
+            yield from session.event(line, event)
+        yield from session.end()
+
+
+class OpenHandsReader:
+    """Reads OpenHands trajectories and evaluation output."""
+
+    name: Final = "openhands"
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head`` starts like an OpenHands trajectory or evaluation output."""
+        start = head.lstrip()[:1]
+        if start == b"[":
+            return b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
+        first = head.split(b"\n", 1)[0]
+        return start == b"{" and b'"history"' in first and b'"instance_id"' in first
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """Yield the items of one file; never raises for bad input."""
+        return _OpenHandsFile(file).read(lines)

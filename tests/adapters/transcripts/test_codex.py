@@ -1,0 +1,107 @@
+"""The Codex reader on a rollout recorded from the real CLI and a hand-written polling loop.
+
+Expected counts were made by hand from the files (see ``fixtures/README.md``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard_transcripts import HEAD_BYTES, READERS, Located
+
+from ._support import FIXTURES, diagnostics, fired, run_file, run_reader, summary, unfinished
+
+LIVE = next((FIXTURES / "codex").glob("rollout-*.jsonl"))
+POLLED = FIXTURES / "codex" / "write_stdin_polled.jsonl"
+
+
+def test_the_live_rollout_the_same_command_four_times() -> None:
+    outcomes = run_file("codex", LIVE)
+    # exec_command {"cmd": "ls"} four times; outputs on lines 14, 20, 26, 32
+    assert fired(outcomes) == [(26, "exec_command", 3, "gentle")]
+    total = summary(outcomes).tally
+    assert (total.calls, total.wasted, total.longest_run) == (4, 3, 4)
+    assert [s.session for s in summary(outcomes).sessions] == [
+        "01a237c4-a07f-7b71-97e2-ba1894ae8275"
+    ]
+    assert diagnostics(outcomes) == []
+
+
+def test_write_stdin_polled_seven_times() -> None:
+    outcomes = run_file("codex", POLLED)
+    assert fired(outcomes) == [(12, "write_stdin", 3, "gentle"), (16, "write_stdin", 5, "detailed")]
+    total = summary(outcomes).tally
+    # npm start, 7 polls, the declined rm, apply_patch, local shell ls, the malformed call
+    assert (total.calls, total.wasted, total.denied, total.longest_run) == (12, 6, 1, 7)
+    assert unfinished(outcomes) == [(28, "exec_command")]
+    assert diagnostics(outcomes) == []
+
+
+def test_what_each_call_carries() -> None:
+    items = list(READERS["codex"].read(POLLED.read_bytes().splitlines(True), "p"))
+    located = [item for item in items if isinstance(item, Located)]
+    prompts = [item for item in located if isinstance(item.event, PromptSubmitted)]
+    assert [p.where.line for p in prompts] == [3, 4]  # the injected context on 27 is not one
+    calls = [item for item in located if isinstance(item.event, ToolCallFinished)]
+    by_tool = {call.event.tool: call.event.arguments for call in calls}  # type: ignore[union-attr]
+    assert by_tool["apply_patch"] == "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n"
+    assert by_tool["local_shell"] == {"type": "exec", "command": ["ls"]}
+    assert by_tool["exec_command"] == "{oops"  # malformed argument JSON is compared as text
+    first = calls[0]
+    assert (first.turn, first.project, first.timestamp) == ("t1", "/w", "2026-12-02T18:00:05.000Z")
+    assert first.event == ToolCallFinished("s-poll", "exec_command", {"cmd": "npm start"})
+
+
+def line(payload: object, kind: str = "response_item") -> bytes:
+    return json.dumps({"type": kind, "payload": payload}).encode() + b"\n"
+
+
+def test_older_unwrapped_rollouts_and_odd_lines() -> None:
+    call = {"type": "function_call", "name": "grep", "arguments": '{"p": 1}', "call_id": "a"}
+    done = {"type": "function_call_output", "call_id": "a", "output": "x"}
+    lines = [
+        json.dumps({"id": "old", "instructions": ""}).encode() + b"\n",
+        json.dumps(call).encode() + b"\n",
+        json.dumps(done).encode() + b"\n",
+        b"[]\n",
+        line({"type": "function_call", "name": "grep"}),
+        line({"type": "function_call_output"}),
+        line({"type": "function_call_output", "call_id": "ghost"}),
+        line(done),  # again: no news
+        line({"type": 3}),
+        line({"type": "message", "role": "assistant", "content": "hi"}),
+        line({"type": "item_completed", "item": {"type": "AgentMessage"}}, "event_msg"),
+        b"{bad\n",
+        line({"type": "function_call", "name": "t", "arguments": "{}", "call_id": "b"}),
+        line({"type": "function_call_output", "call_id": "b"}),  # no output at all
+    ]
+    outcomes = run_reader("codex", lines, file="/x/rollout-1.jsonl")
+    assert diagnostics(outcomes)[:3] == [
+        (4, "expected a JSON object"),
+        (5, "a call without a string call_id and name"),
+        (6, "a call output without a string call_id"),
+    ]
+    assert diagnostics(outcomes, "note") == [
+        (7, "output for call 'ghost' that is not in this file")
+    ]
+    assert [line for line, _ in diagnostics(outcomes)][3:] == [12]
+    assert summary(outcomes).tally.calls == 2
+    assert [s.session for s in summary(outcomes).sessions] == ["rollout-1"]
+
+
+def test_a_prompt_ends_the_turn_of_open_calls() -> None:
+    lines = [
+        line({"type": "function_call", "name": "sleep", "arguments": "{}", "call_id": "a"}),
+        line({"type": "item_completed", "item": {"type": "UserMessage"}}, "event_msg"),
+    ]
+    outcomes = run_reader("codex", lines, GuardConfig())
+    assert unfinished(outcomes) == [(1, "sleep")]
+
+
+def test_sniffing() -> None:
+    reader = READERS["codex"]
+    assert reader.sniff(LIVE.read_bytes()[:HEAD_BYTES])
+    assert reader.sniff(LIVE.read_bytes()[:300])  # the first line cut short: its opening will do
+    assert not reader.sniff(b'{"type": "session_meta"}\n')
+    assert not reader.sniff(b'{"sessionId": "s", "type": "user", "parentUuid": null}\n')

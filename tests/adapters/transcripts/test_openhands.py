@@ -1,0 +1,160 @@
+"""The OpenHands reader on real trajectories (whole and excerpted) and hand-made events.
+
+Expected counts were made by hand from the files (see ``fixtures/README.md``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard_transcripts import READERS, Located
+
+from ._support import FIXTURES, diagnostics, fired, run_file, run_reader, summary, unfinished
+
+OPENHANDS = FIXTURES / "openhands"
+EXCERPT = OPENHANDS / "ponyc_4593_excerpt.json"
+OUTPUT = OPENHANDS / "ponyc_4593_excerpt_output.jsonl"
+RENAME = OPENHANDS / "tests_runtime_trajs_wrong_initial_state.json"
+
+
+def test_the_same_failing_str_replace_twice_in_a_row_twice() -> None:
+    # events 46 and 48 send the same str_replace (observations 47, 49); so do 66 and 68
+    config = GuardConfig(thresholds=(2, 3))
+    outcomes = run_file("openhands", EXCERPT, config)
+    assert fired(outcomes) == [
+        (372, "str_replace_editor", 2, "gentle"),
+        (772, "str_replace_editor", 2, "gentle"),
+    ]
+    total = summary(outcomes).tally
+    # 40 read, 42/46/48/50/62/64/66/68 edits, 44 read, 70 finish
+    assert (total.calls, total.wasted, total.longest_run) == (11, 2, 2)
+    assert summary(run_file("openhands", EXCERPT)).tally.reminders == 0
+
+
+def test_evaluation_output_one_instance_per_line() -> None:
+    outcomes = run_file("openhands", OUTPUT, GuardConfig(thresholds=(2,)))
+    assert fired(outcomes) == [
+        (1, "str_replace_editor", 2, "gentle"),
+        (1, "str_replace_editor", 2, "gentle"),
+    ]
+    (session,) = summary(outcomes).sessions
+    assert (session.session, session.tally.calls) == ("ponylang__ponyc-4593", 11)
+
+
+def test_the_rename_trajectory() -> None:
+    outcomes = run_file("openhands", RENAME)
+    total = summary(outcomes).tally
+    # view /workspace, mv, view /workspace, finish
+    assert (total.calls, total.wasted) == (4, 0)
+    items = list(READERS["openhands"].read(RENAME.read_bytes().splitlines(True), "r"))
+    located = [i for i in items if isinstance(i, Located)]
+    assert located[0].event == PromptSubmitted("r")
+    assert located[1].event == ToolCallFinished(
+        "r", "str_replace_editor", {"command": "view", "path": "/workspace"}
+    )
+    assert diagnostics(outcomes) == []
+
+
+def event(ident: int, **fields: object) -> dict[str, object]:
+    return {"id": ident, "source": "agent", **fields}
+
+
+def test_delegates_are_agents_and_rejections_are_denials() -> None:
+    events = [
+        event(0, source="user", action="message", args={"content": "go"}),
+        event(1, action="delegate", args={"agent": "BrowsingAgent", "thought": "t"}),
+        event(2, action="run", args={"command": "ls", "thought": "a"}),
+        event(3, observation="run", cause=2),
+        event(4, action="run", args={"command": "ls", "thought": "b"}),
+        event(5, observation="user_rejected", cause=4),
+        event(6, observation="delegate", cause=1),
+        event(7, action="run", args={"command": "ls"}),
+        event(8, observation="run", cause=7),
+        event(9, action="think", args={"thought": "hm"}),
+        event(10, action="message", args={"content": "done?"}),
+        event(11, source="environment", observation="agent_state_changed"),
+        event(12, action="run", id=True, args={"command": "x"}),
+        event(13, action="run", args=["odd"]),
+        event(14),
+        event(15, observation="run", cause=999),
+    ]
+    lines = [json.dumps(e).encode() + b"\n" for e in events]
+    items = list(READERS["openhands"].read(lines, "/x/events.jsonl"))
+    calls = [
+        i.event for i in items if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)
+    ]
+    assert [(c.agent, c.tool, c.denied) for c in calls] == [
+        ("events/delegate-1", "run", False),
+        ("events/delegate-1", "run", True),
+        ("events", "delegate", False),
+        ("events", "run", False),
+        ("events", "run", False),
+    ]
+    assert calls[0].arguments == {"command": "ls"}  # the thought is not part of the call
+    outcomes = run_reader("openhands", lines)
+    assert unfinished(outcomes) == [(10, "think"), (14, "run")]
+    assert summary(outcomes).sessions[0].agents == 2
+
+
+def test_tool_call_metadata_without_its_call_falls_back_to_the_function_name() -> None:
+    metadata = {
+        "function_name": "execute_bash",
+        "tool_call_id": "x",
+        "model_response": {"choices": [1, {"message": {"tool_calls": [1, {"id": "y"}]}}]},
+    }
+    events = [event(1, action="run", args={"command": "ls"}, tool_call_metadata=metadata)]
+    events.append(event(2, observation="run", cause=1))
+    events.append(event(3, action="finish", tool_call_metadata={"tool_call_id": "z"}))
+    items = list(READERS["openhands"].read([json.dumps(events).encode()], "t"))
+    calls = [i.event for i in items if isinstance(i, Located)]
+    assert calls == [
+        ToolCallFinished("t", "execute_bash", {"command": "ls"}),
+        ToolCallFinished("t", "finish", None),
+    ]
+
+
+def test_odd_documents_and_lines() -> None:
+    response = {"choices": [{"message": {"tool_calls": [{"id": None, "function": {"name": "f"}}]}}]}
+    odd = [
+        1,
+        {"observation": "run"},
+        event(1, action="run", tool_call_metadata={"model_response": response}),
+        {"observation": "run", "cause": 1},
+    ]
+    outcomes = run_reader("openhands", [json.dumps(odd).encode() + b"\n"])
+    assert diagnostics(outcomes) == [(1, "an event that is not an object")]
+    assert summary(outcomes).tally.calls == 1
+    pretty = json.dumps({"history": [event(1, action="finish")]}, indent=1).encode()
+    assert summary(run_reader("openhands", pretty.splitlines(True))).tally.calls == 1
+    assert diagnostics(run_reader("openhands", [b"[\xff]"])) == [
+        (1, "not UTF-8 (invalid start byte at byte 1)")
+    ]
+    broken = run_reader("openhands", [b'[{"id": 1},\n', b"{bad"])
+    assert [line for line, _ in diagnostics(broken)] == [2]
+    lines = [b'{"instance_id": 3, "history": []}\n', b"{bad\n", b"[]\n"]
+    outcomes = run_reader("openhands", lines)
+    assert [s.session for s in summary(outcomes).sessions] == ["line 1", "t"]
+    assert [line for line, _ in diagnostics(outcomes)] == [2, 3]
+    assert summary(run_reader("openhands", [])).sessions == ()
+
+
+def test_malformed_tool_call_arguments_are_compared_as_text() -> None:
+    malformed = {"id": "c", "function": {"name": "f", "arguments": "{oops"}}
+    call = {
+        "tool_call_id": "c",
+        "model_response": {"choices": [{"message": {"tool_calls": [malformed]}}]},
+    }
+    document = json.dumps([event(1, action="finish", tool_call_metadata=call)]).encode()
+    items = list(READERS["openhands"].read([document], "m"))
+    assert [i.event for i in items if isinstance(i, Located)] == [
+        ToolCallFinished("m", "f", "{oops")
+    ]
+
+
+def test_sniffing() -> None:
+    reader = READERS["openhands"]
+    assert reader.sniff(RENAME.read_bytes()[:4096])
+    assert reader.sniff(OUTPUT.read_bytes()[:4096])
+    assert not reader.sniff(b'[{"id": 1}]')
+    assert not reader.sniff(b'{"history": []}\n')

@@ -1,0 +1,124 @@
+"""The SWE-agent reader on a real trajectory and hand-made documents.
+
+Expected counts were made by hand from the file (see ``fixtures/README.md``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from repeat_guard import ToolCallFinished
+from repeat_guard_transcripts import MAX_DOCUMENT_BYTES, READERS, LineFault, Located
+from repeat_guard_transcripts._swe_agent import split_action
+
+from ._support import FIXTURES, diagnostics, fired, run_file, run_reader, summary, unfinished
+
+EPS = FIXTURES / "swe-agent" / "ctf_crypto_eps.traj"
+
+
+def test_the_same_wrong_flag_submitted_four_times_in_a_row() -> None:
+    outcomes = run_file("swe-agent", EPS)
+    # steps 10-13 submit the same flag (their actions on lines 68, 75, 82, 89)
+    assert fired(outcomes) == [(82, "submit", 3, "gentle")]
+    total = summary(outcomes).tally
+    assert (total.calls, total.wasted, total.longest_run) == (14, 3, 4)
+    (session,) = summary(outcomes).sessions
+    assert (session.session, session.agents) == ("ctf_crypto_eps", 1)
+    assert diagnostics(outcomes) == []
+
+
+def test_split_action() -> None:
+    assert split_action("submit flag{x}\n") == ("submit", "flag{x}")
+    assert split_action("edit 1:1\nimport os\nend_of_edit\n") == (
+        "edit",
+        "1:1\nimport os\nend_of_edit",
+    )
+    assert split_action("pwd\n") == ("pwd", "")
+    assert split_action("python\nprint(1) x\n") == ("python", "print(1) x")
+
+
+def document(steps: list[object], **extra: object) -> list[bytes]:
+    text = json.dumps({"environment": "e", **extra, "trajectory": steps}, indent=2)
+    return text.encode().splitlines(keepends=True)
+
+
+def test_steps_without_an_observation_never_finished_and_odd_steps_are_diagnosed() -> None:
+    steps: list[object] = [
+        {"action": "ls\n", "observation": ""},
+        3,
+        {"action": "  "},
+        {"action": "sleep 9\n"},
+    ]
+    outcomes = run_reader("swe-agent", document(steps, info={"a": [1, {"b": 2}]}))
+    assert diagnostics(outcomes) == [
+        (16, "a trajectory step that is not an object"),
+        (17, "a trajectory step without an action"),
+    ]
+    assert unfinished(outcomes) == [(21, "sleep")]
+    assert summary(outcomes).tally.calls == 1
+
+
+def test_one_line_documents_place_every_step_on_line_one() -> None:
+    steps = [{"action": "ls", "observation": ""}] * 3
+    lines = [json.dumps({"trajectory": steps}).encode()]
+    items = list(READERS["swe-agent"].read(lines, "t.traj"))
+    calls = [i for i in items if isinstance(i, Located)]
+    assert [c.where.line for c in calls] == [1, 1, 1]
+    assert calls[0].event == ToolCallFinished("t", "ls", "")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (
+            b'{\n  "trajectory": [\n    {"action": "ls", "observation": ""},\n    {"act',
+            4,
+            "invalid JSON",
+        ),
+        (
+            b'{\n  "trajectory": [\n    {"action": "ls", "observation": ""}\n    3]}',
+            4,
+            "expected ',' or ']'",
+        ),
+        (b'{"trajectory": 3}', 1, "no 'trajectory' array in the document"),
+        (b'{"a": 1, "trajectory": []}', 0, ""),
+        (b'{"a": [1,}', 1, "invalid JSON"),
+        (b'{"a" 1}', 1, "expected ':'"),
+        (b"{3: 1}", 1, "no 'trajectory' array in the document"),
+        (b"[1]", 1, "expected an object"),
+        (b"\n\n\xff", 3, "not UTF-8"),
+        (b'{"trajectory": [' + b"[" * 100_000 + b"]}", 1, "JSON nested too deeply to parse"),
+        (b'{"trajectory": [1' + b"0" * 5000 + b"]}", 1, "Exceeds the limit"),
+    ],
+)
+def test_broken_documents_give_a_diagnostic_where_they_break(
+    text: bytes, where: int, message: str
+) -> None:
+    outcomes = run_reader("swe-agent", text.splitlines(keepends=True))
+    found = diagnostics(outcomes)
+    if not message:
+        assert found == []
+        return
+    assert len(found) == 1
+    assert found[0][0] == where
+    assert message in found[0][1]
+
+
+def test_a_line_that_could_not_be_read_stops_the_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    import repeat_guard_transcripts._document as document_module
+
+    outcomes = run_reader("swe-agent", [b"{\n", LineFault("read failed: EIO")])
+    assert diagnostics(outcomes) == [(2, "read failed: EIO")]
+    monkeypatch.setattr(document_module, "MAX_DOCUMENT_BYTES", 10)
+    outcomes = run_reader("swe-agent", [b'{"trajectory":\n', b"[]}\n"])
+    assert diagnostics(outcomes) == [(1, "document longer than the limit of 10 bytes")]
+    assert MAX_DOCUMENT_BYTES > 10
+
+
+def test_sniffing() -> None:
+    reader = READERS["swe-agent"]
+    assert reader.sniff(EPS.read_bytes()[:4096])
+    assert not reader.sniff(b'[{"action": "run"}]')
+    assert not reader.sniff(b'{"trajectory": []}')
