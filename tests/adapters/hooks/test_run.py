@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 from pathlib import Path
 
 from repeat_guard_hooks import (
@@ -78,6 +79,7 @@ def test_garbage_stdin_fails_open_with_one_log_line(tmp_path: Path) -> None:
     assert line.startswith("1970-01-01T00:00:00Z pid=")
     assert line.endswith(" claude-code ?: stdin is not JSON")
     assert "hunter2" not in line
+    assert stat.S_IMODE((tmp_path / "st.db.log").stat().st_mode) == 0o600
 
 
 def test_a_config_file_found_above_cwd_applies(tmp_path: Path) -> None:
