@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ._audit import AUDIT_EPILOG, add_audit_arguments, audit_command
 from ._config import CONFIG_HELP, add_override_arguments, build_config
 from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
@@ -144,6 +145,19 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_override_arguments(replay)
 
 
+def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    audit = _subparser(
+        commands,
+        "audit",
+        "Read every transcript under the given paths and report where agents looped and what "
+        "it cost.",
+        f"{AUDIT_EPILOG}\n{CONFIG_HELP}",
+    )
+    add_audit_arguments(audit)
+    _add_config_file_argument(audit)
+    add_override_arguments(audit)
+
+
 def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     """Return the parser for every subcommand (only ``hook``, ``install`` and ``uninstall``
     when ``hooks_only``: a hook process runs once per tool call and need not build the rest).
@@ -168,6 +182,7 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     _add_format_argument(demo)
     _add_config_file_argument(demo)
     add_override_arguments(demo)
+    _add_audit(commands)
     served = _subparser(
         commands, "serve", "Run the guard as a JSONL sidecar on stdin and stdout.", _SERVE_EPILOG
     )
@@ -200,6 +215,8 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
         from ._serve import serve  # noqa: PLC0415  # lazily: see above
 
         return serve(config, sys.stdin.buffer, sys.stdout.buffer)
+    if command == "audit":
+        return audit_command(args, config, streams.out, streams.err)
     from ._replay import (  # noqa: PLC0415  # lazily: see above
         annotate_file,
         check_files,

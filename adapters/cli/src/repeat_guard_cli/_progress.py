@@ -13,7 +13,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, TextIO
 
-__all__ = ["LARGE_INPUT_BYTES", "ProgressBar", "input_size", "track_progress"]
+__all__ = [
+    "LARGE_INPUT_BYTES",
+    "FilesProgress",
+    "ProgressBar",
+    "input_size",
+    "track_progress",
+]
 
 LARGE_INPUT_BYTES = 8 * 1024 * 1024
 REDRAW_SECONDS = 0.1
@@ -87,3 +93,67 @@ def track_progress(
             yield line
     finally:
         bar.finish()
+
+
+def _duration(seconds: float) -> str:
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+class FilesProgress:
+    """Draws ``label [####....]  42%  1,204/2,866 files  50.1/120.3 MB  12.5 MB/s  0:00:06 left``
+    on one line of ``stream``, for work measured in files and bytes.
+
+    The fraction and the time left follow the bytes (the work is reading them); the rate is
+    bytes done over the time since the bar was made. Redraws are throttled like
+    ``ProgressBar``'s.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        label: str,
+        files: int,
+        total_bytes: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._stream = stream
+        self._label = label
+        self._files = files
+        self._bytes = total_bytes
+        self._clock = clock
+        self._started = clock()
+        self._files_done = 0
+        self._bytes_done = 0
+        self._drawn_at: float | None = None
+
+    def advance(self, files: int, size: int) -> None:
+        """Record ``files`` more files of ``size`` bytes done; redraw when due."""
+        self._files_done += files
+        self._bytes_done += size
+        now = self._clock()
+        if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
+            self._drawn_at = now
+            self._draw(now)
+
+    def finish(self) -> None:
+        """Erase the bar."""
+        self._stream.write("\r\x1b[K")
+        self._stream.flush()
+
+    def _draw(self, now: float) -> None:
+        fraction = min(self._bytes_done / self._bytes, 1.0) if self._bytes else 1.0
+        filled = round(fraction * _WIDTH)
+        bar = "#" * filled + "." * (_WIDTH - filled)
+        elapsed = now - self._started
+        rate = self._bytes_done / elapsed if elapsed > 0 else 0.0
+        left = (self._bytes - self._bytes_done) / rate if rate > 0 else None
+        eta = "--:--" if left is None else _duration(max(left, 0.0))
+        self._stream.write(
+            f"\r{self._label} [{bar}] {fraction:4.0%}  "
+            f"{self._files_done:,}/{self._files:,} files  "
+            f"{self._bytes_done / 1e6:.1f}/{self._bytes / 1e6:.1f} MB  "
+            f"{rate / 1e6:.1f} MB/s  {eta} left"
+        )
+        self._stream.flush()

@@ -1,0 +1,78 @@
+"""An audit from paths to results: list the files, batch them, run the work, add it up.
+
+The file list is a generator and every engine keeps a bounded window of batches in flight, so
+memory does not grow with the number of files; the results come back in listing order whatever
+the engine, and ``merge_waste`` adds them up, so every engine gives the same totals and the
+same lines.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from functools import partial
+
+from repeat_guard_transcripts import discover
+
+from repeat_guard import Waste, merge_waste
+
+from ._engine import EngineName, run
+from ._model import AuditSettings, FileAudit, FileJob
+from ._work import audit_batch
+
+__all__ = ["BATCH_BYTES", "BATCH_FILES", "DEFAULT_PATHS", "audit", "batched", "list_files", "total"]
+
+# A batch is what one worker gets at a time: large enough to pay for the hand-over, small
+# enough to spread the work over every worker.
+BATCH_FILES = 64
+BATCH_BYTES = 16 * 1024 * 1024
+
+# Where the agents whose formats the readers know keep their transcripts.
+DEFAULT_PATHS = ("~/.claude/projects", "~/.codex/sessions")
+
+
+def list_files(paths: Iterable[str]) -> Iterator[FileJob]:
+    """Yield a job for every transcript under ``paths`` whose format is known, in the
+    readers' listing order."""
+    for path, fmt in discover(paths):
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = 0
+        yield FileJob(path, fmt, size)
+
+
+def batched(jobs: Iterable[FileJob]) -> Iterator[tuple[FileJob, ...]]:
+    """Group ``jobs`` in order into batches of at most ``BATCH_FILES`` files, closing a batch
+    once it holds ``BATCH_BYTES``."""
+    batch: list[FileJob] = []
+    size = 0
+    for job in jobs:
+        batch.append(job)
+        size += job.size
+        if len(batch) >= BATCH_FILES or size >= BATCH_BYTES:
+            yield tuple(batch)
+            batch, size = [], 0
+    if batch:
+        yield tuple(batch)
+
+
+def audit(
+    jobs: Iterable[FileJob],
+    settings: AuditSettings,
+    engine: EngineName = "local",
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> Iterator[FileAudit]:
+    """Yield the audit of every job, in order, computed by ``engine`` (see ``run``)."""
+    work = partial(audit_batch, settings=settings)
+    for results in run(work, batched(jobs), engine, workers, scheduler):
+        yield from results
+
+
+def total(results: Iterable[FileAudit], keep: int) -> Waste:
+    """Return the merged counts of ``results``."""
+    merged = Waste()
+    for result in results:
+        merged = merge_waste(merged, result.waste, keep)
+    return merged

@@ -1,0 +1,236 @@
+"""One file's located events, folded into per-session ``Waste`` values.
+
+Each session gets its own guard state: the core's ``reduce`` decides, the core's ``tally``
+counts, and this module only remembers where things happened. A run is the chain the reducer
+keeps for an agent: it starts when the chain's count is 1 and ends when the agent's next
+tracked call starts another chain, when a prompt or a disposal drops the chain, or at the end
+of the file. The arguments of a run are made canonical only once it is a loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pyrsistent import pmap
+from repeat_guard_transcripts import Diagnostic, Located, Unfinished
+
+from repeat_guard import (
+    UNKNOWN_DAY,
+    DayTally,
+    GuardState,
+    ProjectTally,
+    Run,
+    SessionWaste,
+    Tally,
+    ToolCallFinished,
+    Waste,
+    canonical_arguments,
+    merge_waste,
+    preview_arguments,
+    reduce,
+    tally,
+    worst_runs,
+)
+
+from ._model import AuditSettings, FileAudit, Problem, SessionAudit
+
+__all__ = ["MAX_PROBLEMS_KEPT", "RUN_LINES_KEPT", "fold_file"]
+
+# Lines listed per run: enough to find a loop, bounded when a loop ran a million times.
+RUN_LINES_KEPT = 50
+# Diagnostics kept per file; the count covers every one.
+MAX_PROBLEMS_KEPT = 100
+# Characters of a looping call's canonical arguments a run carries.
+RUN_ARGUMENTS_CHARS = 500
+
+
+@dataclass(slots=True)
+class _OpenRun:
+    event: ToolCallFinished
+    lines: list[int]
+    length: int = 1
+    counted: bool = False
+
+
+@dataclass(slots=True)
+class _Session:
+    """The one mutable cell per session: the guard state and what has been counted."""
+
+    name: str
+    state: GuardState
+    counts: Tally = field(default_factory=Tally)
+    project: str | None = None
+    days: dict[str, list[int]] = field(default_factory=dict)
+    open_runs: dict[str, _OpenRun] = field(default_factory=dict)
+    runs: list[Run] = field(default_factory=list)
+    wasted_turns: set[str] = field(default_factory=set)
+    untold_wasted_turns: int = 0
+    wasted_tokens: int = 0
+
+
+def _day(timestamp: str | None) -> str:
+    if timestamp is None or len(timestamp) < 10:
+        return UNKNOWN_DAY
+    day = timestamp[:10]
+    if day[4] != "-" or day[7] != "-" or not (day[:4] + day[5:7] + day[8:]).isdigit():
+        return UNKNOWN_DAY
+    return day
+
+
+class _Folder:
+    def __init__(self, file: str, settings: AuditSettings) -> None:
+        self.file = file
+        self.settings = settings
+        self.initial = GuardState.initial(settings.config)
+        self.sessions: dict[str, _Session] = {}
+        self.problems: list[Problem] = []
+        self.diagnostics = 0
+
+    def session(self, name: str) -> _Session:
+        found = self.sessions.get(name)
+        if found is None:
+            found = self.sessions[name] = _Session(name, self.initial)
+        return found
+
+    def located(self, item: Located) -> None:
+        where = item.where
+        session = self.session(where.session)
+        if session.project is None:
+            session.project = item.project
+        event = item.event
+        before = session.state
+        state, reminders = reduce(before, event)
+        session.state = state
+        since = self.settings.since
+        day = _day(item.timestamp)
+        counted = since is None or (day != UNKNOWN_DAY and day >= since)
+        if counted:
+            old = session.counts
+            session.counts = tally(old, state, event, reminders)
+            wasted = session.counts.wasted != old.wasted
+            if session.counts.calls != old.calls:
+                self.count_day(session, day, wasted)
+            if wasted:
+                self.count_turn(session, item)
+        if not isinstance(event, ToolCallFinished):
+            self.close_run(session, event.agent)
+        elif event.agent is not None and state is not before:
+            self.follow_run(session, event, event.agent, state, where.line, counted)
+
+    def count_day(self, session: _Session, day: str, wasted: bool) -> None:
+        counts = session.days.get(day)
+        if counts is None:
+            counts = session.days[day] = [0, 0]
+        counts[0] += 1
+        counts[1] += wasted
+
+    def count_turn(self, session: _Session, item: Located) -> None:
+        turn = item.turn
+        if turn is not None:
+            if turn in session.wasted_turns:
+                return
+            session.wasted_turns.add(turn)
+        else:
+            session.untold_wasted_turns += 1
+        session.wasted_tokens += item.tokens or 0
+
+    def follow_run(
+        self,
+        session: _Session,
+        event: ToolCallFinished,
+        agent: str,
+        state: GuardState,
+        line: int,
+        counted: bool,
+    ) -> None:
+        chain = state.chain(agent)
+        length = 1 if chain is None else chain.repeats
+        current = session.open_runs.get(agent)
+        if length == 1 or current is None:
+            self.close_run(session, agent)
+            session.open_runs[agent] = _OpenRun(event, [line], 1, counted)
+            return
+        current.length = length
+        current.counted = current.counted or counted
+        if len(current.lines) < RUN_LINES_KEPT:
+            current.lines.append(line)
+
+    def close_run(self, session: _Session, agent: str) -> None:
+        current = session.open_runs.pop(agent, None)
+        if current is None or current.length < 2 or not current.counted:
+            return
+        event = current.event
+        arguments = preview_arguments(canonical_arguments(event.arguments), RUN_ARGUMENTS_CHARS)
+        run = Run(
+            current.length,
+            event.tool,
+            arguments,
+            self.file,
+            session.name,
+            agent,
+            tuple(current.lines),
+        )
+        session.runs.append(run)
+        if len(session.runs) >= 4 * self.settings.keep:
+            session.runs[:] = worst_runs(session.runs, self.settings.keep)
+
+    def diagnostic(self, item: Diagnostic) -> None:
+        self.diagnostics += 1
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(Problem(item.file, item.line, item.message, item.severity))
+
+    def finish_session(self, session: _Session, fmt: str) -> SessionAudit:
+        for agent in list(session.open_runs):
+            self.close_run(session, agent)
+        counts = session.counts
+        project = session.project or ""
+        turns = len(session.wasted_turns) + session.untold_wasted_turns
+        keep = self.settings.keep
+        waste = Waste(
+            counts=counts,
+            sessions=1,
+            wasted_turns=turns,
+            wasted_tokens=session.wasted_tokens,
+            days=pmap({day: DayTally(*pair) for day, pair in session.days.items()}),
+            projects=pmap(
+                {project: ProjectTally(1, counts.calls, counts.wasted, session.wasted_tokens)}
+            ),
+            worst=worst_runs(session.runs, keep),
+            worst_sessions=(
+                (SessionWaste(counts.wasted, counts.calls, self.file, session.name, project),)
+                if counts.wasted and keep
+                else ()
+            ),
+        )
+        return SessionAudit(self.file, fmt, session.name, project, waste)
+
+
+def fold_file(
+    file: str,
+    fmt: str,
+    items: Iterable[Located | Diagnostic | Unfinished],
+    size: int,
+    settings: AuditSettings,
+) -> FileAudit:
+    """Return the audit of one file from the items its reader produced.
+
+    ``size`` is the file's length in bytes. Sessions come out in the order they first
+    appeared. Calls before ``settings.since`` are replayed (so chains stay right) but not
+    counted; a session with nothing counted is left out when ``since`` is set.
+    """
+    folder = _Folder(file, settings)
+    for item in items:
+        if isinstance(item, Located):
+            folder.located(item)
+        elif isinstance(item, Diagnostic):
+            folder.diagnostic(item)
+    sessions = tuple(
+        folder.finish_session(session, fmt)
+        for session in folder.sessions.values()
+        if settings.since is None or session.counts.calls
+    )
+    total = Waste(files=1, bytes=size, diagnostics=folder.diagnostics)
+    for session in sessions:
+        total = merge_waste(total, session.waste, settings.keep)
+    return FileAudit(file, fmt, sessions, total, tuple(folder.problems))

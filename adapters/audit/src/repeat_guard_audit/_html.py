@@ -1,0 +1,194 @@
+"""The audit as one self-contained HTML page: totals, waste per day and per tool, the worst runs.
+
+Nothing on the page comes from elsewhere: the style sheet is inline, the charts are inline SVG
+drawn here, the runs expand with ``<details>``, and there is no script at all, so the page
+opens the same offline, from a mail attachment or behind a strict content security policy
+(which it declares). Every number a test may check carries a ``data-value`` attribute.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from html import escape
+
+from repeat_guard import UNKNOWN_DAY, Run, Waste
+
+from ._render import clean, reminders_by_form, share
+
+__all__ = ["html_page"]
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:2rem auto;max-width:70rem;color:#222;padding:0 1rem}
+h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd}
+.cards{display:flex;flex-wrap:wrap;gap:.75rem}
+.card{border:1px solid #ddd;border-radius:6px;padding:.5rem .9rem;min-width:9rem}
+.card .label{color:#666;font-size:.8rem}.card .value{font-size:1.3rem;font-weight:600}
+table{border-collapse:collapse;width:100%}td,th{padding:.2rem .5rem;text-align:left}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even){background:#f6f6f6}
+details{border:1px solid #ddd;border-radius:6px;margin:.4rem 0;padding:.3rem .6rem}
+summary{cursor:pointer}pre{white-space:pre-wrap;word-break:break-all;background:#f6f6f6;padding:.4rem}
+svg text{font:11px system-ui,sans-serif;fill:#444}.bar{fill:#c0392b}.muted{color:#777}
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def _text(value: str) -> str:
+    return escape(clean(value))
+
+
+def _card(key: str, label: str, value: int, shown: str | None = None) -> str:
+    shown = f"{value:,}" if shown is None else shown
+    return (
+        f'<div class="card"><div class="label">{label}</div>'
+        f'<div class="value" id="total-{key}" data-value="{value}">{shown}</div></div>'
+    )
+
+
+def _cards(total: Waste) -> Iterator[str]:
+    counts = total.counts
+    yield '<div class="cards">'
+    yield _card("files", "files", total.files)
+    yield _card("sessions", "sessions", total.sessions)
+    yield _card("calls", "tool calls", counts.calls)
+    wasted_share = f"{counts.wasted:,} ({share(counts.wasted, counts.calls):.1%})"
+    yield _card("wasted", "wasted calls", counts.wasted, wasted_share)
+    yield _card("reminders", "reminders", counts.reminders)
+    for form, count in reminders_by_form(counts).items():
+        yield _card(f"reminders-{_text(form)}", f"{_text(form)} reminders", count)
+    yield _card("longest_run", "longest run", counts.longest_run)
+    yield _card("wasted_tokens", "tokens on wasted turns", total.wasted_tokens)
+    yield _card("wasted_turns", "wasted turns", total.wasted_turns)
+    yield _card("denied", "denied calls", counts.denied)
+    yield _card("diagnostics", "diagnostics", total.diagnostics)
+    yield "</div>"
+
+
+def _day_chart(total: Waste) -> Iterator[str]:
+    days = sorted((day, item) for day, item in total.days.items() if day != UNKNOWN_DAY)
+    unknown = total.days.get(UNKNOWN_DAY)
+    if not days:
+        yield '<p class="muted">No call carried a date.</p>'
+    else:
+        width, height, gap = 900, 180, 2
+        peak = max(item.wasted for _, item in days) or 1
+        step = width / len(days)
+        yield (
+            f'<svg id="chart-days" role="img" aria-label="wasted calls per day" '
+            f'viewBox="0 0 {width} {height + 30}" width="100%">'
+        )
+        for index, (day, item) in enumerate(days):
+            bar = height * item.wasted / peak
+            x = index * step
+            yield (
+                f'<rect class="bar" data-day="{day}" data-value="{item.wasted}" '
+                f'x="{x:.1f}" y="{height - bar:.1f}" width="{max(step - gap, 1):.1f}" '
+                f'height="{bar:.1f}"><title>{day}: {item.wasted:,} wasted of '
+                f"{item.calls:,} calls</title></rect>"
+            )
+        yield f'<text x="0" y="{height + 20}">{days[0][0]}</text>'
+        yield f'<text x="{width}" y="{height + 20}" text-anchor="end">{days[-1][0]}</text>'
+        yield f'<text x="{width}" y="12" text-anchor="end">peak {peak:,} wasted</text>'
+        yield "</svg>"
+    if unknown is not None:
+        yield (
+            f'<p class="muted">Calls without a date: {unknown.calls:,}, of which '
+            f'<span id="undated-wasted" data-value="{unknown.wasted}">{unknown.wasted:,}'
+            "</span> wasted.</p>"
+        )
+
+
+def _tool_chart(total: Waste, top: int) -> Iterator[str]:
+    tools = sorted(total.counts.tools.items(), key=lambda item: (-item[1].wasted, item[0]))[:top]
+    if not tools:
+        yield '<p class="muted">No tool calls.</p>'
+        return
+    row, label_width, width = 22, 220, 900
+    peak = max(tool.wasted for _, tool in tools) or 1
+    yield (
+        f'<svg id="chart-tools" role="img" aria-label="wasted calls per tool" '
+        f'viewBox="0 0 {width} {row * len(tools)}" width="100%">'
+    )
+    for index, (name, tool) in enumerate(tools):
+        y = index * row
+        bar = (width - label_width - 120) * tool.wasted / peak
+        yield (
+            f'<text x="{label_width - 6}" y="{y + 15}" text-anchor="end">'
+            f"{_text(name[:32])}</text>"
+            f'<rect class="bar" data-tool="{_text(name)}" data-value="{tool.wasted}" '
+            f'x="{label_width}" y="{y + 3}" width="{bar:.1f}" height="{row - 6}"></rect>'
+            f'<text x="{label_width + bar + 6:.1f}" y="{y + 15}">{tool.wasted:,} of '
+            f"{tool.calls:,}</text>"
+        )
+    yield "</svg>"
+
+
+def _run_details(run: Run, rank: int) -> str:
+    first = run.lines[0] if run.lines else 0
+    calls = "".join(f"<li>line {line}: <code>{_text(run.tool)}</code></li>" for line in run.lines)
+    more = run.length - len(run.lines)
+    rest = f'<li class="muted">… and {more:,} more</li>' if more > 0 else ""
+    return (
+        f'<details class="run" id="run-{rank}" data-value="{run.length}">'
+        f"<summary><strong>×{run.length:,}</strong> <code>{_text(run.tool)}</code> in "
+        f"{_text(run.file)}:{first} (session {_text(run.session)}, agent "
+        f"{_text(run.agent)})</summary>"
+        f"<p>The repeated call, identical each time:</p><pre>{_text(run.tool)} "
+        f"{_text(run.arguments)}</pre><ol>{calls}{rest}</ol></details>"
+    )
+
+
+def _sessions_table(total: Waste, top: int) -> Iterator[str]:
+    yield (
+        '<table id="sessions"><tr><th class="n">wasted</th><th class="n">calls</th>'
+        "<th>session</th><th>file</th></tr>"
+    )
+    for item in total.worst_sessions[:top]:
+        yield (
+            f'<tr><td class="n">{item.wasted:,}</td><td class="n">{item.calls:,}</td>'
+            f"<td>{_text(item.session)}</td><td>{_text(item.file)}</td></tr>"
+        )
+    yield "</table>"
+
+
+def _projects_table(total: Waste, top: int) -> Iterator[str]:
+    projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
+    yield (
+        '<table id="projects"><tr><th>project</th><th class="n">sessions</th>'
+        '<th class="n">calls</th><th class="n">wasted</th><th class="n">tokens</th></tr>'
+    )
+    for name, item in projects[:top]:
+        yield (
+            f'<tr><td>{_text(name) or "(none)"}</td><td class="n">{item.sessions:,}</td>'
+            f'<td class="n">{item.calls:,}</td><td class="n">{item.wasted:,}</td>'
+            f'<td class="n">{item.wasted_tokens:,}</td></tr>'
+        )
+    yield "</table>"
+
+
+def html_page(total: Waste, top: int, title: str = "repeat-guard audit") -> str:
+    """Return the page for ``total``, listing ``top`` tools, sessions, projects and runs."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_text(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_text(title)}</h1>",
+        "<p>Wasted calls are the repeats beyond the first of each run of identical tool calls;"
+        " reminders are what the guard would have said.</p>",
+        *_cards(total),
+        "<h2>Wasted calls per day</h2>",
+        *_day_chart(total),
+        "<h2>Wasted calls per tool</h2>",
+        *_tool_chart(total, top),
+        "<h2>Longest runs</h2>",
+        *(_run_details(run, rank) for rank, run in enumerate(total.worst[:top], 1)),
+        "<h2>Sessions with the most waste</h2>",
+        *_sessions_table(total, top),
+        "<h2>Projects</h2>",
+        *_projects_table(total, top),
+        "</body></html>",
+        "",
+    ]
+    return "\n".join(parts)

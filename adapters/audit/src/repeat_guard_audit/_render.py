@@ -1,0 +1,257 @@
+"""Rendering an audit: JSON lines, CSV rows and the text summary.
+
+Pure functions from audit values to text. Session records stream out as files finish; the
+totals come last. Text that came from transcripts (paths, tool names, arguments) may hold lone
+surrogates: JSON escapes them, the text and CSV forms show them as ``\\udXXX`` escapes, so no
+output can fail to encode.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+
+from repeat_guard import Run, Tally, Waste, waste_to_json
+
+from ._model import SessionAudit
+
+__all__ = [
+    "CSV_FIELDS",
+    "FORMS",
+    "WIDTH",
+    "clean",
+    "csv_header",
+    "csv_session_row",
+    "csv_totals_row",
+    "json_session_line",
+    "json_totals_line",
+    "reminders_by_form",
+    "share",
+    "text_summary",
+]
+
+# The reminder forms every report names, even when none was given.
+FORMS = ("gentle", "detailed")
+WIDTH = 100
+
+
+def clean(text: str) -> str:
+    """Return ``text`` with any lone surrogate written as a ``\\udXXX`` escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _dumps(record: dict[str, object]) -> str:
+    text = json.dumps(record, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record)
+    return text
+
+
+def reminders_by_form(counts: Tally) -> dict[str, int]:
+    """Return reminders per form: the standard forms always, any other form the core gave."""
+    forms = dict.fromkeys(FORMS, 0)
+    forms.update(sorted(counts.reminders_by_form.items()))
+    return forms
+
+
+def share(part: int, whole: int) -> float:
+    """Return ``part / whole`` rounded to 4 decimals, 0.0 for an empty whole."""
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _counts_record(waste: Waste) -> dict[str, object]:
+    counts = waste.counts
+    return {
+        "calls": counts.calls,
+        "tracked": counts.tracked,
+        "wasted": counts.wasted,
+        "wasted_share": share(counts.wasted, counts.calls),
+        "denied": counts.denied,
+        "reminders": counts.reminders,
+        "reminders_by_form": reminders_by_form(counts),
+        "longest_run": counts.longest_run,
+        "wasted_turns": waste.wasted_turns,
+        "wasted_tokens": waste.wasted_tokens,
+    }
+
+
+def json_session_line(session: SessionAudit) -> str:
+    """Return the ``{"type": "session", ...}`` JSON line for one session."""
+    waste = session.waste
+    record: dict[str, object] = {
+        "type": "session",
+        "file": session.file,
+        "format": session.format,
+        "session": session.session,
+        "project": session.project,
+        **_counts_record(waste),
+        "tools": {name: tool._asdict() for name, tool in sorted(waste.counts.tools.items())},
+        "runs": [_run_record(run) for run in waste.worst],
+    }
+    return _dumps(record)
+
+
+def _run_record(run: Run) -> dict[str, object]:
+    return {**run._asdict(), "lines": list(run.lines)}
+
+
+def json_totals_line(total: Waste) -> str:
+    """Return the ``{"type": "totals", ...}`` JSON line closing the report."""
+    record: dict[str, object] = {"type": "totals", **waste_to_json(total)}
+    record.update(_counts_record(total))
+    return _dumps(record)
+
+
+CSV_FIELDS = (
+    "type",
+    "file",
+    "format",
+    "project",
+    "session",
+    "files",
+    "sessions",
+    "calls",
+    "tracked",
+    "wasted",
+    "denied",
+    "reminders",
+    *FORMS,
+    "longest_run",
+    "wasted_turns",
+    "wasted_tokens",
+    "diagnostics",
+)
+
+
+def _csv_line(values: list[object]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(
+        clean(value) if isinstance(value, str) else value for value in values
+    )
+    return buffer.getvalue()[:-1]
+
+
+def csv_header() -> str:
+    """Return the CSV header line."""
+    return _csv_line(list(CSV_FIELDS))
+
+
+def _csv_counts(waste: Waste) -> list[object]:
+    counts = waste.counts
+    forms = reminders_by_form(counts)
+    return [
+        waste.files,
+        waste.sessions,
+        counts.calls,
+        counts.tracked,
+        counts.wasted,
+        counts.denied,
+        counts.reminders,
+        *(forms[form] for form in FORMS),
+        counts.longest_run,
+        waste.wasted_turns,
+        waste.wasted_tokens,
+        waste.diagnostics,
+    ]
+
+
+def csv_session_row(session: SessionAudit) -> str:
+    """Return the CSV row for one session."""
+    head: list[object] = ["session", session.file, session.format, session.project]
+    return _csv_line([*head, session.session, *_csv_counts(session.waste)])
+
+
+def csv_totals_row(total: Waste) -> str:
+    """Return the CSV row of the totals (empty file, format, project and session)."""
+    return _csv_line(["totals", "", "", "", "", *_csv_counts(total)])
+
+
+def _fit(text: str, width: int) -> str:
+    """``text`` cut on the right to ``width`` characters, marked with an ellipsis."""
+    text = clean(text).replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fit_left(text: str, width: int) -> str:
+    """``text`` cut on the left (paths keep their informative end)."""
+    text = clean(text).replace("\n", " ")
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+
+
+def _headline(total: Waste) -> Iterator[str]:
+    counts = total.counts
+    forms = reminders_by_form(counts)
+    by_form = ", ".join(f"{form} {count:,}" for form, count in forms.items())
+    yield (
+        f"audited {total.files:,} files ({total.bytes / 1e6:,.1f} MB), "
+        f"{total.sessions:,} sessions, {total.diagnostics:,} diagnostics"
+    )
+    yield (
+        f"calls {counts.calls:,}   tracked {counts.tracked:,}   "
+        f"wasted {counts.wasted:,} ({share(counts.wasted, counts.calls):.1%})   "
+        f"denied {counts.denied:,}"
+    )
+    yield f"reminders {counts.reminders:,} ({by_form})   longest run {counts.longest_run:,}"
+    yield (
+        f"tokens on turns that made wasted calls: {total.wasted_tokens:,} "
+        f"over {total.wasted_turns:,} turns"
+    )
+
+
+def _tools_table(total: Waste, top: int) -> Iterator[str]:
+    tools = sorted(total.counts.tools.items(), key=lambda item: (-item[1].wasted, item[0]))
+    yield f"  {'tool':<38}{'calls':>12}{'wasted':>12}{'share':>8}{'reminders':>12}{'longest':>9}"
+    for name, tool in tools[:top]:
+        yield (
+            f"  {_fit(name, 37):<38}{tool.calls:>12,}{tool.wasted:>12,}"
+            f"{share(tool.wasted, tool.calls):>8.1%}{tool.reminders:>12,}{tool.longest_run:>9,}"
+        )
+
+
+def _sessions_table(total: Waste, top: int) -> Iterator[str]:
+    yield f"  {'wasted':>8}{'calls':>10}  session  file"
+    for item in total.worst_sessions[:top]:
+        where = f"{_fit(item.session, 36)}  {_fit_left(item.file, 40)}"
+        yield f"  {item.wasted:>8,}{item.calls:>10,}  {where}"
+
+
+def _projects_table(total: Waste, top: int) -> Iterator[str]:
+    projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
+    yield f"  {'project':<46}{'sessions':>10}{'calls':>12}{'wasted':>12}{'tokens':>14}"
+    for name, project in projects[:top]:
+        label = _fit_left(name or "(none)", 45)
+        yield (
+            f"  {label:<46}{project.sessions:>10,}{project.calls:>12,}{project.wasted:>12,}"
+            f"{project.wasted_tokens:>14,}"
+        )
+
+
+def _runs_table(total: Waste, top: int) -> Iterator[str]:
+    for run in total.worst[:top]:
+        line = run.lines[0] if run.lines else 0
+        call = f"{run.tool} {run.arguments}"
+        yield f"  ×{run.length:<6,} {_fit(call, 89)}"
+        yield f"           {_fit_left(f'{run.file}:{line}', 60)}  session {_fit(run.session, 16)}"
+
+
+def text_summary(total: Waste, top: int) -> Iterator[str]:
+    """Yield the lines of the terminal summary, each at most ``WIDTH`` characters."""
+    yield from _headline(total)
+    sections = (
+        ("top tools by waste", _tools_table),
+        ("top sessions by waste", _sessions_table),
+        ("top projects by waste", _projects_table),
+        ("longest runs", _runs_table),
+    )
+    for title, table in sections:
+        yield ""
+        yield title
+        yield from table(total, top)

@@ -1,0 +1,64 @@
+"""The per-file work: open one transcript safely, read it with its format's reader, fold it.
+
+Total by design: whatever a file holds or whatever happens to it (it vanished, it is a FIFO,
+it is not readable, its reader has a bug), the result is a ``FileAudit``, at worst carrying one
+diagnostic, so one bad file never stops an audit of thousands. The functions here are
+module-level and take picklable values, so a process pool or a Dask cluster can run them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from repeat_guard_transcripts import READERS
+
+from repeat_guard import Waste
+
+from ._fold import fold_file
+from ._model import AuditSettings, FileAudit, FileJob, Problem
+
+__all__ = ["audit_batch", "audit_file"]
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileAudit]:
+    """Return the audit of each file of ``batch``, in order."""
+    return [audit_file(job, settings) for job in batch]
+
+
+def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
+    """Return the audit of the file ``job`` names; never raises for anything the file holds."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
+        descriptor = os.open(job.path, _OPEN_FLAGS)
+    except OSError as error:
+        return _unreadable(job, f"cannot open: {error.strerror}")
+    with os.fdopen(descriptor, "rb") as stream:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return _unreadable(job, "not a regular file, skipped")
+        if settings.since is not None and _day_of(status.st_mtime) < settings.since:
+            return FileAudit(job.path, job.format, (), Waste(), ())
+        reader = READERS.get(job.format)
+        if reader is None:
+            return _unreadable(job, f"no reader for format {job.format!r}")
+        try:
+            items = reader.read(stream, job.path)
+            return fold_file(job.path, job.format, items, status.st_size, settings)
+        except OSError as error:
+            return _unreadable(job, f"read failed: {error.strerror}")
+        except Exception as error:  # a reader's bug must not end the audit of other files
+            return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
+
+
+def _day_of(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d")
+
+
+def _unreadable(job: FileJob, message: str) -> FileAudit:
+    waste = Waste(files=1, diagnostics=1)
+    return FileAudit(job.path, job.format, (), waste, (Problem(job.path, 0, message),))

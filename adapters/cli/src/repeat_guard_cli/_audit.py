@@ -1,0 +1,248 @@
+"""The ``audit`` command: every transcript under the given paths, one report of the waste.
+
+Argument parsing and output only; the audit package lists, reads, folds and merges. It is
+imported when the command runs, so other subcommands (the hook above all) never pay for it,
+and Dask is imported only for ``--engine dask``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, TextIO
+
+from repeat_guard import GuardConfig, Waste, merge_waste
+
+from ._errors import UsageError
+from ._progress import FilesProgress
+
+if TYPE_CHECKING:
+    from repeat_guard_audit import FileAudit, FileJob
+
+__all__ = ["AUDIT_EPILOG", "add_audit_arguments", "audit_command"]
+
+EXIT_OK = 0
+EXIT_DIAGNOSTICS = 3
+
+AUDIT_EPILOG = """\
+what it reports, across every file read:
+  calls, tracked calls, wasted calls (repeats beyond the first of each run of identical
+  calls) and their share of all calls; the reminders the guard would have given, by form;
+  the longest runs with file, session, line and the repeated call; the tools, sessions and
+  projects with the most waste; and, where transcripts record token usage (Claude Code,
+  Codex), the tokens of the turns that made wasted calls, counted once per turn.
+
+output (stdout):
+  text  a summary that fits 100 columns (default)
+  json  one {"type": "session", "file", "format", "session", "project", "calls", "wasted",
+        "reminders", "reminders_by_form", ...} line per session as files finish, in listing
+        order, then one {"type": "totals", "files", "sessions", "calls", "wasted",
+        "reminders", "reminders_by_form": {"gentle": N, "detailed": N}, "days", "tools",
+        "projects", "worst_runs", "worst_sessions", ...} line
+  csv   a header, one row per session, then one "totals" row
+  --html FILE also writes a self-contained page (no network, no script): the totals, charts
+  of waste per day and per tool, the longest runs, each expandable to its repeated calls.
+  Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, bytes, rate, time
+  left) is drawn on stderr when it is a terminal.
+
+engines: every engine gives the same output, line for line.
+  processes  a pool of --jobs processes (default: the cores; --jobs 1 runs in this process)
+  dask       the same work on Dask (pip install 'repeat-guard-cli[dask]'): --scheduler is a
+             scheduler's address (tcp://HOST:8786), whose workers must see the same paths,
+             or one of Dask's local schedulers: sync, threads, processes (the default)
+
+exit status: 0 done; 2 usage error or invalid configuration (before any input is read), or
+the Dask scheduler cannot be reached; 3 some file or line got a diagnostic (the rest was
+still audited).
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+def _day(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
+def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the audit command's own arguments to ``parser``."""
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="transcript file or directory (walked); default ~/.claude/projects and "
+        "~/.codex/sessions",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "csv"), default="text", help="stdout report"
+    )
+    parser.add_argument("--html", metavar="FILE", help="also write the report as an HTML page")
+    parser.add_argument(
+        "--top", type=_positive, default=10, metavar="N", help="rows per ranking (default 10)"
+    )
+    parser.add_argument(
+        "--since",
+        type=_day,
+        metavar="DATE",
+        help="count only calls made on or after DATE (YYYY-MM-DD, UTC); files last written "
+        "before it are skipped",
+    )
+    parser.add_argument(
+        "--engine", choices=("processes", "dask"), default="processes", help="how to fan out"
+    )
+    parser.add_argument(
+        "--jobs", type=_positive, metavar="N", help="processes or Dask local workers"
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="Dask scheduler address, or sync/threads/processes"
+    )
+
+
+def _check_output_target(target: str) -> None:
+    """Refuse an output path that exists and is not a regular file (a device, a FIFO, a
+    directory, a symbolic link), before any work is done."""
+    try:
+        status = os.lstat(target)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise UsageError(f"cannot write {target}: {error.strerror}") from error
+    if not stat.S_ISREG(status.st_mode):
+        raise UsageError(f"refusing to replace {target}: it is not a regular file")
+
+
+def write_atomically(target: str, text: str) -> None:
+    """Replace ``target`` with ``text`` (UTF-8) through a temporary file in its directory."""
+    _check_output_target(target)
+    directory = os.path.dirname(os.path.abspath(target))
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise UsageError(f"cannot write {target}: {error.strerror}") from error
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _paths(given: list[str]) -> list[str]:
+    if given:
+        return given
+    from repeat_guard_audit import DEFAULT_PATHS
+
+    found = [path for path in map(os.path.expanduser, DEFAULT_PATHS) if os.path.isdir(path)]
+    if not found:
+        raise UsageError(f"no PATH given and none of {', '.join(DEFAULT_PATHS)} exists")
+    return found
+
+
+def _counted(jobs: Iterable[FileJob]) -> tuple[int, int]:
+    files = size = 0
+    for job in jobs:
+        files += 1
+        size += job.size
+    return files, size
+
+
+def _tracked(
+    results: Iterable[FileAudit], err: TextIO, count: Callable[[], tuple[int, int]] | None
+) -> Iterator[FileAudit]:
+    """Yield ``results``, drawing a bar on ``err`` when it is a terminal (``count`` lists the
+    work up front: the bar needs the totals)."""
+    if count is None or not err.isatty():
+        yield from results
+        return
+    files, size = count()
+    bar = FilesProgress(err, "audit", files, size)
+    try:
+        for result in results:
+            bar.advance(1, result.waste.bytes)
+            yield result
+    finally:
+        bar.finish()
+
+
+def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, err: TextIO) -> int:
+    """Run the audit ``args`` describe and write its report; return the exit status."""
+    from repeat_guard_audit import AuditSettings, EngineError, audit, list_files
+
+    if args.html is not None:
+        _check_output_target(args.html)
+    paths = _paths(args.paths)
+    settings = AuditSettings(config, args.since, args.top)
+    engine = args.engine
+    if engine == "processes" and args.jobs == 1:
+        engine = "local"
+    results = audit(list_files(paths), settings, engine, args.jobs, args.scheduler)
+    tracked = _tracked(results, err, lambda: _counted(list_files(paths)))
+    try:
+        total = _report(tracked, settings.keep, args.format, out, err)
+    except EngineError as error:
+        raise UsageError(str(error)) from error
+    if args.html is not None:
+        from repeat_guard_audit import html_page
+
+        write_atomically(args.html, html_page(total, args.top))
+    return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
+
+
+def _print_problems(result: FileAudit, err: TextIO) -> None:
+    from repeat_guard_audit import clean
+
+    for problem in result.problems:
+        print(f"{clean(problem.file)}:{problem.line}: {clean(problem.message)}", file=err)
+    hidden = result.waste.diagnostics - len(result.problems)
+    if hidden > 0:
+        print(f"{clean(result.file)}: {hidden} more diagnostics not shown", file=err)
+
+
+def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err: TextIO) -> Waste:
+    """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err``, then
+    the totals; return the totals."""
+    from repeat_guard_audit import (
+        csv_header,
+        csv_session_row,
+        csv_totals_row,
+        json_session_line,
+        json_totals_line,
+        text_summary,
+    )
+
+    session_line = {"json": json_session_line, "csv": csv_session_row}.get(fmt)
+    if fmt == "csv":
+        print(csv_header(), file=out)
+    total = Waste()
+    for result in results:
+        total = merge_waste(total, result.waste, keep)
+        _print_problems(result, err)
+        if session_line is not None:
+            for session in result.sessions:
+                print(session_line(session), file=out)
+    if fmt == "json":
+        print(json_totals_line(total), file=out)
+    elif fmt == "csv":
+        print(csv_totals_row(total), file=out)
+    else:
+        for line in text_summary(total, keep):
+            print(line, file=out)
+    return total
