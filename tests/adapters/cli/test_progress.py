@@ -74,3 +74,31 @@ def test_replay_draws_the_bar_on_a_terminal_stderr(
     bar = terminal.getvalue()
     assert bar.startswith(f"\r{FIXTURES / 'loop.jsonl'} [")
     assert bar.endswith("\r\x1b[K")
+
+
+def test_the_files_bar_shows_files_bytes_rate_and_time_left() -> None:
+    from repeat_guard_cli._progress import FilesProgress
+
+    stream = Terminal()
+    clock = ticking(10.0, 12.0, 12.05, 14.0)
+    bar = FilesProgress(stream, "audit", 4, 80_000_000, clock.__next__)
+    bar.advance(1, 20_000_000)  # t=12: drawn, 10 MB/s, 6 s left
+    bar.advance(1, 20_000_000)  # t=12.05: inside the redraw interval
+    bar.advance(2, 40_000_000)  # t=14: done
+    bar.finish()
+    draws = stream.getvalue().split("\r")[1:]
+    assert draws[0] == (
+        "audit [########......................]  25%  1/4 files  20.0/80.0 MB  "
+        "10.0 MB/s  0:00:06 left"
+    )
+    assert draws[1].endswith("100%  4/4 files  80.0/80.0 MB  20.0 MB/s  0:00:00 left")
+    assert draws[2] == "\x1b[K"
+
+
+def test_the_files_bar_copes_with_no_bytes_and_no_time() -> None:
+    from repeat_guard_cli._progress import FilesProgress
+
+    stream = Terminal()
+    clock = ticking(5.0, 5.0)
+    FilesProgress(stream, "audit", 2, 0, clock.__next__).advance(1, 0)
+    assert stream.getvalue().endswith("100%  1/2 files  0.0/0.0 MB  0.0 MB/s  --:-- left")

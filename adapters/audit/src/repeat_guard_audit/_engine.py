@@ -23,6 +23,8 @@ LOCAL_SCHEDULERS = ("sync", "synchronous", "threads", "processes")
 
 # Batches in flight per worker: enough to hide a slow batch, small enough to bound memory.
 _WINDOW_PER_WORKER = 4
+# How long to wait for a Dask scheduler to answer.
+CONNECT_SECONDS = 10.0
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -108,6 +110,6 @@ def _connect(address: str) -> Any:  # a distributed.Client, which has no annotat
             "the dask engine needs distributed: pip install 'repeat-guard-audit[dask]'"
         ) from error
     try:
-        return Client(address, timeout=10)  # type: ignore[no-untyped-call]  # see above
+        return Client(address, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]  # see above
     except (OSError, TimeoutError) as error:
         raise EngineError(f"cannot reach the Dask scheduler at {address}: {error}") from error

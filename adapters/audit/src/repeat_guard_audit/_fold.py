@@ -9,6 +9,8 @@ of the file. The arguments of a run are made canonical only once it is a loop.
 
 from __future__ import annotations
 
+import datetime
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -70,12 +72,20 @@ class _Session:
 
 
 def _day(timestamp: str | None) -> str:
-    if timestamp is None or len(timestamp) < 10:
+    """The ``YYYY-MM-DD`` a timestamp starts with, ``UNKNOWN_DAY`` when it starts with none."""
+    if timestamp is None:
         return UNKNOWN_DAY
-    day = timestamp[:10]
-    if day[4] != "-" or day[7] != "-" or not (day[:4] + day[5:7] + day[8:]).isdigit():
+    return _valid_day(timestamp[:10])
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_day(prefix: str) -> str:
+    # Cached: the timestamps of a transcript share a handful of days.
+    try:
+        day = datetime.date.fromisoformat(prefix)
+    except ValueError:
         return UNKNOWN_DAY
-    return day
+    return day.isoformat() if day.isoformat() == prefix else UNKNOWN_DAY
 
 
 class _Folder:

@@ -8,10 +8,11 @@ opens the same offline, from a mail attachment or behind a strict content securi
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator
 from html import escape
 
-from repeat_guard import UNKNOWN_DAY, Run, Waste
+from repeat_guard import UNKNOWN_DAY, DayTally, Run, Waste
 
 from ._render import clean, reminders_by_form, share
 
@@ -64,13 +65,31 @@ def _cards(total: Waste) -> Iterator[str]:
     yield "</div>"
 
 
+# Days drawn at most: a chart of ten years of days is still one screen of thin bars.
+MAX_DAYS_DRAWN = 3660
+
+
+def _calendar(total: Waste) -> list[tuple[str, DayTally]]:
+    """Every day from the first dated call to the last, days without calls included, the
+    last ``MAX_DAYS_DRAWN`` of them at most."""
+    dated = {day: item for day, item in total.days.items() if day != UNKNOWN_DAY}
+    if not dated:
+        return []
+    first = datetime.date.fromisoformat(min(dated))
+    last = datetime.date.fromisoformat(max(dated))
+    span = min((last - first).days + 1, MAX_DAYS_DRAWN)
+    days = (last - datetime.timedelta(days=back) for back in reversed(range(span)))
+    empty = DayTally()
+    return [(day.isoformat(), dated.get(day.isoformat(), empty)) for day in days]
+
+
 def _day_chart(total: Waste) -> Iterator[str]:
-    days = sorted((day, item) for day, item in total.days.items() if day != UNKNOWN_DAY)
+    days = _calendar(total)
     unknown = total.days.get(UNKNOWN_DAY)
     if not days:
         yield '<p class="muted">No call carried a date.</p>'
     else:
-        width, height, gap = 900, 180, 2
+        width, height, gap = 900, 160, 2
         peak = max(item.wasted for _, item in days) or 1
         step = width / len(days)
         yield (
@@ -79,12 +98,11 @@ def _day_chart(total: Waste) -> Iterator[str]:
         )
         for index, (day, item) in enumerate(days):
             bar = height * item.wasted / peak
-            x = index * step
             yield (
                 f'<rect class="bar" data-day="{day}" data-value="{item.wasted}" '
-                f'x="{x:.1f}" y="{height - bar:.1f}" width="{max(step - gap, 1):.1f}" '
-                f'height="{bar:.1f}"><title>{day}: {item.wasted:,} wasted of '
-                f"{item.calls:,} calls</title></rect>"
+                f'x="{index * step:.1f}" y="{height - bar:.1f}" '
+                f'width="{min(max(step - gap, 1), 48):.1f}" height="{bar:.1f}">'
+                f"<title>{day}: {item.wasted:,} wasted of {item.calls:,} calls</title></rect>"
             )
         yield f'<text x="0" y="{height + 20}">{days[0][0]}</text>'
         yield f'<text x="{width}" y="{height + 20}" text-anchor="end">{days[-1][0]}</text>'

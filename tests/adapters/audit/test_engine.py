@@ -1,0 +1,73 @@
+"""The engines: same results, same order, whatever runs the work; Dask only when asked."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+from distributed import LocalCluster
+
+from repeat_guard_audit import EngineError, default_jobs, run
+from repeat_guard_audit import _engine as engine
+
+
+def square(value: int) -> int:
+    return value * value
+
+
+def test_default_jobs_is_the_usable_cores() -> None:
+    assert default_jobs() >= 1
+
+
+@pytest.mark.parametrize(
+    ("name", "scheduler"),
+    [("local", None), ("processes", None), ("dask", "sync"), ("dask", "threads")],
+)
+def test_every_engine_returns_every_result_in_order(name: str, scheduler: str | None) -> None:
+    # More batches than any window holds: order must survive the window's refills.
+    values = list(range(50))
+    results = run(square, values, name, jobs=2, scheduler=scheduler)  # type: ignore[arg-type]
+    assert list(results) == [value * value for value in values]
+
+
+def test_the_pool_takes_its_size_from_the_cores_by_default() -> None:
+    assert list(run(square, [3, 4], "processes")) == [9, 16]
+
+
+def test_dask_defaults_to_its_local_process_scheduler(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[object] = []
+    original = engine._dask
+
+    def spy(work: object, batches: object, workers: int, scheduler: str) -> Iterator[int]:
+        seen.append(scheduler)
+        return original(square, [2], workers, "sync")
+
+    monkeypatch.setattr(engine, "_dask", spy)
+    assert list(run(square, [2], "dask")) == [4]
+    assert seen == ["processes"]
+
+
+def test_a_dask_cluster_gets_the_work_by_address() -> None:
+    with LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        results = run(square, range(20), "dask", scheduler=cluster.scheduler_address)
+        assert list(results) == [value * value for value in range(20)]
+
+
+def test_an_unreachable_scheduler_is_an_engine_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "CONNECT_SECONDS", 0.2)
+    with pytest.raises(
+        EngineError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9"
+    ):
+        list(run(square, [1], "dask", scheduler="tcp://127.0.0.1:9"))
+
+
+@pytest.mark.parametrize("module", ["dask.bag", "distributed"])
+def test_missing_dask_is_an_engine_error_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch, module: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(EngineError, match=r"repeat-guard-audit\[dask\]"):
+        list(run(square, [1], "dask", scheduler="tcp://127.0.0.1:9"))

@@ -1,0 +1,229 @@
+"""The reports: JSON lines with the contract's keys, CSV rows, a 100-column text summary and a
+self-contained HTML page, all safe for any text a transcript holds."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html.parser import HTMLParser
+
+from pyrsistent import pmap
+
+from repeat_guard import (
+    DayTally,
+    ProjectTally,
+    Run,
+    SessionWaste,
+    Tally,
+    ToolTally,
+    Waste,
+)
+from repeat_guard_audit import (
+    CSV_FIELDS,
+    SessionAudit,
+    clean,
+    csv_header,
+    csv_session_row,
+    csv_totals_row,
+    html_page,
+    json_session_line,
+    json_totals_line,
+    text_summary,
+)
+from repeat_guard_audit._html import MAX_DAYS_DRAWN
+
+LONG = "x" * 300
+RUN = Run(7, "Bash", '{"command":"ls"}', "/home/dev/p/s.jsonl", "s1", "main", (3, 4, 5))
+TOTAL = Waste(
+    Tally(
+        calls=40,
+        tracked=38,
+        wasted=12,
+        denied=1,
+        reminders=5,
+        longest_run=7,
+        reminders_by_form=pmap({"gentle": 3, "detailed": 2}),
+        tools=pmap({"Bash": ToolTally(30, 30, 10, 4, 7), LONG: ToolTally(10, 8, 2, 1, 3)}),
+    ),
+    files=3,
+    sessions=4,
+    diagnostics=2,
+    bytes=12_345_678,
+    wasted_turns=9,
+    wasted_tokens=123_456,
+    days=pmap(
+        {
+            "2026-11-29": DayTally(10, 2),
+            "2026-12-01": DayTally(20, 10),
+            "unknown": DayTally(10, 0),
+        }
+    ),
+    projects=pmap({"/home/dev/p": ProjectTally(3, 30, 12, 123_456), "": ProjectTally(1, 10, 0, 0)}),
+    worst=(RUN, Run(3, LONG, LONG, "/" + LONG, LONG, "a", (9, 10, 11))),
+    worst_sessions=(SessionWaste(10, 30, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
+)
+SESSION = SessionAudit(
+    "/home/dev/p/s.jsonl",
+    "claude-code",
+    "s1",
+    "/home/dev/p",
+    Waste(
+        Tally(calls=5, tracked=5, wasted=3, reminders=1, reminders_by_form=pmap({"gentle": 1})),
+        sessions=1,
+        wasted_turns=3,
+        wasted_tokens=30,
+        worst=(RUN,),
+    ),
+)
+
+
+def test_session_lines_carry_the_contract_keys() -> None:
+    record = json.loads(json_session_line(SESSION))
+    contract = {"type", "file", "format", "session", "calls", "wasted", "reminders"}
+    assert contract <= set(record)
+    assert record["type"] == "session"
+    assert (record["file"], record["format"], record["session"]) == (
+        "/home/dev/p/s.jsonl",
+        "claude-code",
+        "s1",
+    )
+    assert (record["calls"], record["wasted"], record["reminders"]) == (5, 3, 1)
+    assert record["reminders_by_form"] == {"gentle": 1, "detailed": 0}
+    assert record["wasted_share"] == 0.6
+    assert record["wasted_tokens"] == 30
+    assert record["runs"][0]["lines"] == [3, 4, 5]
+
+
+def test_the_totals_line_carries_the_contract_keys() -> None:
+    record = json.loads(json_totals_line(TOTAL))
+    assert record["type"] == "totals"
+    assert {key: record[key] for key in ("files", "sessions", "calls", "wasted", "reminders")} == {
+        "files": 3,
+        "sessions": 4,
+        "calls": 40,
+        "wasted": 12,
+        "reminders": 5,
+    }
+    assert record["reminders_by_form"] == {"gentle": 3, "detailed": 2}
+    assert record["wasted_share"] == 0.3
+    assert record["wasted_tokens"] == 123_456
+    assert record["worst_runs"][0]["length"] == 7
+    assert record["days"]["2026-12-01"] == {"calls": 20, "wasted": 10}
+
+
+def test_an_empty_audit_reports_zeros() -> None:
+    record = json.loads(json_totals_line(Waste()))
+    assert (record["calls"], record["wasted_share"]) == (0, 0.0)
+    assert record["reminders_by_form"] == {"gentle": 0, "detailed": 0}
+    lines = list(text_summary(Waste(), 10))
+    assert lines[0].startswith("audited 0 files")
+
+
+def test_lone_surrogates_are_escaped_never_fatal() -> None:
+    odd = SESSION._replace(session="bad\ud800id", file="f\udcff.jsonl")
+    line = json_session_line(odd)
+    line.encode("utf-8")
+    assert json.loads(line)["session"] == "bad\ud800id"
+    assert clean("bad\ud800id") == "bad\\ud800id"
+    assert clean("fine") == "fine"
+    row = csv_session_row(odd)
+    row.encode("utf-8")
+    assert "bad\\ud800id" in row
+
+
+def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
+    text = "\n".join([csv_header(), csv_session_row(SESSION), csv_totals_row(TOTAL)])
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == list(CSV_FIELDS)
+    assert [len(row) for row in rows] == [len(CSV_FIELDS)] * 3
+    session = dict(zip(rows[0], rows[1], strict=True))
+    totals = dict(zip(rows[0], rows[2], strict=True))
+    assert (session["type"], session["calls"], session["gentle"]) == ("session", "5", "1")
+    assert (totals["type"], totals["files"], totals["wasted"], totals["detailed"]) == (
+        "totals",
+        "3",
+        "12",
+        "2",
+    )
+
+
+def test_the_text_summary_fits_100_columns_and_names_the_worst() -> None:
+    lines = list(text_summary(TOTAL, 10))
+    assert max(len(line) for line in lines) <= 100
+    text = "\n".join(lines)
+    assert "audited 3 files (12.3 MB), 4 sessions, 2 diagnostics" in text
+    assert "wasted 12 (30.0%)" in text
+    assert "reminders 5 (gentle 3, detailed 2)   longest run 7" in text
+    assert "tokens on turns that made wasted calls: 123,456 over 9 turns" in text
+    assert '×7      Bash {"command":"ls"}' in text
+    assert "/home/dev/p/s.jsonl:3  session s1" in text
+    assert "(none)" in text
+
+
+def test_the_text_summary_lists_at_most_top_rows() -> None:
+    lines = list(text_summary(TOTAL, 1))
+    assert not any(LONG[:30] in line for line in lines)
+
+
+class _Page(HTMLParser):
+    """Collects what a page would load and the numbers it shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[str, str] = {}
+        self.loads: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.tags.append(tag)
+        self.loads.extend(
+            value for key, value in attrs if key in ("src", "href") and value is not None
+        )
+        if "id" in found and "data-value" in found:
+            self.values[str(found["id"])] = str(found["data-value"])
+
+
+def test_the_page_is_self_contained_and_shows_the_totals() -> None:
+    page = _Page()
+    page.feed(html_page(TOTAL, 10))
+    assert page.loads == []
+    assert "script" not in page.tags
+    assert "link" not in page.tags
+    assert page.values["total-calls"] == "40"
+    assert page.values["total-wasted"] == "12"
+    assert page.values["total-reminders-gentle"] == "3"
+    assert page.values["total-wasted_tokens"] == "123456"
+    assert page.values["run-1"] == "7"
+    assert page.values["undated-wasted"] == "0"
+
+
+def test_the_day_chart_fills_the_days_between() -> None:
+    page = html_page(TOTAL, 10)
+    for day, wasted in (("2026-11-29", 2), ("2026-11-30", 0), ("2026-12-01", 10)):
+        assert f'data-day="{day}" data-value="{wasted}"' in page
+
+
+def test_the_day_chart_draws_a_bounded_number_of_days() -> None:
+    days = pmap({"2000-01-01": DayTally(1, 1), "2026-12-01": DayTally(1, 1)})
+    page = html_page(Waste(days=days), 10)
+    assert page.count("data-day=") == MAX_DAYS_DRAWN
+    assert 'data-day="2026-12-01"' in page
+
+
+def test_an_empty_page_says_so() -> None:
+    page = html_page(Waste(), 10)
+    assert "No call carried a date." in page
+    assert "No tool calls." in page
+
+
+def test_the_page_escapes_what_transcripts_hold() -> None:
+    hostile = Run(2, "<script>x</script>", "\ud800", "a&b", "s", "a", (1, 2))
+    tools = pmap({"<b>": ToolTally(2, 2, 1, 0, 2)})
+    page = html_page(Waste(Tally(calls=2, tools=tools), worst=(hostile,)), 10)
+    page.encode("utf-8")
+    assert "<script>" not in page
+    assert "&lt;script&gt;" in page
+    assert "a&amp;b" in page
+    assert "\\ud800" in page
