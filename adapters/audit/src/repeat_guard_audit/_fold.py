@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pyrsistent import pmap
-from repeat_guard_transcripts import Diagnostic, Located, Unfinished
+from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen
 
 from repeat_guard import (
     UNKNOWN_DAY,
@@ -56,6 +56,15 @@ class _OpenRun:
 
 
 @dataclass(slots=True)
+class _Step:
+    """An agent's current model step (one response): what it cost and whether a wasted call
+    has already charged it."""
+
+    tokens: int
+    charged: bool = False
+
+
+@dataclass(slots=True)
 class _Session:
     """The one mutable cell per session: the guard state and what has been counted."""
 
@@ -66,8 +75,8 @@ class _Session:
     days: dict[str, list[int]] = field(default_factory=dict)
     open_runs: dict[str, _OpenRun] = field(default_factory=dict)
     runs: list[Run] = field(default_factory=list)
-    wasted_turns: set[str] = field(default_factory=set)
-    untold_wasted_turns: int = 0
+    steps: dict[str, _Step] = field(default_factory=dict)
+    wasted_turns: int = 0
     wasted_tokens: int = 0
 
 
@@ -115,18 +124,21 @@ class _Folder:
         since = self.settings.since
         day = _day(item.timestamp)
         counted = since is None or (day != UNKNOWN_DAY and day >= since)
+        agent = event.agent
+        if not isinstance(event, ToolCallFinished):
+            self.close_run(session, event.agent)
+        elif agent is not None and item.tokens is not None:
+            session.steps[agent] = _Step(item.tokens)
         if counted:
             old = session.counts
             session.counts = tally(old, state, event, reminders)
             wasted = session.counts.wasted != old.wasted
             if session.counts.calls != old.calls:
                 self.count_day(session, day, wasted)
-            if wasted:
-                self.count_turn(session, item)
-        if not isinstance(event, ToolCallFinished):
-            self.close_run(session, event.agent)
-        elif event.agent is not None and state is not before:
-            self.follow_run(session, event, event.agent, state, where.line, counted)
+            if wasted and agent is not None:
+                self.count_turn(session, agent)
+        if isinstance(event, ToolCallFinished) and agent is not None and state is not before:
+            self.follow_run(session, event, agent, state, where.line, counted)
 
     def count_day(self, session: _Session, day: str, wasted: bool) -> None:
         counts = session.days.get(day)
@@ -135,15 +147,15 @@ class _Folder:
         counts[0] += 1
         counts[1] += wasted
 
-    def count_turn(self, session: _Session, item: Located) -> None:
-        turn = item.turn
-        if turn is not None:
-            if turn in session.wasted_turns:
-                return
-            session.wasted_turns.add(turn)
-        else:
-            session.untold_wasted_turns += 1
-        session.wasted_tokens += item.tokens or 0
+    def count_turn(self, session: _Session, agent: str) -> None:
+        # Readers put a step's tokens on its first call only; the calls after it (parallel
+        # calls of the same response) carry None and belong to the same step.
+        step = session.steps.get(agent)
+        if step is None or step.charged:
+            return
+        step.charged = True
+        session.wasted_turns += 1
+        session.wasted_tokens += step.tokens
 
     def follow_run(
         self,
@@ -195,12 +207,11 @@ class _Folder:
             self.close_run(session, agent)
         counts = session.counts
         project = session.project or ""
-        turns = len(session.wasted_turns) + session.untold_wasted_turns
         keep = self.settings.keep
         waste = Waste(
             counts=counts,
             sessions=1,
-            wasted_turns=turns,
+            wasted_turns=session.wasted_turns,
             wasted_tokens=session.wasted_tokens,
             days=pmap({day: DayTally(*pair) for day, pair in session.days.items()}),
             projects=pmap(
@@ -219,7 +230,7 @@ class _Folder:
 def fold_file(
     file: str,
     fmt: str,
-    items: Iterable[Located | Diagnostic | Unfinished],
+    items: Iterable[Item],
     size: int,
     settings: AuditSettings,
 ) -> FileAudit:
@@ -235,6 +246,8 @@ def fold_file(
             folder.located(item)
         elif isinstance(item, Diagnostic):
             folder.diagnostic(item)
+        elif isinstance(item, SessionSeen):
+            folder.session(item.where.session)
     sessions = tuple(
         folder.finish_session(session, fmt)
         for session in folder.sessions.values()

@@ -24,10 +24,11 @@ class AuditSettings(NamedTuple):
 
 
 class FileJob(NamedTuple):
-    """One file to audit: its path, the format to read it as and its size when listed."""
+    """One file to audit: its path, the format to read it as (``None``: no reader knows it)
+    and its size when listed."""
 
     path: str
-    format: str
+    format: str | None
     size: int
 
 
@@ -55,7 +56,7 @@ class FileAudit(NamedTuple):
     bytes and diagnostics) and the first diagnostics, ``waste.diagnostics`` counting all."""
 
     file: str
-    format: str
+    format: str | None
     sessions: tuple[SessionAudit, ...]
     waste: Waste
     problems: tuple[Problem, ...]

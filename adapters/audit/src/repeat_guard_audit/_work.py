@@ -13,7 +13,7 @@ import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from repeat_guard_transcripts import READERS
+from repeat_guard_transcripts import READERS, bounded_lines
 
 from repeat_guard import Waste
 
@@ -32,6 +32,11 @@ def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileA
 
 def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     """Return the audit of the file ``job`` names; never raises for anything the file holds."""
+    if job.format is None:
+        return _unreadable(job, "no reader recognises this file's format, skipped")
+    reader = READERS.get(job.format)
+    if reader is None:
+        return _unreadable(job, f"no reader for format {job.format!r}")
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
         descriptor = os.open(job.path, _OPEN_FLAGS)
@@ -43,14 +48,9 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
             return _unreadable(job, "not a regular file, skipped")
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), Waste(), ())
-        reader = READERS.get(job.format)
-        if reader is None:
-            return _unreadable(job, f"no reader for format {job.format!r}")
         try:
-            items = reader.read(stream, job.path)
+            items = reader.read(bounded_lines(stream), job.path)
             return fold_file(job.path, job.format, items, status.st_size, settings)
-        except OSError as error:
-            return _unreadable(job, f"read failed: {error.strerror}")
         except Exception as error:  # a reader's bug must not end the audit of other files
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
 

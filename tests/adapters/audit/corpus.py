@@ -1,0 +1,239 @@
+"""A generated corpus of transcripts with loops planted at known lines, and what an audit of it
+must report, computed here by plain arithmetic (not by the guard).
+
+Each session is a script of blocks: a block is one call repeated ``k`` times in a row, and two
+neighbouring blocks never share their call, so every block is exactly one run. With the
+default thresholds (3, 5, 8) a run of ``k`` wastes ``k - 1`` calls and gives a gentle reminder
+when ``k >= 3`` and one detailed reminder for each of 5 and 8 it reaches. Every call is its own
+model step with known output tokens (in formats that record them), so the tokens of wasted
+steps are the tokens of calls 2..k of each block.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+THRESHOLDS = (3, 5, 8)
+TOOLS = ("Bash", "Read", "Grep", "Edit")
+
+
+@dataclass
+class Expected:
+    """What the audit of the corpus must say."""
+
+    files: int = 0
+    sessions: int = 0
+    calls: int = 0
+    wasted: int = 0
+    reminders: Counter[str] = field(default_factory=Counter)
+    longest_run: int = 0
+    wasted_tokens: int = 0
+    wasted_turns: int = 0
+    tools: Counter[str] = field(default_factory=Counter)
+    wasted_by_tool: Counter[str] = field(default_factory=Counter)
+    days: Counter[str] = field(default_factory=Counter)
+    wasted_by_day: Counter[str] = field(default_factory=Counter)
+    # (length, file, first line, last line) of every run of 2 or more.
+    runs: list[tuple[int, str, int, int]] = field(default_factory=list)
+    diagnostics: int = 0
+
+
+@dataclass(frozen=True)
+class Block:
+    tool: str
+    arguments: dict[str, object]
+    repeats: int
+    tokens: int
+
+
+def _script(rng: random.Random, length: int) -> list[Block]:
+    blocks: list[Block] = []
+    for index in range(length):
+        repeats = rng.choice((1, 1, 1, 2, 3, 4, 5, 6, 8, 9))
+        tool = rng.choice(TOOLS)
+        # The index makes neighbouring blocks differ; the rest makes arguments realistic.
+        arguments = {"command": f"step {index} {rng.randrange(1000)}", "cwd": "/home/dev/p"}
+        blocks.append(Block(tool, arguments, repeats, rng.randrange(1, 500)))
+    return blocks
+
+
+def _count(expected: Expected, blocks: list[Block], day: str, tokens_recorded: bool) -> None:
+    expected.sessions += 1
+    for block in blocks:
+        k = block.repeats
+        expected.calls += k
+        expected.wasted += k - 1
+        expected.tools[block.tool] += k
+        expected.wasted_by_tool[block.tool] += k - 1
+        expected.days[day] += k
+        expected.wasted_by_day[day] += k - 1
+        expected.longest_run = max(expected.longest_run, k)
+        if k >= THRESHOLDS[0]:
+            expected.reminders["gentle"] += 1
+        expected.reminders["detailed"] += sum(1 for t in THRESHOLDS[1:] if k >= t)
+        if tokens_recorded:
+            expected.wasted_tokens += block.tokens * (k - 1)
+            expected.wasted_turns += k - 1
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, record: dict[str, object]) -> int:
+        self.lines.append(json.dumps(record))
+        return len(self.lines)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def claude_code_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One Claude Code session: a prompt, then each call as a tool_use and its tool_result."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+    stamp = f"{day}T10:00:00.000Z"
+    common = {"sessionId": session, "cwd": "/home/dev/p", "timestamp": stamp, "version": "2"}
+    out.add(
+        {
+            **common,
+            "type": "user",
+            "parentUuid": None,
+            "promptId": "p1",
+            "message": {"role": "user", "content": "fix the build"},
+        }
+    )
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            ident = f"toolu_{serial}"
+            out.add(
+                {
+                    **common,
+                    "type": "assistant",
+                    "promptId": "p1",
+                    "message": {
+                        "role": "assistant",
+                        "usage": {"input_tokens": 7, "output_tokens": block.tokens},
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": ident,
+                                "name": block.tool,
+                                "input": block.arguments,
+                            }
+                        ],
+                    },
+                }
+            )
+            last = out.add(
+                {
+                    **common,
+                    "type": "user",
+                    "message": {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": ident, "content": "ok"}],
+                    },
+                }
+            )
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, day, tokens_recorded=True)
+
+
+def acp_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
+    """One ACP session: a prompt, then each call announced and completed."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+    out.add(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]},
+        }
+    )
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            for update in (
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": f"c{serial}",
+                    "title": block.tool,
+                    "kind": "execute",
+                    "_meta": {"claudeCode": {"toolName": block.tool}},
+                    "status": "pending",
+                    "rawInput": block.arguments,
+                },
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": f"c{serial}",
+                    "status": "completed",
+                },
+            ):
+                last = out.add(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "session/update",
+                        "params": {"sessionId": session, "update": update},
+                    }
+                )
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    out.add({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown", tokens_recorded=False)
+
+
+Writer = Callable[[Path, random.Random, Expected, str, str], None]
+WRITERS: dict[str, tuple[str, Writer]] = {
+    "claude-code": (".jsonl", claude_code_file),
+    "acp": (".acp.jsonl", acp_file),
+}
+
+
+def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:
+    """Write ``files`` transcripts under ``root`` (formats in turn, a few per folder) and
+    return what their audit must report. ``broken_at``: the index of a file that gets two
+    lines of garbage in the middle (each a diagnostic; the rest of it still counts)."""
+    rng = random.Random(seed)
+    expected = Expected()
+    formats = sorted(WRITERS)
+    for index in range(files):
+        fmt = formats[index % len(formats)]
+        suffix, writer = WRITERS[fmt]
+        folder = root / f"project-{index // 50:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"session-{index:05d}{suffix}"
+        day = f"2026-11-{1 + index % 28:02d}"
+        writer(path, rng, expected, day, f"{fmt}-{index:05d}")
+        if index == broken_at:
+            lines = path.read_bytes().splitlines(keepends=True)
+            middle = len(lines) // 2
+            garbage = [b"{not json\n", b"\xff\xfe not UTF-8\n"]
+            path.write_bytes(b"".join([*lines[:middle], *garbage, *lines[middle:]]))
+            expected.runs = [
+                (k, f, a + 2 * (a > middle), b + 2 * (b > middle))
+                if f == str(path)
+                else (k, f, a, b)
+                for k, f, a, b in expected.runs
+            ]
+            expected.diagnostics += 2
+    return expected
