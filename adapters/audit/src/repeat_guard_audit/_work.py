@@ -42,10 +42,11 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
         descriptor = os.open(job.path, _OPEN_FLAGS)
     except OSError as error:
         return _unreadable(job, f"cannot open: {error.strerror}")
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        return _unreadable(job, "not a regular file, skipped")
     with os.fdopen(descriptor, "rb") as stream:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            return _unreadable(job, "not a regular file, skipped")
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), Waste(), ())
         try:

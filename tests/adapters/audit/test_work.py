@@ -1,0 +1,104 @@
+"""The per-file work is total: whatever a path is or holds, a result with a diagnostic."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pytest
+
+from repeat_guard import GuardConfig
+from repeat_guard_audit import AuditSettings, FileJob, audit_batch, audit_file, batched, list_files
+from repeat_guard_audit import _work as work
+from repeat_guard_transcripts import Item
+
+SETTINGS = AuditSettings(GuardConfig())
+LINE = (
+    b'{"type": "user", "sessionId": "s", "cwd": "/p", "timestamp": "2026-12-01T00:00:00Z", '
+    b'"message": {"role": "user", "content": "hi"}}\n'
+)
+
+
+def only_problem(job: FileJob) -> str:
+    result = audit_file(job, SETTINGS)
+    assert result.sessions == ()
+    assert (result.waste.files, result.waste.diagnostics) == (1, 1)
+    (problem,) = result.problems
+    assert (problem.file, problem.line) == (job.path, 0)
+    return problem.message
+
+
+def test_a_file_no_reader_knows_is_skipped_with_a_diagnostic(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    (job,) = list_files([str(path)])
+    assert job == FileJob(str(path), None, 6)
+    assert "no reader recognises" in only_problem(job)
+
+
+def test_an_unknown_format_name_is_a_diagnostic(tmp_path: Path) -> None:
+    assert "no reader for format 'nope'" in only_problem(FileJob(str(tmp_path), "nope", 0))
+
+
+def test_a_vanished_file_is_a_diagnostic(tmp_path: Path) -> None:
+    missing = str(tmp_path / "gone.jsonl")
+    assert only_problem(FileJob(missing, "claude-code", 0)) == (
+        "cannot open: No such file or directory"
+    )
+    assert list(list_files([missing])) == [FileJob(missing, None, 0)]
+
+
+def test_a_fifo_or_a_directory_is_not_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert only_problem(FileJob(str(fifo), "claude-code", 0)) == "not a regular file, skipped"
+    assert only_problem(FileJob(str(tmp_path), "claude-code", 0)) == ("not a regular file, skipped")
+
+
+def test_since_skips_files_last_written_before_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(LINE)
+    os.utime(path, (0, 0))
+    job = FileJob(str(path), "claude-code", len(LINE))
+    skipped = audit_file(job, AuditSettings(GuardConfig(), since="2000-01-01"))
+    assert (skipped.sessions, skipped.waste.files, skipped.problems) == ((), 0, ())
+    read = audit_file(job, AuditSettings(GuardConfig(), since="1970-01-01"))
+    assert read.waste.files == 1
+
+
+class _Broken:
+    name = "claude-code"
+
+    def sniff(self, head: bytes) -> bool:
+        return True
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        raise RuntimeError("a bug")
+
+
+def test_a_readers_bug_is_a_diagnostic_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINE)
+    monkeypatch.setattr(work, "READERS", {"claude-code": _Broken()})
+    job = FileJob(str(path), "claude-code", len(LINE))
+    assert only_problem(job) == "internal error: RuntimeError: a bug"
+
+
+def test_a_batch_is_its_files_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINE)
+    jobs = [FileJob(str(path), "claude-code", 1), FileJob(str(tmp_path / "x"), None, 0)]
+    results = audit_batch(jobs, SETTINGS)
+    assert [r.file for r in results] == [job.path for job in jobs]
+    assert results[0].waste.sessions == 1
+
+
+def test_batches_close_on_count_or_size() -> None:
+    small = [FileJob(f"f{n}", "acp", 10) for n in range(130)]
+    assert [len(batch) for batch in batched(small)] == [64, 64, 2]
+    big = [FileJob("a", "acp", 10 << 20), FileJob("b", "acp", 10 << 20), FileJob("c", "acp", 1)]
+    assert [len(batch) for batch in batched(big)] == [2, 1]
+    assert list(batched([])) == []

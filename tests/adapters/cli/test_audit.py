@@ -1,0 +1,213 @@
+"""The ``audit`` command: arguments, default places, outputs written safely, progress on a
+terminal, and errors that exit 2 before any input is read."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from repeat_guard_audit import _engine as engine
+from repeat_guard_audit import _fold as fold
+from repeat_guard_cli import _audit as command
+from repeat_guard_cli import main
+
+STAMP = "2026-12-01T10:00:00Z"
+
+
+def claude_session(path: Path, repeats: int, session: str = "s1") -> None:
+    """A Claude Code session with one call repeated ``repeats`` times."""
+    common = {"sessionId": session, "cwd": "/home/dev/p", "timestamp": STAMP}
+    lines = [{**common, "type": "user", "message": {"role": "user", "content": "go"}}]
+    for n in range(repeats):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "ls"}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a b"}
+        usage = {"output_tokens": 10}
+        lines.append({**common, "type": "assistant", "message": {"content": [use], "usage": usage}})
+        lines.append({**common, "type": "user", "message": {"content": [result]}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def run(args: list[str], err: io.StringIO | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), err or io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(["audit", *args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_a_clean_audit_exits_0_with_the_summary(tmp_path: Path) -> None:
+    claude_session(tmp_path / "p" / "s1.jsonl", 5)
+    status, out, err = run([str(tmp_path), "--jobs", "1"])
+    assert (status, err) == (0, "")
+    assert "calls 5   tracked 5   wasted 4 (80.0%)" in out
+    assert "tokens on turns that made wasted calls: 40 over 4 turns" in out
+
+
+def test_json_lines_stream_sessions_then_totals(tmp_path: Path) -> None:
+    claude_session(tmp_path / "a.jsonl", 3, "one")
+    claude_session(tmp_path / "b.jsonl", 1, "two")
+    status, out, _ = run([str(tmp_path), "--format", "json", "--jobs", "1"])
+    records = [json.loads(line) for line in out.splitlines()]
+    assert status == 0
+    assert [(r["type"], r.get("session")) for r in records] == [
+        ("session", "one"),
+        ("session", "two"),
+        ("totals", None),
+    ]
+    assert (records[2]["files"], records[2]["sessions"], records[2]["wasted"]) == (2, 2, 2)
+
+
+def test_no_path_audits_the_agents_own_places(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    claude_session(tmp_path / ".claude" / "projects" / "-home-dev-p" / "s.jsonl", 2)
+    status, out, _ = run(["--format", "csv", "--jobs", "1"])
+    assert status == 0
+    assert out.splitlines()[-1].startswith("totals,,,,,1,1,2,2,1,")
+
+
+def test_no_path_and_no_agent_places_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    status, out, err = run([])
+    assert (status, out) == (2, "")
+    assert "no PATH given and none of ~/.claude/projects, ~/.codex/sessions exists" in err
+
+
+def test_the_page_is_written_atomically(tmp_path: Path) -> None:
+    claude_session(tmp_path / "in" / "s.jsonl", 3)
+    page = tmp_path / "report.html"
+    page.write_text("old")
+    status, _, _ = run([str(tmp_path / "in"), "--html", str(page), "--jobs", "1"])
+    assert status == 0
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    assert 'id="total-wasted" data-value="2"' in text
+    assert sorted(os.listdir(tmp_path)) == ["in", "report.html"]
+
+
+@pytest.mark.parametrize("kind", ["device", "symlink", "directory"])
+def test_an_output_that_is_not_a_regular_file_is_refused_before_reading(
+    tmp_path: Path, kind: str
+) -> None:
+    target = {"device": Path("/dev/null"), "directory": tmp_path}.get(kind, tmp_path / "link")
+    if kind == "symlink":
+        (tmp_path / "elsewhere").write_text("keep")
+        target.symlink_to(tmp_path / "elsewhere")
+    status, out, err = run([str(tmp_path / "missing"), "--html", str(target)])
+    assert (status, out) == (2, "")
+    assert f"refusing to replace {target}: it is not a regular file" in err
+    if kind == "symlink":
+        assert (tmp_path / "elsewhere").read_text() == "keep"
+
+
+def test_an_unwritable_page_is_a_usage_error(tmp_path: Path) -> None:
+    claude_session(tmp_path / "s.jsonl", 1)
+    status, _, err = run([str(tmp_path), "--html", str(tmp_path / "no" / "page.html")])
+    assert status == 2
+    assert "cannot write" in err
+
+
+def test_a_failed_write_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(command.os, "replace", failing)
+    with pytest.raises(OSError, match="No space left"):
+        command.write_atomically(str(tmp_path / "page.html"), "text")
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_unreadable_output_place_is_a_usage_error(tmp_path: Path) -> None:
+    looping = tmp_path / "loop"
+    looping.symlink_to(looping)
+    status, _, err = run([str(tmp_path), "--html", str(looping / "page.html")])
+    assert status == 2
+    assert "cannot write" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        (["--top", "0"], "expected a whole number of 1 or more, got '0'"),
+        (["--jobs", "x"], "expected a whole number of 1 or more, got 'x'"),
+        (["--since", "yesterday"], "expected a date YYYY-MM-DD, got 'yesterday'"),
+        (["--thresholds", "1"], "invalid configuration"),
+    ],
+)
+def test_bad_arguments_exit_2(tmp_path: Path, flag: list[str], message: str) -> None:
+    status, out, err = run([str(tmp_path), *flag])
+    assert (status, out) == (2, "")
+    assert message in err
+
+
+def test_diagnostics_go_to_stderr_and_exit_3(tmp_path: Path) -> None:
+    claude_session(tmp_path / "s.jsonl", 2)
+    with (tmp_path / "s.jsonl").open("ab") as stream:
+        stream.write(b"{oops\n")
+    status, out, err = run([str(tmp_path), "--format", "json", "--jobs", "1"])
+    assert status == 3
+    assert err.startswith(f"{tmp_path / 's.jsonl'}:6: invalid JSON")
+    assert json.loads(out.splitlines()[-1])["diagnostics"] == 1
+
+
+def test_diagnostics_beyond_the_kept_ones_are_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fold, "MAX_PROBLEMS_KEPT", 1)
+    claude_session(tmp_path / "s.jsonl", 1)
+    with (tmp_path / "s.jsonl").open("ab") as stream:
+        stream.write(b"{oops\n{again\n{and again\n")
+    status, _, err = run([str(tmp_path), "--jobs", "1"])
+    assert status == 3
+    assert err.splitlines()[1] == f"{tmp_path / 's.jsonl'}: 2 more diagnostics not shown"
+
+
+def test_since_counts_only_recent_calls(tmp_path: Path) -> None:
+    claude_session(tmp_path / "s.jsonl", 4)
+    _, out, _ = run([str(tmp_path), "--since", "2026-12-02", "--format", "json", "--jobs", "1"])
+    assert json.loads(out.splitlines()[-1])["calls"] == 0
+    _, out, _ = run([str(tmp_path), "--since", "2026-12-01", "--format", "json", "--jobs", "1"])
+    assert json.loads(out.splitlines()[-1])["calls"] == 4
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_a_progress_bar_on_stderr(tmp_path: Path) -> None:
+    for n in range(3):
+        claude_session(tmp_path / f"s{n}.jsonl", 2, f"s{n}")
+    status, out, err = run([str(tmp_path), "--format", "json", "--jobs", "1"], Terminal())
+    assert status == 0
+    assert "audit [" in err
+    assert " files " in err
+    assert err.endswith("\r\x1b[K")
+    assert "\r" not in out
+
+
+def test_an_unreachable_dask_scheduler_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "CONNECT_SECONDS", 0.2)
+    claude_session(tmp_path / "s.jsonl", 1)
+    status, _, err = run([str(tmp_path), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
+    assert status == 2
+    assert "cannot reach the Dask scheduler" in err
+
+
+def test_help_documents_the_outputs_and_engines() -> None:
+    status, out, _ = run(["--help"])
+    assert status == 0
+    for text in ('{"type": "session"', "--html FILE", "tcp://HOST:8786", "exit status"):
+        assert text in out
