@@ -142,12 +142,15 @@ def _tool_chart(total: Waste, top: int) -> Iterator[str]:
 
 
 def _run_details(run: Run, rank: int) -> str:
+    # The worst run starts open, so the page shows at once what a loop looks like.
     first = run.lines[0] if run.lines else 0
-    calls = "".join(f"<li>line {line}: <code>{_text(run.tool)}</code></li>" for line in run.lines)
+    call = _text(f"{run.tool} {run.arguments[:80]}{'…' if len(run.arguments) > 80 else ''}")
+    calls = "".join(f"<li>line {line}: <code>{call}</code></li>" for line in run.lines)
     more = run.length - len(run.lines)
     rest = f'<li class="muted">… and {more:,} more</li>' if more > 0 else ""
     return (
-        f'<details class="run" id="run-{rank}" data-value="{run.length}">'
+        f'<details class="run" id="run-{rank}" data-value="{run.length}"'
+        f"{' open' if rank == 1 else ''}>"
         f"<summary><strong>×{run.length:,}</strong> <code>{_text(run.tool)}</code> in "
         f"{_text(run.file)}:{first} (session {_text(run.session)}, agent "
         f"{_text(run.agent)})</summary>"

@@ -1,0 +1,190 @@
+"""The audit against real outside parts (``make e2e``): its HTML page in headless Chromium, and
+its Dask engine on a ``LocalCluster`` of worker processes started here."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import socket
+import subprocess
+import threading
+from contextlib import redirect_stderr, redirect_stdout
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from distributed import LocalCluster
+
+from repeat_guard_cli import main
+
+from .corpus import write_corpus
+
+pytestmark = pytest.mark.e2e
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1200,2000",
+]
+
+
+def _run(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(["audit", *args])
+    return status, out.getvalue(), err.getvalue()
+
+
+# Chromium's own background services, which it calls whatever page it shows (seen with an
+# empty page and the flags above): requests to these are not the page's.
+CHROMIUM_OWN_HOSTS = frozenset(
+    {"clients2.google.com", "update.googleapis.com", "accounts.google.com"}
+)
+
+
+class _Trap:
+    """A TCP listener on 127.0.0.1 that Chromium is told to use as its proxy for everything:
+    any fetch the page makes, to any host, arrives here and is recorded."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.requests: list[bytes] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection:
+                connection.settimeout(2)
+                try:
+                    self.requests.append(connection.recv(4096))
+                except OSError:
+                    self.requests.append(b"")
+
+    def close(self) -> None:
+        self.server.close()
+
+    def hosts(self) -> set[str]:
+        """The hosts asked for (from ``GET http://host/...`` or ``CONNECT host:443``)."""
+        found = set()
+        for request in self.requests:
+            words = request.split(b"\r\n", 1)[0].decode("latin-1").split()
+            target = words[1] if len(words) > 1 else ""
+            found.add(target.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0])
+        return found
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[str, int] = {}
+        self.days: dict[str, int] = {}
+        self.tools: dict[str, int] = {}
+        self.urls: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {key: value or "" for key, value in attrs}
+        self.tags.append(tag)
+        self.urls += [v for k, v in found.items() if k in ("src", "href", "action", "srcset")]
+        if "data-value" in found:
+            value = int(found["data-value"])
+            if "data-day" in found:
+                self.days[found["data-day"]] = value
+            elif "data-tool" in found:
+                self.tools[found["data-tool"]] = value
+            elif "id" in found:
+                self.values[found["id"]] = value
+
+
+def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    binary = shutil.which("chromium")
+    assert binary is not None, "make e2e installs the chromium package"
+    profile = tmp_path / "profile"
+    return subprocess.run(
+        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+
+def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "corpus"
+    write_corpus(root, 120, seed=11, broken_at=60)
+    page = tmp_path / "audit.html"
+    status, out, _ = _run([str(root), "--format", "json", "--html", str(page), "--jobs", "2"])
+    assert status == 3  # the broken file
+    totals = json.loads(out.splitlines()[-1])
+    sentinel = tmp_path / "sentinel.html"
+    sentinel.write_text('<img src="http://sentinel.test/pixel.png">', encoding="utf-8")
+    trap = _Trap()
+    try:
+        proxy = [f"--proxy-server=http://127.0.0.1:{trap.port}", "--proxy-bypass-list=<-loopback>"]
+        _chromium(tmp_path, *proxy, "--dump-dom", sentinel.as_uri())
+        caught = trap.hosts()
+        trap.requests.clear()
+        dumped = _chromium(tmp_path, *proxy, "--dump-dom", page.as_uri())
+        shot = tmp_path / "audit.png"
+        _chromium(tmp_path, *proxy, f"--screenshot={shot}", page.as_uri())
+    finally:
+        trap.close()
+    assert "sentinel.test" in caught  # the trap sees what a page fetches...
+    assert trap.hosts() <= CHROMIUM_OWN_HOSTS  # ...and this page fetches nothing
+    assert shot.stat().st_size > 10_000
+    dom = _Dom()
+    dom.feed(dumped.stdout)
+    assert "h1" in dom.tags
+    assert "svg" in dom.tags
+    assert "script" not in dom.tags
+    assert dom.urls == []
+    for key in ("files", "sessions", "calls", "wasted", "reminders", "longest_run", "denied"):
+        assert dom.values[f"total-{key}"] == totals[key], key
+    for key in ("wasted_tokens", "wasted_turns", "diagnostics"):
+        assert dom.values[f"total-{key}"] == totals[key], key
+    for form, count in totals["reminders_by_form"].items():
+        assert dom.values[f"total-reminders-{form}"] == count
+    dated = {day: item["wasted"] for day, item in totals["days"].items() if day != "unknown"}
+    assert {day: n for day, n in dom.days.items() if n or day in dated} == dated
+    assert dom.values["undated-wasted"] == totals["days"]["unknown"]["wasted"]
+    assert dom.tools == {name: tool["wasted"] for name, tool in totals["tools"].items()}
+    runs = [dom.values[f"run-{rank}"] for rank in range(1, 11)]
+    assert runs == [run["length"] for run in totals["worst_runs"][:10]]
+
+
+def test_a_dask_cluster_gives_the_local_output_in_every_format(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    write_corpus(root, 400, seed=13, broken_at=200)
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        for fmt in ("json", "csv", "text"):
+            local = _run([str(root), "--format", fmt, "--jobs", "1"])
+            remote = _run(
+                [
+                    str(root),
+                    "--format",
+                    fmt,
+                    "--engine",
+                    "dask",
+                    "--scheduler",
+                    cluster.scheduler_address,
+                ]
+            )
+            assert remote == local
+            assert local[0] == 3
