@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from bench.audit import main as audit_main
 from bench.core import main as core_main
 from bench.hook import main as hook_main
 from bench.replay import main as replay_main
 
 
 def main() -> None:
-    """Run the core benchmark, the transcript replay benchmark, then the hook benchmark."""
+    """Run the core, transcript replay, hook and audit benchmarks."""
     core_main()
     replay_main()
     hook_main()
+    audit_main()
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +46,7 @@ class Expected:
 @dataclass(frozen=True)
 class Block:
     tool: str
-    arguments: dict[str, object]
+    arguments: Mapping[str, object]
     repeats: int
     tokens: int
 

@@ -170,7 +170,8 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
 def test_a_dask_cluster_gives_the_local_output_in_every_format(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     write_corpus(root, 400, seed=13, broken_at=200)
-    with LocalCluster(
+    # distributed has no annotations; the cluster is only a scheduler address here.
+    with LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         for fmt in ("json", "csv", "text"):

@@ -49,7 +49,8 @@ def test_dask_defaults_to_its_local_process_scheduler(monkeypatch: pytest.Monkey
 
 
 def test_a_dask_cluster_gets_the_work_by_address() -> None:
-    with LocalCluster(
+    # distributed has no annotations; the cluster is only a scheduler address here.
+    with LocalCluster(  # type: ignore[no-untyped-call]
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     ) as cluster:
         results = run(square, range(20), "dask", scheduler=cluster.scheduler_address)

@@ -121,7 +121,7 @@ def test_a_failed_write_leaves_no_temporary_file(
     def failing(source: str, target: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(command.os, "replace", failing)
+    monkeypatch.setattr(os, "replace", failing)
     with pytest.raises(OSError, match="No space left"):
         command.write_atomically(str(tmp_path / "page.html"), "text")
     assert os.listdir(tmp_path) == []

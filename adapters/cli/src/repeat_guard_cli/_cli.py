@@ -10,9 +10,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ._audit import AUDIT_EPILOG, add_audit_arguments, audit_command
+from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
 from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
@@ -200,12 +200,26 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     return parser
 
 
+def _run_audit(args: argparse.Namespace, streams: Streams) -> int:
+    from ._audit import audit_command  # noqa: PLC0415
+
+    return audit_command(args, build_config(args.config, args), streams.out, streams.err)
+
+
+# Commands that load their own modules, none of the replay's.
+_SEPARATE: dict[str, Callable[[argparse.Namespace, Streams], int]] = {
+    **dict.fromkeys(HOOK_COMMANDS, run_hook_command),
+    "audit": _run_audit,
+}
+
+
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     # Each command imports what it needs here: a hook process must not pay for the transcript
     # readers, nor serving for the replay.
     command: str = args.command
-    if command in HOOK_COMMANDS:
-        return run_hook_command(args, streams)
+    separate = _SEPARATE.get(command)
+    if separate is not None:
+        return separate(args, streams)
     if command == "check-config":
         config = build_config(args.file, args)
         print(json.dumps(config.to_mapping(), indent=2), file=streams.out)
@@ -215,8 +229,6 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
         from ._serve import serve  # noqa: PLC0415  # lazily: see above
 
         return serve(config, sys.stdin.buffer, sys.stdout.buffer)
-    if command == "audit":
-        return audit_command(args, config, streams.out, streams.err)
     from ._replay import (  # noqa: PLC0415  # lazily: see above
         annotate_file,
         check_files,

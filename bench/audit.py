@@ -1,0 +1,199 @@
+"""Audit benchmark: throughput against orjson alone, speed-up over cores, memory against the
+number of files and against one 1 GB file.
+
+All data is generated here, in a temporary folder, and removed at the end. Figures come from
+one run and are printed as ratios beside the raw numbers. Peak memory is ``VmHWM`` of a fresh
+process per measurement, running the whole command in one process (``--jobs 1``): that is the
+process whose memory could grow with the number of files (the pool's workers each hold one
+batch).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+from repeat_guard_transcripts import READERS, bounded_lines
+
+from repeat_guard import GuardConfig
+from repeat_guard_audit import AuditSettings, FileJob, audit, audit_file, default_jobs, list_files
+
+SETTINGS = AuditSettings(GuardConfig())
+FORMAT = "claude-code"
+# Files in the memory-per-file-count runs: a million 10 KB files is 10 GB of disk, so the
+# count is scaled down and the trend over a 16x range is shown instead.
+FILE_COUNTS = (1_000, 4_000, 16_000)
+
+
+def _records(session: str, calls: int, output: int, rng: random.Random) -> list[bytes]:
+    """A Claude Code session: each call a tool_use line and a tool_result line of about
+    ``output`` bytes; about 30% of calls repeat the previous one."""
+    common = {"sessionId": session, "cwd": "/home/dev/proj", "timestamp": "2026-12-01T10:00:00Z"}
+    lines = [
+        {**common, "type": "user", "promptId": "p", "message": {"role": "user", "content": "go"}}
+    ]
+    arguments: dict[str, object] = {}
+    for n in range(calls):
+        if not arguments or rng.random() >= 0.3:
+            arguments = {"command": f"grep -rn item{rng.randrange(10**6)} src/", "timeout": 60}
+        use = {"type": "tool_use", "id": f"toolu_{n:08d}", "name": "Bash", "input": arguments}
+        usage = {"input_tokens": 1200, "output_tokens": 40}
+        lines.append(
+            {
+                **common,
+                "type": "assistant",
+                "message": {"role": "assistant", "usage": usage, "content": [use]},
+            }
+        )
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{n:08d}", "content": ""}
+        record = {**common, "type": "user", "message": {"role": "user", "content": [result]}}
+        pad = max(output - len(json.dumps(record)), 0)
+        result["content"] = "".join(rng.choice("abcdef \n") for _ in range(min(pad, 64))) + (
+            "x" * max(pad - 64, 0)
+        )
+        lines.append(record)
+    return [json.dumps(line).encode() + b"\n" for line in lines]
+
+
+def write_file(path: Path, megabytes: float, output: int, seed: int = 3) -> None:
+    """Write one transcript of about ``megabytes`` MB: sessions of 50 calls each."""
+    rng = random.Random(seed)
+    target = int(megabytes * 1_000_000)
+    written = session = 0
+    with path.open("wb") as out:
+        while written < target:
+            session += 1
+            for line in _records(f"s{session}", 50, output, rng):
+                out.write(line)
+                written += len(line)
+
+
+def write_many(folder: Path, count: int, size: int = 10_000) -> None:
+    """Write ``count`` files of about ``size`` bytes, one session each, in folders of 500."""
+    rng = random.Random(count)
+    template = b"".join(_records("SESSION", 12, 360, rng))
+    repeats = max(size // len(template), 1)
+    for index in range(count):
+        sub = folder / f"p{index // 500:03d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        body = template.replace(b"SESSION", f"{index:08d}-0000-0000".encode()) * repeats
+        (sub / f"{index:06d}.jsonl").write_bytes(body)
+
+
+def timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def parse_only(path: Path) -> None:
+    with path.open("rb") as lines:
+        for line in lines:
+            orjson.loads(line)
+
+
+def read_only(path: Path) -> None:
+    with path.open("rb") as stream:
+        for _ in READERS[FORMAT].read(bounded_lines(stream), str(path)):
+            pass
+
+
+def audit_one(path: Path) -> None:
+    result = audit_file(FileJob(str(path), FORMAT, path.stat().st_size), SETTINGS)
+    assert result.waste.diagnostics == 0
+
+
+def throughput(label: str, path: Path) -> None:
+    size = path.stat().st_size / 1e6
+    lines = sum(1 for _ in path.open("rb"))
+    parse = min(timed(lambda: parse_only(path)) for _ in range(2))
+    read = min(timed(lambda: read_only(path)) for _ in range(2))
+    whole = min(timed(lambda: audit_one(path)) for _ in range(2))
+    print(f"  {label}: {size:.0f} MB, {lines:,} lines of {size * 1e6 / lines:,.0f} bytes")
+    print(
+        f"    orjson.loads {size / parse:7.1f} MB/s   reader alone {size / read:7.1f} MB/s   "
+        f"audit {size / whole:7.1f} MB/s"
+    )
+    print(
+        f"    audit/orjson {parse / whole:.2f}x (target >= 0.5x)   "
+        f"audit's own share of the time (fold, tally, runs): {(whole - read) / whole:.0%}"
+    )
+
+
+def speedup(folder: Path) -> None:
+    jobs = list(list_files([str(folder)]))
+    size = sum(job.size for job in jobs) / 1e6
+    one = timed(lambda: list(audit(jobs, SETTINGS, "local")))
+    cores = default_jobs()
+    many = timed(lambda: list(audit(jobs, SETTINGS, "processes", cores)))
+    print(
+        f"  {len(jobs):,} files, {size:.0f} MB: 1 core {size / one:.1f} MB/s, "
+        f"{cores} cores {size / many:.1f} MB/s, speed-up {one / many:.2f}x"
+    )
+
+
+_PEAK = (
+    "import contextlib, os, sys\n"
+    "from repeat_guard_cli import main\n"
+    "with open(os.devnull, 'w') as null, contextlib.redirect_stdout(null):\n"
+    "    main(['audit', sys.argv[1], '--jobs', '1', '--format', 'json'])\n"
+    "status = open('/proc/self/status').read()\n"
+    "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
+)
+
+
+def peak_rss_mb(path: Path) -> float:
+    """Peak resident memory of a fresh process auditing ``path`` (JSON lines to /dev/null)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(path)], capture_output=True, check=True, text=True
+    )
+    return int(done.stdout.strip()) / 1024
+
+
+def main() -> None:
+    """Print the audit figures."""
+    print(f"audit ({os.cpu_count()} CPUs seen, {default_jobs()} usable)")
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        print("throughput on one core, same file, best of 2:")
+        large = root / "large-lines.jsonl"
+        write_file(large, 100, 40_000)
+        throughput("large lines", large)
+        small = root / "small-lines.jsonl"
+        write_file(small, 72, 360)
+        throughput("small lines", small)
+        large.unlink()
+        small.unlink()
+        print("speed-up from 1 core to all:")
+        corpus = root / "corpus"
+        corpus.mkdir()
+        for index in range(200):
+            write_file(corpus / f"{index:03d}.jsonl", 0.5, 360, seed=index)
+        speedup(corpus)
+        print("peak memory (one process) against the number of 10 KB files:")
+        peaks = []
+        for count in FILE_COUNTS:
+            many = root / f"many-{count}"
+            write_many(many, count)
+            peaks.append(peak_rss_mb(many))
+            print(f"  {count:>7,} files: {peaks[-1]:6.1f} MB")
+        growth = FILE_COUNTS[-1] // FILE_COUNTS[0]
+        print(f"  {growth}x the files: {peaks[-1] / peaks[0]:.2f}x the memory")
+        print("peak memory against the size of one file:")
+        ten = root / "10mb.jsonl"
+        write_file(ten, 10, 2_000)
+        giga = root / "1gb.jsonl"
+        write_file(giga, 1000, 2_000)
+        small_peak, giga_peak = peak_rss_mb(ten), peak_rss_mb(giga)
+        print(
+            f"  10 MB file {small_peak:.1f} MB, 1 GB file {giga_peak:.1f} MB: "
+            f"{giga_peak / small_peak:.2f}x"
+        )
