@@ -239,7 +239,7 @@ def _runs_table(total: Waste, top: int) -> Iterator[str]:
         line = run.lines[0] if run.lines else 0
         call = f"{run.tool} {run.arguments}"
         yield f"  ×{run.length:<6,} {_fit(call, 89)}"
-        yield f"           {_fit_left(f'{run.file}:{line}', 60)}  session {_fit(run.session, 16)}"
+        yield f"           {_fit_left(f'{run.file}:{line}', 52)}  session {_fit(run.session, 26)}"
 
 
 def text_summary(total: Waste, top: int) -> Iterator[str]:
