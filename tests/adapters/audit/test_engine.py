@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 from distributed import LocalCluster
@@ -72,3 +72,10 @@ def test_missing_dask_is_an_engine_error_naming_the_extra(
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(EngineError, match=r"repeat-guard-audit\[dask\]"):
         list(run(square, [1], "dask", scheduler="tcp://127.0.0.1:9"))
+
+
+def test_a_pool_left_early_drops_the_work_not_started() -> None:
+    results = run(square, range(1000), "processes", jobs=1)
+    assert isinstance(results, Generator)
+    assert next(results) == 0
+    results.close()  # what a consumer's exception or a closed pipe does to the generator

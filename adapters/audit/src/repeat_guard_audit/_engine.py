@@ -63,7 +63,8 @@ def run(
 
 
 def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> Iterator[Out]:
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
         pending: deque[Future[Out]] = deque()
         window = workers * _WINDOW_PER_WORKER
         for batch in batches:
@@ -72,6 +73,9 @@ def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> I
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
+    finally:
+        # Interrupted (Ctrl-C, a closed pipe): drop the batches not started yet.
+        pool.shutdown(cancel_futures=True)
 
 
 def _dask(
