@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
-from repeat_guard_transcripts import READERS, bounded_lines
 
 from repeat_guard import GuardConfig
 from repeat_guard_audit import AuditSettings, FileJob, audit, audit_file, default_jobs, list_files
+from repeat_guard_transcripts import READERS, bounded_lines
 
 SETTINGS = AuditSettings(GuardConfig())
 FORMAT = "claude-code"

@@ -10,11 +10,11 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from repeat_guard_transcripts import READERS
 
 from repeat_guard import GuardConfig, Waste
 from repeat_guard_audit import AuditSettings, FileAudit, audit, list_files, total
 from repeat_guard_cli import main
+from repeat_guard_transcripts import READERS
 
 from .corpus import WRITERS, Expected, write_corpus
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from repeat_guard_transcripts import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
-
 from repeat_guard import (
     AgentDisposed,
     DayTally,
@@ -16,6 +14,7 @@ from repeat_guard import (
 )
 from repeat_guard_audit import AuditSettings, fold_file
 from repeat_guard_audit._fold import MAX_PROBLEMS_KEPT, RUN_LINES_KEPT
+from repeat_guard_transcripts import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
 
 F = "t.jsonl"
 DAY = "2026-12-01T09:00:00Z"

@@ -7,11 +7,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
-from repeat_guard_transcripts import Item
 
 from repeat_guard import GuardConfig
 from repeat_guard_audit import AuditSettings, FileJob, audit_batch, audit_file, batched, list_files
 from repeat_guard_audit import _work as work
+from repeat_guard_transcripts import Item
 
 SETTINGS = AuditSettings(GuardConfig())
 LINE = (

@@ -12,9 +12,8 @@ import os
 from collections.abc import Iterable, Iterator
 from functools import partial
 
-from repeat_guard_transcripts import discover
-
 from repeat_guard import Waste, merge_waste
+from repeat_guard_transcripts import discover
 
 from ._engine import EngineName, run
 from ._model import AuditSettings, FileAudit, FileJob

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pyrsistent import pmap
-from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen
 
 from repeat_guard import (
     UNKNOWN_DAY,
@@ -34,6 +33,7 @@ from repeat_guard import (
     tally,
     worst_runs,
 )
+from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen
 
 from ._model import AuditSettings, FileAudit, Problem, SessionAudit
 

@@ -13,9 +13,8 @@ import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from repeat_guard_transcripts import READERS, bounded_lines
-
 from repeat_guard import Waste
+from repeat_guard_transcripts import READERS, bounded_lines
 
 from ._fold import fold_file
 from ._model import AuditSettings, FileAudit, FileJob, Problem
