@@ -211,3 +211,10 @@ def test_help_documents_the_outputs_and_engines() -> None:
     assert status == 0
     for text in ('{"type": "session"', "--html FILE", "tcp://HOST:8786", "exit status"):
         assert text in out
+
+
+def test_the_package_names_only_its_api() -> None:
+    import repeat_guard_cli
+
+    with pytest.raises(AttributeError, match="has no attribute 'audit_everything'"):
+        _ = repeat_guard_cli.audit_everything

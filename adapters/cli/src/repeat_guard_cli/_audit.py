@@ -1,24 +1,22 @@
 """The ``audit`` command: every transcript under the given paths, one report of the waste.
 
-Argument parsing and output only; the audit package lists, reads, folds and merges. It is
-imported when the command runs, so other subcommands (the hook above all) never pay for it,
-and Dask is imported only for ``--engine dask``.
+Argument parsing and output only; the audit package lists, reads, folds and merges. Every
+command builds the parser, so this module imports only what the parser needs; the rest (the
+audit package, the progress bar, ``tempfile``) is imported when the command runs, so a hook
+process never pays for it, and Dask is imported only for ``--engine dask``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from repeat_guard import GuardConfig, Waste, merge_waste
 
 from ._errors import UsageError
-from ._progress import FilesProgress
 
 if TYPE_CHECKING:
     from repeat_guard_audit import FileAudit, FileJob
@@ -72,6 +70,8 @@ def _positive(text: str) -> int:
 
 
 def _day(text: str) -> str:
+    import datetime
+
     try:
         return datetime.date.fromisoformat(text).isoformat()
     except ValueError:
@@ -127,6 +127,8 @@ def _check_output_target(target: str) -> None:
 
 def write_atomically(target: str, text: str) -> None:
     """Replace ``target`` with ``text`` (UTF-8) through a temporary file in its directory."""
+    import tempfile
+
     _check_output_target(target)
     directory = os.path.dirname(os.path.abspath(target))
     try:
@@ -165,13 +167,15 @@ def _counted(jobs: Iterable[FileJob]) -> tuple[int, int]:
 
 
 def _tracked(
-    results: Iterable[FileAudit], err: TextIO, count: Callable[[], tuple[int, int]] | None
+    results: Iterable[FileAudit], err: TextIO, count: Callable[[], tuple[int, int]]
 ) -> Iterator[FileAudit]:
     """Yield ``results``, drawing a bar on ``err`` when it is a terminal (``count`` lists the
     work up front: the bar needs the totals)."""
-    if count is None or not err.isatty():
+    if not err.isatty():
         yield from results
         return
+    from ._progress import FilesProgress
+
     files, size = count()
     bar = FilesProgress(err, "audit", files, size)
     try:
