@@ -202,11 +202,127 @@ def acp_file(path: Path, rng: random.Random, expected: Expected, day: str, sessi
     _count(expected, blocks, "unknown", tokens_recorded=False)
 
 
+def codex_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
+    """One Codex rollout: session_meta, a prompt, each call a function_call and its output."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+    stamp = f"{day}T10:00:00.000Z"
+    out.add(
+        {
+            "timestamp": stamp,
+            "type": "session_meta",
+            "payload": {"id": session, "cwd": "/home/dev/p"},
+        }
+    )
+    out.add(
+        {
+            "timestamp": stamp,
+            "type": "event_msg",
+            "payload": {"type": "user_message", "message": "fix the build"},
+        }
+    )
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            call = {
+                "type": "function_call",
+                "name": block.tool,
+                "call_id": f"call_{serial}",
+                "arguments": json.dumps(block.arguments),
+            }
+            out.add({"timestamp": stamp, "type": "response_item", "payload": call})
+            answer = {"type": "function_call_output", "call_id": f"call_{serial}", "output": "ok"}
+            last = out.add({"timestamp": stamp, "type": "response_item", "payload": answer})
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, day, tokens_recorded=False)
+
+
+def openhands_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One OpenHands trajectory (a JSON array, one event per line): a user message, then each
+    call an agent action and the observation it caused."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    stamp = f"{day}T10:00:00.000000"
+    events = [
+        {
+            "id": 0,
+            "timestamp": stamp,
+            "source": "user",
+            "action": "message",
+            "args": {"content": "fix the build"},
+        }
+    ]
+    places: list[tuple[int, int]] = []  # (repeats, index of the block's first observation)
+    for block in blocks:
+        for repeat in range(block.repeats):
+            ident = len(events)
+            if repeat == 0:
+                places.append((block.repeats, len(events) + 1))
+            events.append(
+                {
+                    "id": ident,
+                    "timestamp": stamp,
+                    "source": "agent",
+                    "action": block.tool,
+                    "args": {**block.arguments, "thought": "hm"},
+                }
+            )
+            events.append(
+                {
+                    "id": ident + 1,
+                    "timestamp": stamp,
+                    "source": "agent",
+                    "observation": "run",
+                    "cause": ident,
+                    "content": "ok",
+                }
+            )
+    # Line 1 is "[", event i is on line i + 2.
+    for repeats, start in places:
+        if repeats >= 2:
+            expected.runs.append((repeats, str(path), start + 2, start + 2 + 2 * (repeats - 1)))
+    body = ",\n".join(json.dumps(event) for event in events)
+    path.write_text(f"[\n{body}\n]\n", encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, day, tokens_recorded=False)
+
+
+def swe_agent_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One SWE-agent trajectory: each call a step whose action is the command line."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    steps: list[str] = []
+    for block in blocks:
+        first = len(steps) + 3  # line 1 "{", line 2 '"trajectory": [', step i on line i + 3
+        for _ in range(block.repeats):
+            action = f"{block.tool} {block.arguments['command']}"
+            steps.append(json.dumps({"action": action, "observation": "ok", "thought": "hm"}))
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, len(steps) + 2))
+    body = ",\n".join(steps)
+    path.write_text(f'{{\n"trajectory": [\n{body}\n]\n}}\n', encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown", tokens_recorded=False)
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
     "acp": (".acp.jsonl", acp_file),
+    "codex": (".rollout.jsonl", codex_file),
+    "openhands": (".json", openhands_file),
+    "swe-agent": (".traj", swe_agent_file),
 }
+# Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
+LINE_FORMATS = ("acp", "claude-code", "codex")
 
 
 def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:
@@ -225,6 +341,7 @@ def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = 
         day = f"2026-11-{1 + index % 28:02d}"
         writer(path, rng, expected, day, f"{fmt}-{index:05d}")
         if index == broken_at:
+            assert fmt in LINE_FORMATS, f"file {index} is {fmt}: pick a line format to break"
             lines = path.read_bytes().splitlines(keepends=True)
             middle = len(lines) // 2
             garbage = [b"{not json\n", b"\xff\xfe not UTF-8\n"]
