@@ -43,6 +43,7 @@ from ._tally import (
     worst_runs,
     worst_sessions,
 )
+from ._wire import reminder_to_json
 
 __all__ = [
     "CHAIN_VERSION",
@@ -80,6 +81,7 @@ __all__ = [
     "parse_config",
     "preview_arguments",
     "reduce",
+    "reminder_to_json",
     "render_reminder",
     "tally",
     "tally_from_json",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
-import pluggy
 from syrupy.assertion import SnapshotAssertion
 
 from repeat_guard import GuardConfig
-from repeat_guard_acp_agent import ClientPlan, GuardedAgent, reminder_of
-from repeat_guard_acp_agent._agent import _Call
-from repeat_guard_agentloop import ContextMessage, ToolCall
+from repeat_guard_acp_agent import ClientPlan, GuardedAgent, session_reminder
+from repeat_guard_agentloop import ContextMessage, ToolCall, hookspecs
 from repeat_guard_pluggy import Accept
 from repeat_guard_pluggy import ContextMessage as HookContext
 from repeat_guard_transcripts import READERS, annotate, reminder_notification
@@ -51,8 +50,10 @@ def test_each_reminder_frame_is_reminder_notification_and_follows_its_completion
     for context in contexts:
         call = calls[context.call_id]
         acp_id = f"todo_write-{list(calls).index(context.call_id) + 1}"
-        reminder = reminder_of(context, _call(acp_id, call), "session-1")
-        assert reminder is not None
+        assert context.reminder is not None
+        assert context.reminder.tool == call.tool
+        reminder = session_reminder(context.reminder, "session-1")
+        assert reminder == replace(context.reminder, agent="session:session-1")
         expected = reminder_notification("session-1", reminder)
         index = next(i for i, (_d, m) in enumerate(decoded) if m == expected)
         before = decoded[index - 1][1]["params"]["update"]  # type: ignore[index]
@@ -62,10 +63,6 @@ def test_each_reminder_frame_is_reminder_notification_and_follows_its_completion
             "content": [{"content": {"text": "Todos updated.", "type": "text"}, "type": "content"}],
             "sessionUpdate": "tool_call_update",
         }
-
-
-def _call(acp_id: str, call: ToolCall) -> _Call:
-    return _Call(acp_id, call.tool, call.arguments)
 
 
 def test_tool_call_frames_carry_title_kind_raw_input_and_the_tool_name() -> None:
@@ -141,7 +138,7 @@ def test_an_answer_naming_no_offered_option_denies_the_call() -> None:
 class _Annotator:
     """Another post-execute plugin: attaches its own context to every call."""
 
-    @pluggy.HookimplMarker("repeat_guard")
+    @hookspecs.hookimpl
     def tool_post_execute(self, execution: object, result: object) -> Accept:
         return Accept(contexts=(HookContext("checked", {"kind": "plugin", "plugin": "lint"}),))
 

@@ -14,9 +14,8 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from repeat_guard_acp_agent import GuardedAgent, reminder_of
-from repeat_guard_acp_agent._agent import _Call
-from repeat_guard_agentloop import ContextMessage
+from repeat_guard import Reminder
+from repeat_guard_acp_agent import GuardedAgent, session_reminder
 
 from .harness import script_of
 
@@ -111,27 +110,8 @@ def test_cancel_stops_the_running_turn() -> None:
     asyncio.run(run())
 
 
-def test_reminder_of_reads_only_the_guards_own_well_formed_contexts() -> None:
-    call = _Call("grep-1", "grep", {"q": 1})
-    source = {"kind": "plugin", "plugin": "repeat-tool-guard", "form": "notice"}
-    good = ContextMessage(
-        "a/1", "a", "c1", "text", {**source, "summary": "grep × 3", "escalation": "gentle"}
-    )
-    reminder = reminder_of(good, call, "s1")
-    assert reminder is not None
-    assert (reminder.agent, reminder.tool, reminder.count, reminder.form) == (
-        "session:s1",
-        "grep",
-        3,
-        "gentle",
-    )
-    assert reminder.arguments == '{"q":1}'
-    others = [
-        {"kind": "plugin", "plugin": "other", "summary": "grep × 3", "escalation": "gentle"},
-        {**source, "summary": "grep × 3", "escalation": "loud"},
-        {**source, "summary": "find × 3", "escalation": "gentle"},
-        {**source, "summary": "grep × three", "escalation": "gentle"},
-        source,
-    ]
-    for other in others:
-        assert reminder_of(ContextMessage("a/1", "a", "c1", "t", other), call, "s1") is None
+def test_session_reminder_rekeys_the_guards_reminder_and_keeps_the_rest() -> None:
+    reminder = Reminder("agent-1", "grep", 3, "gentle", "text", '{"q":1}')
+    keyed = session_reminder(reminder, "s1")
+    assert keyed == Reminder("session:s1", "grep", 3, "gentle", "text", '{"q":1}')
+    assert reminder.agent == "agent-1"

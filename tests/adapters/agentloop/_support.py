@@ -51,16 +51,17 @@ def kinds(events: Iterable[Event]) -> list[str]:
 def reminders(events: Iterable[Event]) -> list[tuple[int, str]]:
     """Each guard reminder as (the ordinal of the call it follows, its summary).
 
-    Ordinals count the tool calls among ``events`` from 1; only contexts whose source names the
-    guard count.
+    Ordinals count the tool calls among ``events`` from 1; only contexts carrying a reminder
+    count, and their source must name the guard.
     """
     ordinal: dict[str, int] = {}
     found: list[tuple[int, str]] = []
     for event in events:
         if isinstance(event, ToolCall):
             ordinal[event.call_id] = len(ordinal) + 1
-        elif isinstance(event, ContextMessage) and event.source.get("plugin") == GUARD:
-            found.append((ordinal[event.call_id], event.source["summary"]))
+        elif isinstance(event, ContextMessage) and event.reminder is not None:
+            assert event.source.get("plugin") == GUARD
+            found.append((ordinal[event.call_id], event.reminder.summary))
     return found
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 
-import pluggy
 import pytest
 
+from repeat_guard import reminder_to_json
 from repeat_guard_agentloop import (
     AgentLoop,
     ContextMessage,
@@ -16,6 +17,7 @@ from repeat_guard_agentloop import (
     ScriptedModel,
     SessionLog,
     ToolRegistry,
+    hookspecs,
 )
 from repeat_guard_pluggy import (
     Accept,
@@ -31,8 +33,7 @@ from repeat_guard_pluggy import ToolResult as HookResult
 
 from ._support import GUARD, call, contexts, echo, reminders, results, tools
 
-HOST = "host"
-host_impl = pluggy.HookimplMarker(HOST)
+host_impl = hookspecs.hookimpl
 
 
 def guarded(
@@ -40,10 +41,10 @@ def guarded(
     config: Mapping[str, object] | None = None,
     pre_execute: Sequence[PreExecuteListener] = (),
 ) -> tuple[AgentLoop, RepeatGuardPlugin]:
-    """A loop on a host plugin manager (its own project name) with the guard installed."""
-    pm = pluggy.PluginManager(HOST)
-    plugin = install(pm, config)
-    return AgentLoop(registry, pm, pre_execute=pre_execute), plugin
+    """A loop with the guard installed by the loop itself."""
+    loop = AgentLoop(registry, guard=config or {}, pre_execute=pre_execute)
+    assert loop.guard is not None
+    return loop, loop.guard
 
 
 def script(*turns: ModelTurn) -> ScriptedModel:
@@ -79,13 +80,25 @@ def test_default_escalation_gentle_at_3_then_detailed_naming_tool_count_and_argu
     assert '{"q":"x"}' in detailed.text
     assert "no progress" in detailed.text
     assert "`grep` 8 times" in last.text
-    assert {k: gentle.source[k] for k in ("kind", "plugin")} == {"kind": "plugin", "plugin": GUARD}
-    assert detailed.source["summary"] == "grep × 5"
+    assert gentle.source == {"kind": "plugin", "plugin": GUARD}
+    assert detailed.reminder is not None
+    assert (detailed.reminder.tool, detailed.reminder.count) == ("grep", 5)
+    assert detailed.reminder.form == "detailed"
+    assert detailed.reminder.arguments == '{"q":"x"}'
+    assert detailed.reminder.text == detailed.text
+
+
+def test_the_log_writes_the_reminder_with_the_cores_codec() -> None:
+    log = run_one(tools("grep"), [GREP_X] * 3)
+    (context,) = contexts(log)
+    assert context.reminder is not None
+    assert json.loads(context.to_json())["reminder"] == reminder_to_json(context.reminder)
 
 
 def test_the_guard_can_be_installed_into_the_loops_own_plugin_manager() -> None:
     async def scenario() -> SessionLog:
         loop = AgentLoop(tools("grep"))
+        assert loop.guard is None
         install(loop.pm)
         agent = loop.spawn("main", script(*[GREP_X] * 3))
         await loop.followup(agent, "go")
@@ -323,8 +336,6 @@ def test_the_reminder_folds_onto_a_downstream_replacement() -> None:
 def test_an_invalid_config_fails_at_load_naming_the_key(
     config: Mapping[str, object], key: str
 ) -> None:
-    pm = pluggy.PluginManager(HOST)
     with pytest.raises(GuardConfigError, match=key) as caught:
-        install(pm, config)
+        AgentLoop(tools(), guard=config)
     assert caught.value.key == key
-    assert not pm.get_plugins()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
-import pluggy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +23,7 @@ from repeat_guard_agentloop import (
     ToolCall,
     ToolRegistry,
 )
-from repeat_guard_pluggy import RepeatGuardPlugin, install
+from repeat_guard_pluggy import RepeatGuardPlugin
 
 from ._support import call
 
@@ -56,11 +55,9 @@ def run(
     registry = ToolRegistry()
     for name in ("grep", "read", "note"):
         registry.register(name, tool)
-    pm = pluggy.PluginManager("host")
-    plugin = install(pm, CONFIG)
 
     async def scenario() -> AgentLoop:
-        loop = AgentLoop(registry, pm)
+        loop = AgentLoop(registry, guard=CONFIG)
         agents = [loop.spawn("sub", ScriptedModel(turns_of(s))) for s in scripts]
         for agent, agent_prompts in zip(agents, scripts, strict=True):
             for _ in agent_prompts:
@@ -68,7 +65,9 @@ def run(
         await loop.idle()
         return loop
 
-    return asyncio.run(scenario()), plugin
+    loop = asyncio.run(scenario())
+    assert loop.guard is not None
+    return loop, loop.guard
 
 
 def check_agent(agent: Agent, plugin: RepeatGuardPlugin) -> None:

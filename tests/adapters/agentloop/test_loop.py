@@ -26,13 +26,13 @@ from repeat_guard_agentloop import (
     ToolResult,
     ToolSpec,
     UserMessage,
+    hookspecs,
 )
 from repeat_guard_pluggy import (
     Accept,
     Block,
     PostExecuteDecision,
     ToolExecution,
-    hookspecs,
 )
 from repeat_guard_pluggy import ContextMessage as HookContext
 from repeat_guard_pluggy import ToolResult as HookResult
@@ -211,32 +211,45 @@ def test_block_and_replacement_change_what_the_model_sees_not_the_logged_output(
     assert model.requests[1][0] == log.events[:-1]
 
 
-def test_a_host_plugin_manager_of_any_name_gets_the_specs_it_lacks() -> None:
+def test_the_loop_owns_its_hook_specifications_and_plugins_implement_them() -> None:
     seen: list[str] = []
-    marker = pluggy.HookimplMarker("myharness")
 
     class Prompted:
-        @marker
+        @impl
         def agent_prompt_submit(self, agent: object, prompt: str) -> None:
             seen.append(prompt)
 
-    pm = pluggy.PluginManager("myharness")
-    pm.register(Prompted())
-
     async def scenario() -> None:
-        loop = AgentLoop(tools("ls"), pm)
-        assert loop.pm is pm
-        assert all(
-            getattr(pm.hook, name).has_spec()
-            for name in ("tool_post_execute", "agent_prompt_submit", "agent_dispose")
-        )
+        loop = AgentLoop(tools("ls"))
+        assert loop.pm.project_name == hookspecs.PROJECT_NAME == "repeat_guard_agentloop"
+        specified = [
+            name for name in hookspecs.HOOK_NAMES if getattr(loop.pm.hook, name).has_spec()
+        ]
+        assert specified == ["tool_post_execute", "agent_prompt_submit", "agent_dispose"]
+        assert loop.guard is None
+        loop.pm.register(Prompted())
+        loop.pm.check_pending()
         agent = loop.spawn("main", ScriptedModel([call("ls"), "ok"]))
         await loop.followup(agent, "first")
         await loop.dispose(agent)
-        AgentLoop(tools(), pm)  # a second loop on the same manager adds nothing
 
     asyncio.run(scenario())
     assert seen == ["first"]
+
+
+def test_a_plugin_marked_for_another_project_is_not_called() -> None:
+    class Foreign:
+        @pluggy.HookimplMarker("myharness")
+        def agent_prompt_submit(self, agent: object, prompt: str) -> None:
+            raise AssertionError("never called")
+
+    async def scenario() -> None:
+        loop = AgentLoop(tools())
+        loop.pm.register(Foreign())
+        agent = loop.spawn("main", ScriptedModel(["ok"]))
+        await loop.followup(agent, "hi")
+
+    asyncio.run(scenario())
 
 
 def test_a_post_execute_answer_that_is_not_a_decision_is_a_clear_error() -> None:
@@ -454,6 +467,7 @@ def test_events_serialise_to_json_lines() -> None:
             "call_id": "c1",
             "text": "note",
             "source": {"kind": "plugin"},
+            "reminder": None,  # another plugin's context carries no reminder
         },
     ]
     assert "hé" in lines[0]

@@ -13,4 +13,12 @@ def test_the_readme_example_runs() -> None:
     assert len(blocks) == 1
     namespace: dict[str, object] = {"__name__": "readme_example"}
     exec(compile(blocks[0], str(README), "exec"), namespace)
-    assert "grep × 3" in str(namespace["jsonl"])
+    assert namespace["reminder"] == {
+        "source": {"kind": "plugin", "plugin": "repeat-tool-guard"},
+        "agent": "agent-1",
+        "tool": "grep",
+        "count": 3,
+        "form": "gentle",
+        "arguments": '{"pattern":"TODO"}',
+        "text": str(namespace["reminder"]["text"]),  # type: ignore[index]  # a dict, asserted
+    }

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-import pluggy
 from syrupy.assertion import SnapshotAssertion
 
+from repeat_guard import GuardConfig
 from repeat_guard_agentloop import AgentLoop, ScriptedModel, ToolRegistry
-from repeat_guard_pluggy import install
 
 from ._support import call, reminders
 
@@ -28,9 +27,8 @@ def test_five_identical_todo_write_calls_log_the_gentle_and_detailed_reminders(
     registry.register("todo_write", todo_write, description="Write the todo list")
 
     async def scenario() -> str:
-        pm = pluggy.PluginManager("host")
-        install(pm)  # the default config: thresholds 3, 5, 8 and nothing excluded
-        loop = AgentLoop(registry, pm)
+        # The default config: thresholds 3, 5, 8 and nothing excluded.
+        loop = AgentLoop(registry, guard=GuardConfig())
         model = ScriptedModel([*[call("todo_write", TODO)] * 5, "Done."])
         agent = loop.spawn("main", model)
         await loop.followup(agent, "Plan the fix.")

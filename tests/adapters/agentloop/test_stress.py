@@ -12,8 +12,6 @@ import asyncio
 import random
 from itertools import pairwise
 
-import pluggy
-
 from repeat_guard import (
     Event,
     GuardConfig,
@@ -31,7 +29,7 @@ from repeat_guard_agentloop import (
     ToolCall,
     ToolRegistry,
 )
-from repeat_guard_pluggy import install
+from repeat_guard_pluggy import RepeatGuardPlugin
 
 from ._support import call
 
@@ -86,8 +84,6 @@ def observed(agent: Agent) -> tuple[list[tuple[int, str]], list[Event]]:
 
 def test_fifty_concurrent_agents_match_the_core_run_sequentially() -> None:
     rng = random.Random(20240601)
-    pm = pluggy.PluginManager("host")
-    plugin = install(pm, CONFIG)
     registry = ToolRegistry()
 
     async def tool(arguments: object) -> str:
@@ -98,8 +94,8 @@ def test_fifty_concurrent_agents_match_the_core_run_sequentially() -> None:
     for name in TOOLS:
         registry.register(name, tool)
 
-    async def scenario() -> list[Agent]:
-        loop = AgentLoop(registry, pm)
+    async def scenario() -> tuple[list[Agent], RepeatGuardPlugin]:
+        loop = AgentLoop(registry, guard=CONFIG)
         agents = [loop.spawn(f"sub{n}", ScriptedModel(script_for(rng))) for n in range(AGENTS)]
         for _ in range(PROMPTS):
             for agent in agents:
@@ -107,9 +103,10 @@ def test_fifty_concurrent_agents_match_the_core_run_sequentially() -> None:
         await loop.idle()
         switches = sum(a.agent != b.agent for a, b in pairwise(loop.log))
         assert switches > AGENTS * STEPS // 2  # the agents' calls really interleaved
-        return agents
+        assert loop.guard is not None
+        return agents, loop.guard
 
-    agents = asyncio.run(scenario())
+    agents, plugin = asyncio.run(scenario())
     total = 0
     for agent in agents:
         found, events = observed(agent)

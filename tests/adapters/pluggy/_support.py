@@ -95,11 +95,7 @@ def summaries(decision: PostExecuteDecision | None) -> list[str]:
     """The summaries of the guard's contexts in ``decision`` (empty for ``None``)."""
     if decision is None:
         return []
-    return [
-        c.source["summary"]
-        for c in decision.contexts
-        if c.source.get("plugin") == "repeat-tool-guard"
-    ]
+    return [c.reminder.summary for c in decision.contexts if c.reminder is not None]
 
 
 def repeat(times: int, call: Callable[[], PostExecuteDecision | None]) -> list[list[str]]:

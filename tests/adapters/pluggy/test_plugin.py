@@ -49,25 +49,31 @@ def test_default_escalation_is_gentle_at_three_and_detailed_at_five() -> None:
     assert isinstance(fifth, Accept)
     (gentle,) = third.contexts
     (detailed,) = fifth.contexts
-    assert gentle.source["escalation"] == "gentle"
+    assert gentle.reminder is not None
+    assert gentle.reminder.form == "gentle"
     assert "grep" not in gentle.text
-    assert detailed.source["escalation"] == "detailed"
+    assert detailed.reminder is not None
+    assert detailed.reminder.form == "detailed"
     assert "`grep` 5 times" in detailed.text
     assert '{"path":"src","pattern":"TODO"}' in detailed.text
 
 
-def test_reminder_source_is_the_guard_label_with_form_and_summary() -> None:
-    pm, _ = guarded()
+def test_the_context_carries_the_guard_label_and_the_reminder_itself() -> None:
+    pm, guard = guarded()
     agent = Agent()
     decision = [execute(pm, agent) for _ in range(3)][-1]
     assert decision is not None
-    assert decision.contexts[0].source == {
-        "kind": "plugin",
-        "plugin": "repeat-tool-guard",
-        "form": "notice",
-        "summary": "grep × 3",
-        "escalation": "gentle",
-    }
+    (context,) = decision.contexts
+    assert context.source == {"kind": "plugin", "plugin": "repeat-tool-guard"}
+    assert context.reminder is not None
+    assert context.reminder == Reminder(
+        guard.agent_id(agent) or "",
+        "grep",
+        3,
+        "gentle",
+        context.text,
+        '{"path":"src","pattern":"TODO"}',
+    )
 
 
 def test_thresholds_come_from_a_config_mapping() -> None:
@@ -165,7 +171,7 @@ def test_fold_reminders_copies_and_leaves_the_original_alone() -> None:
     original = Block("no", (HOOK_CONTEXT,))
     folded = fold_reminders(original, reminders)
     assert original.contexts == (HOOK_CONTEXT,)
-    assert [c.source["summary"] for c in folded.contexts[:1]] == ["grep × 2"]
+    assert [c.reminder for c in folded.contexts] == [reminders[0], None]
     assert isinstance(folded, Block)
     with pytest.raises(FrozenInstanceError):
         folded.feedback = "yes"  # type: ignore[misc]  # proving the value is frozen
@@ -396,14 +402,20 @@ def test_an_invalid_config_raises_one_error_naming_the_key(
     assert raised.value.value == raw[key]
 
 
-def test_the_plugin_itself_registers_in_a_default_manager() -> None:
+def test_the_implementations_cover_every_specified_hook_and_nothing_else() -> None:
+    guard = RepeatGuardPlugin()
+    for project in (hookspecs.PROJECT_NAME, "myharness"):
+        implementations = vars(guard.hook_implementations(project))
+        assert implementations.pop("guard") is guard
+        assert sorted(implementations) == sorted(hookspecs.HOOK_NAMES)
+        marker = f"{project}_impl"
+        assert all(hasattr(function, marker) for function in implementations.values())
+
+
+def test_the_plugin_object_itself_carries_no_hook_markers() -> None:
+    # Registered one way (install): a bare pm.register(guard) finds nothing to call.
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     guard = RepeatGuardPlugin({"thresholds": [2]})
     pm.register(guard)
-    pm.check_pending()
-    agent = Agent()
-    assert repeat(2, lambda: execute(pm, agent)) == [[], ["grep × 2"]]
-    pm.hook.agent_prompt_submit(agent=agent, prompt="p")
-    pm.hook.agent_dispose(agent=agent)
-    assert guard.known_agents == 0
+    assert pm.get_hookcallers(guard) == []

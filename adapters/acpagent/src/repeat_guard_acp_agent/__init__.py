@@ -7,7 +7,7 @@ the SDK's client side and keeps every frame, so a replay of the recording can be
 what the live loop injected.
 """
 
-from ._agent import AGENT_NAME, GuardedAgent, as_acp_agent, reminder_of
+from ._agent import AGENT_NAME, GuardedAgent, as_acp_agent, session_reminder
 from ._main import load_config, record_main, serve_main
 from ._recorder import ClientPlan, Frame, Recording, agent_command, record_agent, record_streams
 from ._script import (
@@ -37,6 +37,6 @@ __all__ = [
     "record_agent",
     "record_main",
     "record_streams",
-    "reminder_of",
     "serve_main",
+    "session_reminder",
 ]

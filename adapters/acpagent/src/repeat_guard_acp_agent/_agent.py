@@ -9,8 +9,10 @@ into ACP frames as it is appended, so the wire order is the log order:
 * before the tool runs: ``session/request_permission`` for tools that need it (a reject or a
   cancelled answer denies the call), then a ``tool_call_update`` with status ``in_progress``;
 * ``ToolResult`` -> a ``tool_call_update``, ``completed`` or ``failed`` (errors and denials);
-* the guard's ``ContextMessage`` (after the step's results) -> exactly the notification
-  ``repeat_guard_transcripts.reminder_notification`` builds, the form ``--annotate`` writes;
+* the guard's ``ContextMessage`` (after the step's results) carries the core's ``Reminder``;
+  it goes out as exactly the notification ``repeat_guard_transcripts.reminder_notification``
+  builds (the form ``--annotate`` writes), keyed to the agent ``session:<id>`` as a replay
+  names it; other plugins' contexts stay in the log only;
 * ``AssistantMessage`` -> an ``agent_message_chunk``; the prompt then ends with ``end_turn``.
 """
 
@@ -18,11 +20,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import acp
-import pluggy
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
@@ -36,7 +37,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from repeat_guard import Form, GuardConfig, Reminder, canonical_arguments, preview_arguments
+from repeat_guard import GuardConfig, Reminder, canonical_arguments, preview_arguments
 from repeat_guard_agentloop import (
     Agent,
     AgentLoop,
@@ -48,22 +49,21 @@ from repeat_guard_agentloop import (
     ToolRegistry,
     ToolResult,
 )
-from repeat_guard_pluggy import PLUGIN_NAME, RepeatGuardPlugin, ToolExecution, install
+from repeat_guard_pluggy import RepeatGuardPlugin, ToolExecution
 from repeat_guard_transcripts import reminder_notification
 
 from ._script import AgentScript, ToolScript
+from ._version import VERSION
 
-__all__ = ["AGENT_NAME", "GuardedAgent", "as_acp_agent", "reminder_of"]
+__all__ = ["AGENT_NAME", "GuardedAgent", "as_acp_agent", "session_reminder"]
 
 AGENT_NAME = "repeat-guard-acp-agent"
-_VERSION = "0.1.0"
 _TITLE_CHARS = 120
 _OPTIONS = (
     PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
     PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
 )
 _REJECTING = frozenset({"reject_once", "reject_always"})
-_FORMS: dict[str, Form] = {"gentle": "gentle", "detailed": "detailed"}
 _KIND_OF = {option.option_id: option.kind for option in _OPTIONS}
 
 
@@ -102,12 +102,17 @@ class GuardedAgent:
     ) -> None:
         self._script = script
         self._log = log
-        pm = pluggy.PluginManager("repeat_guard")
-        self.guard: RepeatGuardPlugin = install(pm, config)
         tools = ToolRegistry()
         for tool in script.tools:
             tools.register(tool.name, _handler(tool))
-        self.loop = AgentLoop(tools, pm, pre_execute=[self._before_call], on_event=self._send)
+        self.loop = AgentLoop(
+            tools,
+            guard=GuardConfig() if config is None else config,
+            pre_execute=[self._before_call],
+            on_event=self._send,
+        )
+        assert self.loop.guard is not None  # installed just above
+        self.guard: RepeatGuardPlugin = self.loop.guard
         self._client: acp.Client | None = None
         self._sessions: dict[str, _Session] = {}
         self._by_agent: dict[str, _Session] = {}
@@ -121,7 +126,7 @@ class GuardedAgent:
         return InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(),
-            agent_info=Implementation(name=AGENT_NAME, version=_VERSION),
+            agent_info=Implementation(name=AGENT_NAME, version=VERSION),
         )
 
     async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
@@ -222,34 +227,22 @@ class GuardedAgent:
                     status="failed" if event.is_error else "completed",
                     content=[acp.tool_content(acp.text_block(event.content))],
                 )
-            case ContextMessage():
-                reminder = reminder_of(event, session.calls[event.call_id], session.id)
-                if reminder is None:
-                    return
-                await _send_notification(client, reminder_notification(session.id, reminder))
+            case ContextMessage(reminder=Reminder() as reminder):
+                notification = reminder_notification(
+                    session.id, session_reminder(reminder, session.id)
+                )
+                await _send_notification(client, notification)
                 return
             case AssistantMessage():
                 update = acp.update_agent_message_text(event.text)
-            case _:  # the user's own prompt: the client sent it, nothing to echo
+            case _:  # the user's own prompt (the client sent it), other plugins' contexts
                 return
         await client.session_update(session_id=session.id, update=update)
 
 
-def reminder_of(context: ContextMessage, call: _Call, session_id: str) -> Reminder | None:
-    """Return the guard's reminder that ``context`` carries, or ``None`` for another plugin's.
-
-    The reminder is keyed to the agent ``session:<session_id>``, as a replay of the
-    transcript names it.
-    """
-    source = context.source
-    if source.get("plugin") != PLUGIN_NAME:
-        return None
-    form = _FORMS.get(source.get("escalation", ""))
-    tool, _, count = source.get("summary", "").rpartition(" × ")
-    if form is None or tool != call.tool or not count.isdigit():
-        return None
-    arguments = canonical_arguments(call.arguments)
-    return Reminder(f"session:{session_id}", call.tool, int(count), form, context.text, arguments)
+def session_reminder(reminder: Reminder, session_id: str) -> Reminder:
+    """Return ``reminder`` keyed to the agent ``session:<session_id>``, as a replay names it."""
+    return replace(reminder, agent=f"session:{session_id}")
 
 
 async def _send_notification(client: acp.Client, notification: dict[str, Any]) -> None:

@@ -28,12 +28,12 @@ from acp.schema import (
 )
 
 from ._script import AgentScript, PermissionAnswer
+from ._version import VERSION
 
 __all__ = ["ClientPlan", "Frame", "Recording", "agent_command", "record_agent", "record_streams"]
 
 Direction = Literal["c2a", "a2c"]
 _CLIENT_NAME = "repeat-guard-recorder"
-_VERSION = "0.1.0"
 _CHUNK = 1 << 16
 
 
@@ -168,7 +168,7 @@ async def _run_plan(conn: acp.ClientSideConnection, plan: ClientPlan) -> tuple[s
     await conn.initialize(
         protocol_version=acp.PROTOCOL_VERSION,
         client_capabilities=ClientCapabilities(),
-        client_info=Implementation(name=_CLIENT_NAME, version=_VERSION),
+        client_info=Implementation(name=_CLIENT_NAME, version=VERSION),
     )
     session_ids: list[str] = []
     for prompts in plan.sessions:

@@ -22,6 +22,7 @@ append-only session log that serialises to JSONL::
     asyncio.run(main())
 """
 
+from . import hookspecs
 from ._events import (
     AssistantMessage,
     ContextMessage,
@@ -66,4 +67,5 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "UserMessage",
+    "hookspecs",
 ]

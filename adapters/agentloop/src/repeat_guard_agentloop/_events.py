@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import ClassVar, Literal
 
+from repeat_guard import Reminder, reminder_to_json
+
 __all__ = [
     "AssistantMessage",
     "ContextMessage",
@@ -42,7 +44,11 @@ def _event_json(event: Event) -> str:
     record: dict[str, object] = {"type": event.kind}
     for item in fields(event):
         value = getattr(event, item.name)
-        record[item.name] = dict(value) if item.name == "source" else value
+        if isinstance(value, Reminder):
+            value = reminder_to_json(value)
+        elif item.name == "source":
+            value = dict(value)
+        record[item.name] = value
     return _dumps(record)
 
 
@@ -122,7 +128,9 @@ class ToolResult:
 class ContextMessage:
     """Context a post-execute plugin attached to ``call_id``, injected after the step's results.
 
-    ``source`` is the contributing plugin's provenance label, kept as it gave it.
+    ``source`` is the contributing plugin's provenance label, kept as it gave it. ``reminder``
+    is the guard's ``Reminder`` value when the guard attached it (``None`` for other plugins);
+    the log writes it with the core's ``reminder_to_json``.
     """
 
     kind: ClassVar[str] = "context_message"
@@ -131,6 +139,7 @@ class ContextMessage:
     call_id: str
     text: str
     source: Mapping[str, str] = field(default_factory=dict)
+    reminder: Reminder | None = None
 
     def to_json(self) -> str:
         """Return this event as one line of JSON (no trailing newline)."""

@@ -24,15 +24,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import pluggy
 
-from repeat_guard_pluggy import Accept, Block, PostExecuteDecision, ToolExecution, specs_for
+from repeat_guard import GuardConfig
+from repeat_guard_pluggy import (
+    Accept,
+    Block,
+    PostExecuteDecision,
+    RepeatGuardPlugin,
+    ToolExecution,
+    install,
+)
 from repeat_guard_pluggy import ContextMessage as HookContext
 from repeat_guard_pluggy import ToolResult as HookResult
 
+from . import hookspecs
 from ._events import (
     AssistantMessage,
     ContextMessage,
@@ -60,8 +69,6 @@ PreExecuteListener = Callable[[ToolExecution], Awaitable[str | None]]
 
 EventSink = Callable[[Event], Awaitable[None]]
 """Receives every session-log event right after it is appended, in log order per agent."""
-
-_HOOKS = frozenset({"tool_post_execute", "agent_prompt_submit", "agent_dispose"})
 
 
 class AgentDisposedError(RuntimeError):
@@ -126,30 +133,28 @@ class CallOutcome:
 
 
 class AgentLoop:
-    """Runs agents against one tool registry and one pluggy plugin manager.
+    """Runs agents against one tool registry and the loop's own pluggy plugin manager.
 
-    ``pm`` is the host's plugin manager, of any project name, with whatever post-execute and
-    prompt plugins it holds (for the guard: ``repeat_guard_pluggy.install(pm, config)``, before
-    or after the loop is made); when omitted, the loop makes one named ``"repeat_guard"``.
-    Either way the loop adds the hook specifications it calls that ``pm`` lacks.
-    ``pre_execute`` listeners run in order before every call. ``on_event`` receives every
-    session-log event as it is appended.
+    ``pm`` is made by the loop, named ``hookspecs.PROJECT_NAME``, holding the loop's hook
+    specifications; plugins implement them with ``hookspecs.hookimpl`` and are added with
+    ``loop.pm.register(plugin)``. ``guard``, when given (a ``GuardConfig``, a raw config
+    mapping), installs the repeat guard's implementation; ``loop.guard`` is then that plugin
+    (``None`` without one). ``pre_execute`` listeners run in order before every call.
+    ``on_event`` receives every session-log event as it is appended.
     """
 
     def __init__(
         self,
         tools: ToolRegistry,
-        pm: pluggy.PluginManager | None = None,
         *,
+        guard: GuardConfig | Mapping[str, object] | None = None,
         pre_execute: Sequence[PreExecuteListener] = (),
         on_event: EventSink | None = None,
     ) -> None:
-        if pm is None:
-            pm = pluggy.PluginManager("repeat_guard")
-        missing = frozenset(name for name in _HOOKS if not _has_spec(pm, name))
-        if missing:
-            pm.add_hookspecs(specs_for(pm.project_name, missing))
+        pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
         self.pm = pm
+        self.guard: RepeatGuardPlugin | None = None if guard is None else install(pm, guard)
         self.tools = tools
         self.log = SessionLog()
         self._pre_execute = tuple(pre_execute)
@@ -254,7 +259,7 @@ class AgentLoop:
         # Contexts wait until every result is in: a call and its result stay adjacent.
         for call_id, context in pending:
             message = ContextMessage(
-                agent._next_id(), agent.id, call_id, context.text, context.source
+                agent._next_id(), agent.id, call_id, context.text, context.source, context.reminder
             )
             await self._record(agent, message)
 
@@ -310,11 +315,6 @@ class AgentLoop:
         self.log.append(event)
         if self._on_event is not None:
             await self._on_event(event)
-
-
-def _has_spec(pm: pluggy.PluginManager, name: str) -> bool:
-    caller: pluggy.HookCaller | None = getattr(pm.hook, name, None)
-    return caller is not None and caller.has_spec()
 
 
 def _check_live(agent: Agent) -> None:

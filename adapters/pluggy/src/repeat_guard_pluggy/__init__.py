@@ -16,7 +16,7 @@ Install the guard into a harness's plugin manager (any project name) and call th
             execution=ToolExecution(agent, "c1", "grep", {"pattern": "x"}),
             result=ToolResult("no match"),
         )
-    assert decision.contexts[0].source["summary"] == "grep × 3"
+    assert decision.contexts[0].reminder.summary == "grep × 3"
 
 See the package README for the folding rules, agent keying and failing open.
 """

@@ -20,10 +20,8 @@ from ._plugin import PLUGIN_NAME, Reducer, RepeatGuardPlugin
 
 __all__ = ["install", "specs_for"]
 
-_SPECS: tuple[Callable[..., object], ...] = (
-    hookspecs.tool_post_execute,
-    hookspecs.agent_prompt_submit,
-    hookspecs.agent_dispose,
+_SPECS: tuple[Callable[..., object], ...] = tuple(
+    getattr(hookspecs, name) for name in hookspecs.HOOK_NAMES
 )
 
 

@@ -27,11 +27,13 @@ from collections import deque
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
+from typing import Final
 
 import pluggy
 from returns.pipeline import is_successful
 
 from repeat_guard import (
+    SOURCE,
     AgentDisposed,
     ConfigError,
     Event,
@@ -49,8 +51,8 @@ from ._types import Accept, ContextMessage, PostExecuteDecision, ToolExecution, 
 
 __all__ = ["PLUGIN_NAME", "GuardConfigError", "Reducer", "RepeatGuardPlugin"]
 
-PLUGIN_NAME = "repeat-tool-guard"
-"""The name ``install`` registers the guard under, and the ``plugin`` of its context source."""
+PLUGIN_NAME: Final = SOURCE["plugin"]
+"""The name ``install`` registers the guard under: the ``plugin`` of the core's reminder source."""
 
 Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 """The shape of ``repeat_guard.reduce``: what ``RepeatGuardPlugin`` calls for every event."""
@@ -106,8 +108,8 @@ class RepeatGuardPlugin:
 
     ``config`` is a ``GuardConfig``, a raw mapping (parsed here; ``GuardConfigError`` when
     invalid) or ``None`` for the defaults. ``reducer`` is the transition function, injectable
-    for tests. Register it with ``install(pm, config)``; for a plugin manager named
-    ``"repeat_guard"`` the plugin object itself may also be passed to ``pm.register``.
+    for tests. It is registered one way, whatever the plugin manager's project name:
+    ``install(pm, config)``, which registers ``hook_implementations(pm.project_name)``.
 
     Agent objects should support weak references: a collected agent's chain and id are dropped
     automatically. An agent that cannot be weakly referenced is held until ``agent_dispose``.
@@ -149,9 +151,8 @@ class RepeatGuardPlugin:
         registration = self._agents.get(id(agent))
         return None if registration is None else registration.agent_id
 
-    # -- hook implementations (marked for the default project; see hook_implementations) ----
+    # -- the hooks' behaviour (marked for a project by hook_implementations) ----------------
 
-    @hookspecs.hookimpl(wrapper=True)
     def tool_post_execute(self, execution: ToolExecution, result: ToolResult) -> PostExecuteWrapper:
         """Count the finished call, delegate, then prepend any reminder to the decision.
 
@@ -169,12 +170,10 @@ class RepeatGuardPlugin:
             _log.exception("%s failed to attach its reminder; the call proceeds", PLUGIN_NAME)
             return decision
 
-    @hookspecs.hookimpl
     def agent_prompt_submit(self, agent: object, prompt: str) -> None:
         """Start ``agent``'s chain over (nothing happens for an agent without an id)."""
         self._advance(lambda: self._prompt_event(agent))
 
-    @hookspecs.hookimpl
     def agent_dispose(self, agent: object) -> None:
         """Drop ``agent``'s chain and forget its id (nothing happens for an unknown agent)."""
         self._advance(lambda: self._dispose_event(agent))
@@ -182,10 +181,10 @@ class RepeatGuardPlugin:
     def hook_implementations(self, project_name: str = hookspecs.PROJECT_NAME) -> object:
         """Return an object whose functions implement the hooks for ``project_name``.
 
-        pluggy matches implementations to a plugin manager by the marker's project name, so a
-        harness with its own name registers this object (``install`` does it for you). Its
-        ``guard`` attribute is this plugin, so ``pm.get_plugin("repeat-tool-guard").guard``
-        finds the guard again.
+        pluggy matches implementations to a plugin manager by the marker's project name, so
+        this is what ``install`` registers; it implements every hook in
+        ``hookspecs.HOOK_NAMES``. Its ``guard`` attribute is this plugin, so
+        ``pm.get_plugin("repeat-tool-guard").guard`` finds the guard again.
         """
         hookimpl = pluggy.HookimplMarker(project_name)
         guard = self
@@ -271,16 +270,12 @@ class RepeatGuardPlugin:
 
 
 def reminder_context(reminder: Reminder) -> ContextMessage:
-    """Return the context message carrying ``reminder``, labelled with the guard's source."""
-    # "form": "notice" marks advisory commentary (never a replacement of the tool's output);
-    # "escalation" keeps the reminder's own form, gentle or detailed, for logs and replays.
-    source = {
-        **reminder.source,
-        "form": "notice",
-        "summary": reminder.summary,
-        "escalation": reminder.form,
-    }
-    return ContextMessage(text=reminder.text, source=source)
+    """Return the context message carrying ``reminder``: its text, its source, the value itself.
+
+    The ``Reminder`` rides along as itself, so a host that needs its tool, count or form reads
+    them from ``context.reminder`` instead of parsing a label.
+    """
+    return ContextMessage(text=reminder.text, source=reminder.source, reminder=reminder)
 
 
 def fold_reminders(

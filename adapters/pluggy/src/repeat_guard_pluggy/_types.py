@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from repeat_guard import Reminder
+
 __all__ = [
     "Accept",
     "Block",
@@ -46,10 +48,15 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class ContextMessage:
-    """Model-facing text attached to a finished call, labelled with who attached it."""
+    """Model-facing text attached to a finished call, labelled with who attached it.
+
+    ``reminder`` is the guard's own ``Reminder`` when the guard attached the message (``text``
+    is then its text), and ``None`` for any other plugin's context.
+    """
 
     text: str
     source: Mapping[str, str] = field(default_factory=dict)
+    reminder: Reminder | None = None
 
 
 @dataclass(frozen=True, slots=True)

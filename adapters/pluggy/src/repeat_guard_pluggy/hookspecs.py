@@ -8,11 +8,13 @@ message reaches an agent.
 
 from __future__ import annotations
 
+from typing import Final
+
 import pluggy
 
 from ._types import PostExecuteDecision, ToolExecution, ToolResult
 
-PROJECT_NAME = "repeat_guard"
+PROJECT_NAME: Final = "repeat_guard"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
@@ -36,3 +38,9 @@ def agent_prompt_submit(agent: object, prompt: str) -> None:
 @hookspec
 def agent_dispose(agent: object) -> None:
     """``agent`` has finished and will make no more calls."""
+
+
+HOOK_NAMES: Final = tuple(
+    name for name, value in tuple(globals().items()) if hasattr(value, f"{PROJECT_NAME}_spec")
+)
+"""Every hook specified above, in definition order: the one list of the guard's hook names."""
