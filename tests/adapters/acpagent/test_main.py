@@ -50,10 +50,14 @@ def test_a_bad_script_or_config_exits_2_before_running(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     absent = str(tmp_path / "absent.json")
-    assert serve_main(["--script", absent]) == 2
+    with pytest.raises(SystemExit) as exited:
+        serve_main(["--script", absent])
+    assert exited.value.code == 2  # argparse's usage status: the one definition of it
     assert "cannot read the script" in capsys.readouterr().err
     out = str(tmp_path / "out.jsonl")
-    assert record_main(["--script", str(DEMO), "--config", absent, "--out", out]) == 2
+    with pytest.raises(SystemExit) as exited:
+        record_main(["--script", str(DEMO), "--config", absent, "--out", out])
+    assert exited.value.code == 2
     assert "cannot read the config" in capsys.readouterr().err
     assert not Path(out).exists()
 

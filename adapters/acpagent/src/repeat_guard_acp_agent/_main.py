@@ -3,7 +3,8 @@
 ``python -m repeat_guard_acp_agent --script FILE [--config FILE] [--log FILE]`` serves;
 ``python -m repeat_guard_acp_agent.record --script FILE --out FILE [--config FILE]`` spawns
 that agent, drives it with the script's client side and writes the recorder lines. A bad
-script or config exits with status 2 and the reason on stderr before anything runs.
+script or config is a usage error, reported as argparse reports its own (the usage line and the
+reason on stderr, exit status 2) before anything runs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
@@ -30,7 +30,6 @@ from ._script import AgentScript, load_script
 
 __all__ = ["load_config", "record_main", "serve_main"]
 
-EXIT_USAGE = 2
 _STDIO_LIMIT = 1 << 26
 
 
@@ -75,12 +74,12 @@ def _parser(prog: str, *, record: bool) -> argparse.ArgumentParser:
 
 def serve_main(argv: Sequence[str] | None = None) -> int:
     """Serve the agent on stdin/stdout until the client closes stdin; return the exit status."""
-    args = _parser("python -m repeat_guard_acp_agent", record=False).parse_args(argv)
+    parser = _parser("python -m repeat_guard_acp_agent", record=False)
+    args = parser.parse_args(argv)
     try:
         script, config = _script(args.script), load_config(args.config)
     except ValueError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
+        parser.error(str(error))
     with contextlib.ExitStack() as stack:
         log = None if args.log is None else _writer(stack.enter_context(_append(args.log)))
         agent = GuardedAgent(script, config, log=log)
@@ -112,13 +111,13 @@ def _writer(target: IO[str]) -> Callable[[Event], None]:
 
 def record_main(argv: Sequence[str] | None = None) -> int:
     """Record a run of the agent for ``--script`` into ``--out``; return the exit status."""
-    args = _parser("python -m repeat_guard_acp_agent.record", record=True).parse_args(argv)
+    parser = _parser("python -m repeat_guard_acp_agent.record", record=True)
+    args = parser.parse_args(argv)
     try:
         script = _script(args.script)
         load_config(args.config)
     except ValueError as error:
-        print(error, file=sys.stderr)
-        return EXIT_USAGE
+        parser.error(str(error))
     command = agent_command(args.script, args.config)
     plan = ClientPlan.from_script(script)
     recording = asyncio.run(record_agent(command, plan, env=dict(os.environ)))
