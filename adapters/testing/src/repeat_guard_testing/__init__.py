@@ -1,0 +1,24 @@
+"""repeat-guard-testing: model-check a harness that embeds the repeat-guard reducer.
+
+The project's own Hypothesis strategies (configs, events), its reference model (the guard's
+rules written the dumb way) and a state machine that compares the two. A harness subclasses
+``HarnessMachine`` with ``start(config)`` and ``deliver(event) -> reminders``; see the README.
+"""
+
+from ._machine import HarnessMachine
+from ._model import Fired, ReferenceGuard, fired
+from ._strategies import AGENTS, ARGUMENTS, PATTERNS, TOOLS, configs, events, tool_calls
+
+__all__ = [
+    "AGENTS",
+    "ARGUMENTS",
+    "PATTERNS",
+    "TOOLS",
+    "Fired",
+    "HarnessMachine",
+    "ReferenceGuard",
+    "configs",
+    "events",
+    "fired",
+    "tool_calls",
+]

@@ -1,0 +1,126 @@
+"""The testing kit: its README example runs and passes, and a broken harness is caught."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import run_state_machine_as_test
+
+from repeat_guard import (
+    AgentDisposed,
+    Event,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    reduce,
+)
+from repeat_guard_testing import (
+    AGENTS,
+    TOOLS,
+    HarnessMachine,
+    ReferenceGuard,
+    configs,
+    events,
+    fired,
+    tool_calls,
+)
+
+README = Path(__file__).resolve().parents[3] / "adapters" / "testing" / "README.md"
+FAST = settings(max_examples=30, stateful_step_count=30, deadline=None)
+
+
+def readme_namespace() -> dict[str, object]:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    assert len(blocks) == 1
+    namespace: dict[str, object] = {"__name__": "readme_example"}
+    exec(compile(blocks[0], str(README), "exec"), namespace)  # the README's own code
+    return namespace
+
+
+def test_the_readme_example_runs_and_its_model_check_passes() -> None:
+    check = readme_namespace()["HarnessCheck"]
+    assert isinstance(check, type)
+    assert issubclass(check, HarnessMachine)
+    run_state_machine_as_test(check, settings=FAST)
+
+
+class ForgetsPrompts(HarnessMachine):
+    """A harness that never forwards prompts: its chains outlive the user's interjection."""
+
+    def start(self, config: GuardConfig) -> None:
+        self.state = GuardState.initial(config)
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        if isinstance(event, PromptSubmitted):
+            return ()
+        self.state, reminders = reduce(self.state, event)
+        return reminders
+
+    events = events(agents=["a"], tools=["grep"], arguments=[{"q": 1}])
+
+
+def test_a_harness_that_drops_prompts_is_caught() -> None:
+    # Found, not shrunk: shrinking a stateful failure is slow and proves nothing more here.
+    quick = settings(FAST, max_examples=200, database=None, phases=[Phase.generate])
+    with pytest.raises(AssertionError, match="after"):
+        run_state_machine_as_test(ForgetsPrompts, settings=quick)
+
+
+def test_the_base_machine_must_be_told_how_to_start_and_deliver() -> None:
+    machine = HarnessMachine()
+    with pytest.raises(NotImplementedError):
+        machine.start(GuardConfig())
+    with pytest.raises(NotImplementedError):
+        machine.deliver(PromptSubmitted("a"))
+    machine.check()  # the default adds no invariant, so it passes
+
+
+@given(configs())
+def test_configs_are_valid_and_draw_from_the_patterns(config: GuardConfig) -> None:
+    assert 1 <= len(config.thresholds) <= 3
+    assert all(2 <= t <= 7 for t in config.thresholds)
+    assert 1 <= config.arguments_preview_chars <= 30
+
+
+@given(st.lists(events(), min_size=50, max_size=50))
+def test_events_are_mostly_calls_with_some_prompts_and_disposals(drawn: list[Event]) -> None:
+    assert all(isinstance(e, ToolCallFinished | PromptSubmitted | AgentDisposed) for e in drawn)
+    calls = [e for e in drawn if isinstance(e, ToolCallFinished)]
+    assert all(e.agent is None or e.agent in AGENTS for e in calls)
+    assert all(e.tool in TOOLS for e in calls)
+
+
+@given(tool_calls(agents=["x"], tools=["t"], arguments=[1]))
+def test_tool_calls_use_the_given_values(call: ToolCallFinished) -> None:
+    assert call.agent in ("x", None)
+    assert (call.tool, call.arguments) == ("t", 1)
+
+
+def test_the_reference_model_counts_resets_and_escalates() -> None:
+    model = ReferenceGuard(GuardConfig(thresholds=(3, 2), exclude=("todo_*",)))
+    grep = ToolCallFinished("a", "grep", {"q": 1})
+    todo = ToolCallFinished("a", "todo_write", {})
+    assert model.apply(grep) == []
+    assert model.apply(todo) == []  # excluded: transparent
+    assert model.apply(ToolCallFinished("a", "grep", {"q": 1.0})) == [("a", "grep", 2, "gentle")]
+    assert model.apply(grep) == [("a", "grep", 3, "detailed")]
+    assert model.chains == {"a": ("grep", '{"q":1}', 3)}
+    assert model.apply(ToolCallFinished(None, "grep", {})) == []
+    assert model.apply(PromptSubmitted("a")) == []
+    assert model.chains == {}
+    assert model.apply(grep) == []
+    assert model.apply(AgentDisposed("a")) == []
+    assert model.chains == {}
+    assert not ReferenceGuard(GuardConfig(include=("mcp.*",))).tracks("mcpXfs")
+
+
+def test_fired_reads_reminders_as_the_models_tuples() -> None:
+    reminder = Reminder("a", "grep", 3, "gentle", "text", "{}")
+    assert fired([reminder]) == [("a", "grep", 3, "gentle")]
