@@ -80,6 +80,16 @@ format: .venv/.synced ## Rewrite sources with ruff format and ruff's safe fixes
 bench: .venv/.synced ## Benchmarks: print throughput ratios and retained sizes
 	$(RUN) python -m bench
 
+.PHONY: mutation
+mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minutes), then its summary
+	rm -rf .mutation && mkdir -p .mutation/tests
+	cp -r core/src .mutation/src
+	cp tests/__init__.py .mutation/tests/ && cp -r tests/core .mutation/tests/core
+	cp mutation/pyproject.toml .mutation/pyproject.toml
+	cd .mutation && ../.venv/bin/mutmut run --max-children $${MUTMUT_CHILDREN:-2} >/dev/null; \
+		../.venv/bin/mutmut results --all true > results.txt; \
+		../.venv/bin/python ../mutation/summary.py results.txt
+
 .PHONY: clean
 clean: ## Remove the venv, the bootstrapped uv and caches
-	rm -rf .venv $(TOOLS) .mypy_cache .pytest_cache .ruff_cache .hypothesis .coverage
+	rm -rf .venv $(TOOLS) .mutation .mypy_cache .pytest_cache .ruff_cache .hypothesis .coverage
