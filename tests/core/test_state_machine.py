@@ -20,6 +20,7 @@ from repeat_guard import (
     GuardState,
     Reminder,
     ToolCallFinished,
+    argument_key,
     reduce,
 )
 from repeat_guard_testing import HarnessMachine
@@ -42,8 +43,12 @@ class GuardMachine(HarnessMachine):
         return reminders
 
     def check(self) -> None:
-        chains = {agent: tuple(chain) for agent, chain in self.state.chains.items()}
-        assert chains == self.model.chains
+        # The model keeps the canonical text; the state keeps its fixed-size key.
+        expected = {
+            agent: (tool, argument_key(text), count)
+            for agent, (tool, text, count) in self.model.chains.items()
+        }
+        assert {agent: tuple(chain) for agent, chain in self.state.chains.items()} == expected
         assert len(self.state) == len(self.model.chains)
         for state, earlier in self.history[-20:]:
             assert dict(state.chains) == earlier
