@@ -41,6 +41,7 @@ EXAMPLES = {
     "SERVE": "repeat-guard serve --thresholds 3 < events.jsonl",
     "DASHM": "python -m repeat_guard_cli check-config guard.toml --thresholds 2,4 "
     "--preview-chars 80",
+    "AUDIT": "repeat-guard audit --top 3 --jobs 1 session.jsonl mixed.jsonl",
 }
 
 
