@@ -2,8 +2,8 @@
 
 Argument parsing and output only; the audit package lists, reads, folds and merges. Every
 command builds the parser, so this module imports only what the parser needs; the rest (the
-audit package, the progress bar, ``tempfile``) is imported when the command runs, so a hook
-process never pays for it, and Dask is imported only for ``--engine dask``.
+core, the audit package, the progress bar, ``tempfile``) is imported when the command runs, so
+a hook process never pays for it, and Dask is imported only for ``--engine dask``.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ import stat
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from repeat_guard import GuardConfig, Waste, merge_waste
-
 from ._errors import UsageError
 
 if TYPE_CHECKING:
+    from repeat_guard import GuardConfig, Waste
     from repeat_guard_audit import FileAudit, FileJob
 
 __all__ = ["AUDIT_EPILOG", "add_audit_arguments", "audit_command"]
@@ -223,6 +222,7 @@ def _print_problems(result: FileAudit, err: TextIO) -> None:
 def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err: TextIO) -> Waste:
     """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err``, then
     the totals; return the totals."""
+    from repeat_guard import Waste, merge_waste
     from repeat_guard_audit import (
         csv_header,
         csv_session_row,
