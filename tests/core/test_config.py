@@ -94,7 +94,7 @@ def test_thresholds_come_back_sorted() -> None:
             {"threshold": [3]},
             "threshold",
             "unknown config key 'threshold' (known: thresholds, include, exclude, "
-            "argumentsPreviewChars)",
+            "argumentsPreviewChars, cyclePeriod, cycleThresholds, progress, budgets, denyAt)",
         ),
         (
             {"argumentsPreviewChars": 5, "arguments_preview_chars": 6},

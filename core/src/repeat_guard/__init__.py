@@ -14,17 +14,21 @@ A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds 
 from ._canonical import argument_key, canonical_arguments
 from ._codec import (
     CHAIN_VERSION,
+    MEMORY_VERSION,
     STATE_VERSION,
     CodecError,
     decode_chain,
+    decode_memory,
     decode_state,
     encode_chain,
+    encode_memory,
     encode_state,
 )
-from ._config import ConfigError, ConfigFormat, GuardConfig, load_config, parse_config
+from ._config import ConfigError, ConfigFormat, GuardConfig, Progress, load_config, parse_config
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
-from ._reminders import SOURCE, Form, Reminder, preview_arguments, render_reminder
-from ._state import Chain, GuardState, reduce
+from ._policies import Admit, Deny, Memory
+from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
+from ._state import Chain, GuardState, admit, reduce
 from ._tally import (
     UNKNOWN_DAY,
     DayTally,
@@ -43,23 +47,29 @@ from ._tally import (
     worst_runs,
     worst_sessions,
 )
-from ._wire import reminder_to_json
+from ._wire import event_from_json, event_to_json, reminder_from_json, reminder_to_json
 
 __all__ = [
     "CHAIN_VERSION",
+    "FORMS",
+    "MEMORY_VERSION",
     "SOURCE",
     "STATE_VERSION",
     "UNKNOWN_DAY",
+    "Admit",
     "AgentDisposed",
     "Chain",
     "CodecError",
     "ConfigError",
     "ConfigFormat",
     "DayTally",
+    "Deny",
     "Event",
     "Form",
     "GuardConfig",
     "GuardState",
+    "Memory",
+    "Progress",
     "ProjectTally",
     "PromptSubmitted",
     "Reminder",
@@ -69,18 +79,24 @@ __all__ = [
     "ToolCallFinished",
     "ToolTally",
     "Waste",
+    "admit",
     "argument_key",
     "canonical_arguments",
     "decode_chain",
+    "decode_memory",
     "decode_state",
     "encode_chain",
+    "encode_memory",
     "encode_state",
+    "event_from_json",
+    "event_to_json",
     "load_config",
     "merge_tallies",
     "merge_waste",
     "parse_config",
     "preview_arguments",
     "reduce",
+    "reminder_from_json",
     "reminder_to_json",
     "render_reminder",
     "tally",

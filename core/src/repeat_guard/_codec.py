@@ -7,8 +7,10 @@ returns plain lists, dicts, strings and integers that ``json`` writes as they ar
 ``CodecError`` that says where and what is wrong. Decoding never raises.
 
 The encoding is versioned: a chain is ``[CHAIN_VERSION, tool, key, repeats]`` and a state is
-``{"version": STATE_VERSION, "chains": {agent: chain, ...}}``. The configuration is not part of
-the state's encoding: it comes from the harness's configuration each time.
+``{"version": STATE_VERSION, "chains": {agent: chain, ...}}``, plus ``"memories": {agent:
+memory, ...}`` when an opt-in policy remembers something, a memory being ``[MEMORY_VERSION,
+recent, runs, result, spent]`` (``recent`` a list of ``[tool, key]``). The configuration is
+not part of the state's encoding: it comes from the harness's configuration each time.
 """
 
 from __future__ import annotations
@@ -19,20 +21,25 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from ._config import GuardConfig
+from ._policies import Memory
 from ._state import Chain, GuardState
 
 __all__ = [
     "CHAIN_VERSION",
+    "MEMORY_VERSION",
     "STATE_VERSION",
     "CodecError",
     "decode_chain",
+    "decode_memory",
     "decode_state",
     "encode_chain",
+    "encode_memory",
     "encode_state",
 ]
 
 CHAIN_VERSION = 1
 STATE_VERSION = 1
+MEMORY_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +75,38 @@ def decode_chain(raw: object, path: str = "chain") -> Result[Chain, CodecError]:
     return Success(Chain(tool, key, repeats))
 
 
+def encode_memory(memory: Memory) -> list[object]:
+    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent]``."""
+    recent = [[tool, key] for tool, key in memory.recent]
+    return [MEMORY_VERSION, recent, list(memory.runs), memory.result, list(memory.spent)]
+
+
+def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecError]:
+    """Return the policies' memory ``raw`` encodes, or a ``CodecError`` naming the problem."""
+    if not isinstance(raw, list) or len(raw) != 5:
+        return _failure(path, raw, "a memory must be a list of 5 items")
+    version, recent, runs, result, spent = raw
+    if version != MEMORY_VERSION or not _is_integer(version):
+        return _failure(f"{path}[0]", version, f"memory version must be {MEMORY_VERSION}")
+    if not isinstance(recent, list) or not all(_is_key(item) for item in recent):
+        return _failure(f"{path}[1]", recent, "recent calls must be a list of [tool, key]")
+    for index, counts in ((2, runs), (4, spent)):
+        if not isinstance(counts, list) or not all(_is_count(item) for item in counts):
+            return _failure(f"{path}[{index}]", counts, "must be a list of counts (0 or more)")
+    if result is not None and not isinstance(result, str):
+        return _failure(f"{path}[3]", result, "the result key must be a string or null")
+    keys = tuple((tool, key) for tool, key in recent)
+    return Success(Memory(keys, tuple(runs), result, tuple(spent)))
+
+
 def encode_state(state: GuardState) -> dict[str, object]:
-    """Return ``state``'s chains as ``{"version": STATE_VERSION, "chains": {...}}``."""
+    """Return ``state`` as ``{"version": STATE_VERSION, "chains": {...}}`` (and memories)."""
     chains = {agent: encode_chain(chain) for agent, chain in state.chains.items()}
-    return {"version": STATE_VERSION, "chains": chains}
+    encoded: dict[str, object] = {"version": STATE_VERSION, "chains": chains}
+    if state.memories:
+        memories = {agent: encode_memory(memory) for agent, memory in state.memories.items()}
+        encoded["memories"] = memories
+    return encoded
 
 
 def decode_state(raw: object, config: GuardConfig) -> Result[GuardState, CodecError]:
@@ -92,7 +127,31 @@ def decode_state(raw: object, config: GuardConfig) -> Result[GuardState, CodecEr
         if isinstance(decoded, Failure):
             return Failure(decoded.failure())
         chains[agent] = decoded.unwrap()
-    return Success(GuardState.from_chains(config, chains))
+    return _memories(raw.get("memories", {})).map(
+        lambda memories: GuardState.from_chains(config, chains, memories)
+    )
+
+
+def _memories(encoded: object) -> Result[dict[str, Memory], CodecError]:
+    if not isinstance(encoded, Mapping):
+        return _failure("state.memories", encoded, "memories must be a mapping")
+    memories: dict[str, Memory] = {}
+    for agent, item in encoded.items():
+        if not isinstance(agent, str):
+            return _failure("state.memories", agent, "an agent id must be a string")
+        decoded = decode_memory(item, f"state.memories[{agent!r}]")
+        if isinstance(decoded, Failure):
+            return Failure(decoded.failure())
+        memories[agent] = decoded.unwrap()
+    return Success(memories)
+
+
+def _is_key(item: object) -> bool:
+    return isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)
+
+
+def _is_count(item: object) -> bool:
+    return _is_integer(item) and item >= 0  # type: ignore[operator]  # an int, checked first
 
 
 def _is_integer(value: object) -> bool:

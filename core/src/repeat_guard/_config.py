@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,9 +21,12 @@ from returns.result import Failure, Result, Success
 __all__ = ["ConfigError", "ConfigFormat", "GuardConfig", "load_config", "parse_config"]
 
 ConfigFormat = Literal["json", "toml"]
+Progress = Literal["off", "result"]
 
 DEFAULT_THRESHOLDS = (3, 5, 8)
 DEFAULT_PREVIEW_CHARS = 500
+DEFAULT_CYCLE_THRESHOLDS = (3, 5)
+MAX_CYCLE_PERIOD = 8  # each tracked call checks every period up to this: keep it small
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,31 +55,69 @@ class GuardConfig:
     whose calls are transparent to the chain. In a pattern ``*`` matches any run of characters
     and every other character is literal. ``arguments_preview_chars``: how many characters of
     the canonical arguments the detailed reminder quotes.
+
+    The opt-in policies, all off by default: ``cycle_period`` (0, or the longest cycle of
+    distinct calls to notice, 2 to 8) with ``cycle_thresholds`` (how many repetitions of the
+    cycle produce a reminder); ``progress`` (``"result"``: an identical call whose result
+    differs starts its chain over); ``budgets`` (pairs of tool-name pattern and the number of
+    calls allowed since the last prompt); ``deny_at`` (``admit`` refuses the call that would be
+    the ``deny_at``-th identical call in a row).
     """
 
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     arguments_preview_chars: int = DEFAULT_PREVIEW_CHARS
+    cycle_period: int = 0
+    cycle_thresholds: tuple[int, ...] = DEFAULT_CYCLE_THRESHOLDS
+    progress: Progress = "off"
+    budgets: tuple[tuple[str, int], ...] = ()
+    deny_at: int | None = None
     _include_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _policies: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        budgets: object = self.budgets
+        if isinstance(budgets, Mapping):
+            budgets = tuple(budgets.items())
         error = _first_error(
             {
                 "thresholds": self.thresholds,
                 "include": self.include,
                 "exclude": self.exclude,
                 "arguments_preview_chars": self.arguments_preview_chars,
+                "cycle_period": self.cycle_period,
+                "cycle_thresholds": self.cycle_thresholds,
+                "progress": self.progress,
+                "budgets": budgets,
+                "deny_at": self.deny_at,
             }
         )
         if error is not None:
             raise ValueError(error.message)
-        object.__setattr__(self, "thresholds", tuple(sorted(self.thresholds)))
-        object.__setattr__(self, "include", tuple(self.include))
-        object.__setattr__(self, "exclude", tuple(self.exclude))
-        object.__setattr__(self, "_include_re", compile_patterns(self.include))
-        object.__setattr__(self, "_exclude_re", compile_patterns(self.exclude))
+        pairs = tuple((pattern, limit) for pattern, limit in budgets)  # type: ignore[attr-defined]  # checked
+        set_ = object.__setattr__
+        set_(self, "thresholds", tuple(sorted(self.thresholds)))
+        set_(self, "cycle_thresholds", tuple(sorted(self.cycle_thresholds)))
+        set_(self, "include", tuple(self.include))
+        set_(self, "exclude", tuple(self.exclude))
+        set_(self, "budgets", pairs)
+        set_(self, "_include_re", compile_patterns(self.include))
+        set_(self, "_exclude_re", compile_patterns(self.exclude))
+        set_(self, "_budget_res", tuple(_compile_one(pattern) for pattern, _ in pairs))
+        policies = self.cycle_period > 0 or self.progress != "off" or bool(pairs)
+        set_(self, "_policies", policies)
+
+    @property
+    def policies(self) -> bool:
+        """Whether any opt-in policy that remembers calls (cycles, progress, budgets) is on."""
+        return self._policies
+
+    def budget_matches(self, index: int, tool: str) -> bool:
+        """Return whether budget ``index``'s pattern matches ``tool``."""
+        return self._budget_res[index].fullmatch(tool) is not None
 
     def tracks(self, tool: str) -> bool:
         """Return whether calls to ``tool`` count toward (or reset) a chain."""
@@ -85,13 +126,27 @@ class GuardConfig:
         return self._exclude_re is None or self._exclude_re.fullmatch(tool) is None
 
     def to_mapping(self) -> dict[str, object]:
-        """Return the configuration in the design note's keys, ready for JSON or TOML."""
-        return {
+        """Return the configuration in the design note's keys, ready for JSON or TOML.
+
+        The opt-in policies' keys appear only when set away from their defaults.
+        """
+        mapping: dict[str, object] = {
             "thresholds": list(self.thresholds),
             "include": list(self.include),
             "exclude": list(self.exclude),
             "argumentsPreviewChars": self.arguments_preview_chars,
         }
+        if self.cycle_period:
+            mapping["cyclePeriod"] = self.cycle_period
+        if self.cycle_thresholds != DEFAULT_CYCLE_THRESHOLDS:
+            mapping["cycleThresholds"] = list(self.cycle_thresholds)
+        if self.progress != "off":
+            mapping["progress"] = self.progress
+        if self.budgets:
+            mapping["budgets"] = dict(self.budgets)
+        if self.deny_at is not None:
+            mapping["denyAt"] = self.deny_at
+        return mapping
 
 
 def compile_patterns(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -102,20 +157,35 @@ def compile_patterns(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{a})" for a in alternatives), re.DOTALL)
 
 
-_KEYS = {
+def _compile_one(pattern: str) -> re.Pattern[str]:
+    compiled = compile_patterns((pattern,))
+    assert compiled is not None  # one pattern gives one expression
+    return compiled
+
+
+# Public (design-note) key -> field name; the snake-case field names are accepted too.
+_PUBLIC = {
     "thresholds": "thresholds",
     "include": "include",
     "exclude": "exclude",
     "argumentsPreviewChars": "arguments_preview_chars",
-    "arguments_preview_chars": "arguments_preview_chars",
+    "cyclePeriod": "cycle_period",
+    "cycleThresholds": "cycle_thresholds",
+    "progress": "progress",
+    "budgets": "budgets",
+    "denyAt": "deny_at",
 }
+_KEYS = {**_PUBLIC, **{name: name for name in _PUBLIC.values()}}
+_PUBLIC_OF = {name: key for key, name in _PUBLIC.items()}
 
 
 def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
     """Return the ``GuardConfig`` that ``raw`` describes, or the first reason it is invalid.
 
     Accepts the keys ``thresholds``, ``include``, ``exclude`` and ``argumentsPreviewChars``
-    (or ``arguments_preview_chars``); missing keys take their defaults, unknown keys fail.
+    and the opt-in ``cyclePeriod``, ``cycleThresholds``, ``progress``, ``budgets`` (a mapping
+    of tool-name pattern to limit) and ``denyAt`` (or each one's snake-case field name);
+    missing keys take their defaults, unknown keys fail.
     """
     candidate: object = raw  # callers pass whatever a YAML or TOML loader gave them
     if not isinstance(candidate, Mapping):
@@ -125,7 +195,7 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
     for key, value in raw.items():
         name = _KEYS.get(key) if isinstance(key, str) else None
         if name is None:
-            known = ", ".join(k for k in _KEYS if k != "arguments_preview_chars")
+            known = ", ".join(_PUBLIC)
             return Failure(
                 ConfigError(str(key), value, f"unknown config key {key!r} (known: {known})")
             )
@@ -203,17 +273,19 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
         ("include", _patterns_error),
         ("exclude", _patterns_error),
         ("arguments_preview_chars", _preview_error),
+        ("cycle_period", _cycle_period_error),
+        ("cycle_thresholds", _thresholds_error),
+        ("progress", _progress_error),
+        ("budgets", _budgets_error),
+        ("deny_at", _deny_at_error),
     )
     for name, check in checks:
         if name in fields:
-            message = check(name, fields[name])
+            key = _PUBLIC_OF[name]
+            message = check(key, fields[name])
             if message is not None:
-                return ConfigError(_public_key(name), fields[name], message)
+                return ConfigError(key, fields[name], message)
     return None
-
-
-def _public_key(name: str) -> str:
-    return "argumentsPreviewChars" if name == "arguments_preview_chars" else name
 
 
 def _is_integer(value: object) -> bool:
@@ -222,17 +294,17 @@ def _is_integer(value: object) -> bool:
 
 def _thresholds_error(name: str, value: object) -> str | None:
     if not isinstance(value, list | tuple):
-        return f"thresholds must be a list of integers, got {value!r}"
+        return f"{name} must be a list of integers, got {value!r}"
     if not value:
-        return "thresholds must not be empty"
+        return f"{name} must not be empty"
     for item in value:
         if not _is_integer(item):
-            return f"thresholds must be integers, got {item!r} in {list(value)!r}"
+            return f"{name} must be integers, got {item!r} in {list(value)!r}"
         if item < 2:
-            return f"thresholds must be 2 or more, got {item!r} in {list(value)!r}"
+            return f"{name} must be 2 or more, got {item!r} in {list(value)!r}"
     duplicates = sorted({item for item in value if value.count(item) > 1})
     if duplicates:
-        return f"thresholds must not repeat, got {duplicates[0]!r} twice in {list(value)!r}"
+        return f"{name} must not repeat, got {duplicates[0]!r} twice in {list(value)!r}"
     return None
 
 
@@ -250,4 +322,35 @@ def _preview_error(name: str, value: object) -> str | None:
         return f"argumentsPreviewChars must be an integer, got {value!r}"
     if value < 1:  # type: ignore[operator]  # an int, checked just above
         return f"argumentsPreviewChars must be 1 or more, got {value!r}"
+    return None
+
+
+def _cycle_period_error(name: str, value: object) -> str | None:
+    if not _is_integer(value) or (value != 0 and not 2 <= value <= MAX_CYCLE_PERIOD):  # type: ignore[operator]  # an int
+        return f"{name} must be 0 (off) or an integer from 2 to {MAX_CYCLE_PERIOD}, got {value!r}"
+    return None
+
+
+def _progress_error(name: str, value: object) -> str | None:
+    if value not in ("off", "result"):
+        return f"{name} must be 'off' or 'result', got {value!r}"
+    return None
+
+
+def _budgets_error(name: str, value: object) -> str | None:
+    pairs = value.items() if isinstance(value, Mapping) else value
+    if not isinstance(pairs, Iterable) or isinstance(value, str):
+        return f"{name} must map tool-name patterns to limits, got {value!r}"
+    for pair in pairs:
+        if not isinstance(pair, tuple | list) or len(pair) != 2 or not isinstance(pair[0], str):
+            return f"{name} must map tool-name patterns to limits, got {value!r}"
+        pattern, limit = pair
+        if not _is_integer(limit) or limit < 1:
+            return f"{name} limits must be integers of 1 or more, got {limit!r} for {pattern!r}"
+    return None
+
+
+def _deny_at_error(name: str, value: object) -> str | None:
+    if value is not None and (not _is_integer(value) or value < 2):  # type: ignore[operator]  # an int
+        return f"{name} must be an integer of 2 or more (or absent), got {value!r}"
     return None

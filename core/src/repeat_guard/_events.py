@@ -13,13 +13,16 @@ class ToolCallFinished:
 
     ``arguments`` is the parsed JSON arguments, or the raw string when the model sent malformed
     argument JSON. ``agent=None`` marks a call made outside any agent (ignored). ``denied``
-    marks an attempt a permission check refused; it counts like any other.
+    marks an attempt a permission check refused; it counts like any other. ``result`` is what
+    the tool returned, for ``progress = "result"`` (only its fixed-size key is kept); ``None``
+    means not reported, and is never evidence of progress.
     """
 
     agent: str | None
     tool: str
     arguments: object
     denied: bool = False
+    result: object = None
 
 
 @dataclass(frozen=True, slots=True)

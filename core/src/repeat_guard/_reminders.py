@@ -10,9 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["SOURCE", "Form", "Reminder", "preview_arguments", "render_reminder"]
+__all__ = [
+    "FORMS",
+    "SOURCE",
+    "Form",
+    "Reminder",
+    "preview_arguments",
+    "render_budget",
+    "render_cycle",
+    "render_reminder",
+]
 
-Form = Literal["gentle", "detailed"]
+Form = Literal["gentle", "detailed", "cycle", "budget"]
+FORMS: tuple[Form, ...] = ("gentle", "detailed", "cycle", "budget")
 
 PLUGIN_NAME = "repeat-tool-guard"
 SOURCE: dict[str, str] = {"kind": "plugin", "plugin": PLUGIN_NAME}
@@ -29,7 +39,9 @@ class Reminder:
 
     ``count`` is the consecutive count that reached a threshold; ``form`` is ``"gentle"`` at
     the first threshold and ``"detailed"`` at later ones; ``arguments`` is the full canonical
-    argument text of the repeated call.
+    argument text of the repeated call. The opt-in policies add two forms: ``"cycle"`` (``count``
+    repetitions of a cycle of calls that ends with this one) and ``"budget"`` (``count`` calls
+    to a budgeted tool since the last prompt).
     """
 
     agent: str
@@ -85,3 +97,54 @@ def render_reminder(
             f"evidence, stop calling tools and finish your answer.{_CLOSE}"
         )
     return Reminder(agent, tool, count, form, text, arguments)
+
+
+def render_cycle(
+    agent: str,
+    arguments: str,
+    count: int,
+    block: tuple[tuple[str, str], ...],
+    preview_chars: int,
+) -> Reminder:
+    """Return the ``cycle`` reminder: ``block``'s (tool, argument key) calls, ``count`` times.
+
+    The last call of the block is the one just made, whose full canonical ``arguments`` the
+    reminder carries; each call is named by its tool and its argument key (the canonical text
+    when short, else a digest), cut to ``preview_chars``.
+    """
+    steps = " → ".join(f"`{tool}` {preview_arguments(key, preview_chars)}" for tool, key in block)
+    text = (
+        f"{_OPEN}"
+        f"You have repeated the same cycle of {len(block)} tool calls {count} times: {steps}\n"
+        "Going round this cycle again will not give a different result: change your approach, "
+        "or, if you have already gathered enough evidence, stop calling tools and finish your "
+        f"answer.{_CLOSE}"
+    )
+    return Reminder(agent, block[-1][0], count, "cycle", text, arguments)
+
+
+def render_budget(agent: str, tool: str, arguments: str, count: int, pattern: str) -> Reminder:
+    """Return the ``budget`` reminder: ``count`` calls to tools matching ``pattern``."""
+    text = (
+        f"{_OPEN}"
+        f"You have made {count} calls to tools matching `{pattern}` (this one to `{tool}`) "
+        "since the user's last message, which is the budget for them. Do not call them again "
+        f"for this task: finish with what you have.{_CLOSE}"
+    )
+    return Reminder(agent, tool, count, "budget", text, arguments)
+
+
+def deny_repeat_reason(tool: str, count: int) -> str:
+    """The reason ``admit`` gives for a call that would be the ``count``-th identical one."""
+    return (
+        f"refused: this would be the {count}th identical call to `{tool}` in a row, and the "
+        "limit is reached. Change the arguments or the approach, or finish your answer."
+    )
+
+
+def deny_budget_reason(tool: str, pattern: str, limit: int) -> str:
+    """The reason ``admit`` gives for a call past a name budget."""
+    return (
+        f"refused: the budget of {limit} calls to tools matching `{pattern}` since the user's "
+        f"last message is spent, so `{tool}` cannot run now. Finish with what you have."
+    )

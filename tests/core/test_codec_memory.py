@@ -1,0 +1,61 @@
+"""The state codec carries the opt-in policies' memory, and refuses a broken one."""
+
+from __future__ import annotations
+
+import pytest
+
+from repeat_guard import (
+    GuardConfig,
+    GuardState,
+    Memory,
+    ToolCallFinished,
+    decode_memory,
+    decode_state,
+    encode_memory,
+    encode_state,
+    reduce,
+)
+
+CONFIG = GuardConfig(cycle_period=3, progress="result", budgets=(("grep", 5),))
+
+
+def test_every_memory_field_round_trips_and_an_all_off_state_writes_none() -> None:
+    state = GuardState.initial(CONFIG)
+    for n in range(4):
+        state, _ = reduce(state, ToolCallFinished("a", "grep", {"n": n % 2}, result=n))
+    memory = state.memory("a")
+    assert memory.recent
+    assert memory.runs
+    assert memory.result
+    assert memory.spent
+    encoded = encode_state(state)
+    assert set(encoded) == {"version", "chains", "memories"}
+    assert decode_state(encoded, CONFIG).unwrap() == state
+    assert decode_memory(encode_memory(memory)).unwrap() == memory
+    assert "memories" not in encode_state(GuardState.initial())
+    assert decode_memory(encode_memory(Memory())).unwrap() == Memory()
+
+
+@pytest.mark.parametrize(
+    ("raw", "path"),
+    [
+        ("x", "memory"),
+        ([2, [], [], None, []], "memory[0]"),
+        ([1, [["t"]], [], None, []], "memory[1]"),
+        ([1, "x", [], None, []], "memory[1]"),
+        ([1, [], [-1], None, []], "memory[2]"),
+        ([1, [], [], None, [True]], "memory[4]"),
+        ([1, [], [], 3, []], "memory[3]"),
+    ],
+)
+def test_a_broken_memory_names_where(raw: object, path: str) -> None:
+    assert decode_memory(raw).failure().path == path
+
+
+def test_a_broken_memories_mapping_names_where() -> None:
+    base = {"version": 1, "chains": {}}
+    assert decode_state({**base, "memories": []}, CONFIG).failure().path == "state.memories"
+    bad_agent = {**base, "memories": {1: [1, [], [], None, []]}}
+    assert decode_state(bad_agent, CONFIG).failure().path == "state.memories"
+    bad_item = {**base, "memories": {"a": "x"}}
+    assert decode_state(bad_item, CONFIG).failure().path == "state.memories['a']"

@@ -1,0 +1,326 @@
+"""The opt-in policies, one scripted example per rule, through the public API only."""
+
+from __future__ import annotations
+
+import pytest
+from returns.pipeline import is_successful
+
+from repeat_guard import (
+    Admit,
+    AgentDisposed,
+    Deny,
+    Event,
+    GuardConfig,
+    GuardState,
+    Memory,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    admit,
+    parse_config,
+    reduce,
+)
+
+
+def run(state: GuardState, *events: Event) -> tuple[GuardState, list[Reminder]]:
+    fired: list[Reminder] = []
+    for event in events:
+        state, reminders = reduce(state, event)
+        fired.extend(reminders)
+    return state, fired
+
+
+def call(
+    tool: str, arguments: object = None, result: object = None, agent: str = "a"
+) -> ToolCallFinished:
+    return ToolCallFinished(agent, tool, {} if arguments is None else arguments, result=result)
+
+
+WRITE, READ, LIST = call("write_file", {"x": 1}), call("read_file", {"p": "f"}), call("ls")
+
+
+# -- off by default -------------------------------------------------------------------------
+
+
+def test_every_policy_is_off_by_default_and_leaves_no_memory() -> None:
+    config = GuardConfig()
+    assert (config.cycle_period, config.progress, config.budgets, config.deny_at) == (
+        0,
+        "off",
+        (),
+        None,
+    )
+    assert not config.policies
+    state, fired = run(GuardState.initial(), *[WRITE, READ] * 6, call("x", result="r"))
+    assert fired == []
+    assert state.memories == {}
+    assert state.memory("a") == Memory()
+    assert isinstance(admit(state, WRITE), Admit)
+
+
+# -- cycles ----------------------------------------------------------------------------------
+
+
+def test_a_two_call_cycle_fires_at_its_thresholds_naming_both_calls() -> None:
+    state = GuardState.initial(GuardConfig(cycle_period=2, cycle_thresholds=(3, 4)))
+    _, fired = run(state, *[WRITE, READ] * 4)
+    assert [(r.form, r.count, r.tool) for r in fired] == [
+        ("cycle", 3, "read_file"),
+        ("cycle", 4, "read_file"),
+    ]
+    text = fired[0].text
+    assert "same cycle of 2 tool calls 3 times" in text
+    assert '`write_file` {"x":1} → `read_file` {"p":"f"}' in text
+    assert fired[0].arguments == '{"p":"f"}'
+
+
+def test_a_three_call_cycle_needs_a_period_of_three() -> None:
+    three = [WRITE, READ, LIST] * 3
+    _, short = run(GuardState.initial(GuardConfig(cycle_period=2)), *three)
+    _, long = run(GuardState.initial(GuardConfig(cycle_period=3)), *three)
+    assert short == []
+    assert [(r.form, r.count, r.tool) for r in long] == [("cycle", 3, "ls")]
+
+
+def test_a_back_to_back_repeat_is_not_a_cycle() -> None:
+    config = GuardConfig(thresholds=(9,), cycle_period=3, cycle_thresholds=(2,))
+    _, fired = run(GuardState.initial(config), *[WRITE] * 8)
+    assert fired == []
+
+
+def test_a_broken_cycle_starts_counting_again() -> None:
+    config = GuardConfig(cycle_period=2, cycle_thresholds=(3,))
+    _, fired = run(GuardState.initial(config), WRITE, READ, WRITE, READ, LIST, *[WRITE, READ] * 2)
+    assert fired == []
+    _, fired = run(GuardState.initial(config), WRITE, READ, WRITE, LIST, *[WRITE, READ] * 3)
+    assert [r.count for r in fired] == [3]
+
+
+def test_untracked_calls_are_transparent_to_cycles_and_a_prompt_resets_them() -> None:
+    config = GuardConfig(cycle_period=2, cycle_thresholds=(3,), exclude=("todo_*",))
+    todo = call("todo_write")
+    _, fired = run(GuardState.initial(config), *[WRITE, todo, READ] * 3)
+    assert [r.form for r in fired] == ["cycle"]
+    _, fired = run(GuardState.initial(config), WRITE, READ, WRITE, PromptSubmitted("a"), READ)
+    state, fired = run(
+        GuardState.initial(config), WRITE, READ, PromptSubmitted("a"), *[WRITE, READ] * 2
+    )
+    assert fired == []
+    assert state.memory("a").recent[-1][0] == "read_file"
+
+
+# -- progress --------------------------------------------------------------------------------
+
+
+def test_a_changed_result_is_progress_and_starts_the_chain_over() -> None:
+    config = GuardConfig(thresholds=(3,), progress="result")
+    polls = [call("ci_status", result={"state": s}) for s in ("queued", "running", "running")]
+    state, fired = run(GuardState.initial(config), *polls)
+    assert fired == []
+    chain = state.chain("a")
+    assert chain is not None
+    assert chain.repeats == 2
+    _, fired = run(state, call("ci_status", result={"state": "running"}))
+    assert [r.count for r in fired] == [3]
+
+
+def test_an_unreported_result_is_never_progress() -> None:
+    config = GuardConfig(thresholds=(3,), progress="result")
+    events = [call("poll", result="a"), call("poll"), call("poll", result="b")]
+    _, fired = run(GuardState.initial(config), *events)
+    assert [r.count for r in fired] == [3]
+
+
+def test_without_progress_results_are_ignored() -> None:
+    polls = [call("poll", result=n) for n in range(3)]
+    _, fired = run(GuardState.initial(), *polls)
+    assert [r.count for r in fired] == [3]
+
+
+def test_only_a_fixed_size_key_of_the_result_is_kept() -> None:
+    config = GuardConfig(progress="result")
+    state, _ = run(GuardState.initial(config), call("read", result="x" * 100_000))
+    kept = state.memory("a").result
+    assert kept is not None
+    assert len(kept) < 100
+
+
+# -- budgets ---------------------------------------------------------------------------------
+
+
+def test_a_budget_counts_calls_by_name_and_fires_at_its_limit() -> None:
+    config = GuardConfig(budgets=(("Bash", 3), ("mcp_*", 2)))
+    bash = [call("Bash", {"cmd": n}) for n in range(4)]
+    state, fired = run(GuardState.initial(config), *bash)
+    assert [(r.form, r.count, r.tool) for r in fired] == [("budget", 3, "Bash")]
+    assert "3 calls to tools matching `Bash`" in fired[0].text
+    assert state.memory("a").spent == (4, 0)
+    state, _ = run(state, PromptSubmitted("a"))
+    assert state.memory("a") == Memory()
+
+
+def test_a_budget_sees_excluded_tools_and_only_the_first_reached_budget_speaks() -> None:
+    config = GuardConfig(exclude=("todo_*",), budgets=(("todo_*", 2), ("*", 2)))
+    state, fired = run(GuardState.initial(config), call("todo_write"), call("todo_write", {"n": 1}))
+    assert [r.tool for r in fired] == ["todo_write"]
+    assert state.memory("a").spent == (2, 2)
+    assert state.chain("a") is None
+
+
+def test_a_call_matching_no_budget_leaves_the_state_as_it_was() -> None:
+    state = GuardState.initial(GuardConfig(budgets=(("Bash", 3),), exclude=("ls",)))
+    after, _ = reduce(state, LIST)
+    assert after is state
+
+
+# -- admit -----------------------------------------------------------------------------------
+
+
+def test_admit_denies_the_call_that_would_reach_deny_at() -> None:
+    state = GuardState.initial(GuardConfig(deny_at=3))
+    state, _ = run(state, WRITE, WRITE)
+    verdict = admit(state, WRITE)
+    assert isinstance(verdict, Deny)
+    assert "3th identical call to `write_file`" in verdict.reason
+    assert isinstance(admit(state, READ), Admit)
+    assert isinstance(admit(state, call("write_file", {"x": 1}, agent="b")), Admit)
+    assert isinstance(admit(state, ToolCallFinished(None, "write_file", {"x": 1})), Admit)
+    denied_attempt = ToolCallFinished("a", "write_file", {"x": 1}, denied=True)
+    state, fired = run(state, denied_attempt)
+    assert [r.count for r in fired] == [3]  # the refused attempt still counts
+    assert isinstance(admit(state, WRITE), Deny)
+
+
+def test_admit_ignores_untracked_tools_and_a_result_it_cannot_know() -> None:
+    config = GuardConfig(deny_at=2, progress="result", exclude=("ls",))
+    state, _ = run(GuardState.initial(config), LIST, call("poll", result=1))
+    assert isinstance(admit(state, LIST), Admit)
+    assert isinstance(admit(state, call("poll", result=2)), Deny)
+
+
+def test_admit_denies_a_call_past_a_spent_budget_and_never_changes_the_state() -> None:
+    config = GuardConfig(budgets=(("Bash", 2),))
+    state, _ = run(GuardState.initial(config), call("Bash", {"n": 1}), call("Bash", {"n": 2}))
+    verdict = admit(state, call("Bash", {"n": 3}))
+    assert isinstance(verdict, Deny)
+    assert "budget of 2 calls to tools matching `Bash`" in verdict.reason
+    assert isinstance(admit(state, READ), Admit)
+    assert isinstance(admit(GuardState.initial(config), call("Bash")), Admit)
+    before = state
+    admit(state, call("Bash"))
+    assert state is before
+
+
+# -- config ----------------------------------------------------------------------------------
+
+
+def test_the_policy_keys_parse_in_both_spellings_and_round_trip() -> None:
+    raw = {
+        "cyclePeriod": 3,
+        "cycleThresholds": [4, 2],
+        "progress": "result",
+        "budgets": {"Bash": 20, "mcp_*": 5},
+        "denyAt": 10,
+    }
+    config = parse_config(raw).unwrap()
+    assert config.cycle_thresholds == (2, 4)
+    assert config.budgets == (("Bash", 20), ("mcp_*", 5))
+    assert config.policies
+    assert config.to_mapping() == {
+        "thresholds": [3, 5, 8],
+        "include": [],
+        "exclude": [],
+        "argumentsPreviewChars": 500,
+        **raw,
+        "cycleThresholds": [2, 4],
+    }
+    assert parse_config(config.to_mapping()).unwrap() == config
+    snake = {"cycle_period": 2, "deny_at": 4, "budgets": [["Bash", 2]]}
+    assert parse_config(snake).unwrap() == GuardConfig(
+        cycle_period=2, deny_at=4, budgets=(("Bash", 2),)
+    )
+    assert GuardConfig(progress="result").policies
+    assert not GuardConfig(deny_at=3).policies  # admit needs no memory
+
+
+@pytest.mark.parametrize(
+    ("raw", "key", "message"),
+    [
+        (
+            {"cyclePeriod": 1},
+            "cyclePeriod",
+            "cyclePeriod must be 0 (off) or an integer from 2 to 8, got 1",
+        ),
+        (
+            {"cycle_period": 9},
+            "cyclePeriod",
+            "cyclePeriod must be 0 (off) or an integer from 2 to 8, got 9",
+        ),
+        (
+            {"cyclePeriod": True},
+            "cyclePeriod",
+            "cyclePeriod must be 0 (off) or an integer from 2 to 8, got True",
+        ),
+        ({"cycleThresholds": []}, "cycleThresholds", "cycleThresholds must not be empty"),
+        (
+            {"cycleThresholds": [1]},
+            "cycleThresholds",
+            "cycleThresholds must be 2 or more, got 1 in [1]",
+        ),
+        ({"progress": "results"}, "progress", "progress must be 'off' or 'result', got 'results'"),
+        (
+            {"budgets": "Bash"},
+            "budgets",
+            "budgets must map tool-name patterns to limits, got 'Bash'",
+        ),
+        ({"budgets": 3}, "budgets", "budgets must map tool-name patterns to limits, got 3"),
+        (
+            {"budgets": [["Bash"]]},
+            "budgets",
+            "budgets must map tool-name patterns to limits, got [['Bash']]",
+        ),
+        (
+            {"budgets": {1: 2}},
+            "budgets",
+            "budgets must map tool-name patterns to limits, got {1: 2}",
+        ),
+        (
+            {"budgets": {"Bash": 0}},
+            "budgets",
+            "budgets limits must be integers of 1 or more, got 0 for 'Bash'",
+        ),
+        (
+            {"budgets": {"Bash": "2"}},
+            "budgets",
+            "budgets limits must be integers of 1 or more, got '2' for 'Bash'",
+        ),
+        ({"denyAt": 1}, "denyAt", "denyAt must be an integer of 2 or more (or absent), got 1"),
+        ({"deny_at": 2.5}, "denyAt", "denyAt must be an integer of 2 or more (or absent), got 2.5"),
+    ],
+)
+def test_each_policy_key_fails_naming_itself(
+    raw: dict[str, object], key: str, message: str
+) -> None:
+    result = parse_config(raw)
+    assert not is_successful(result)
+    assert (result.failure().key, result.failure().message) == (key, message)
+    with pytest.raises(ValueError, match="must"):
+        GuardConfig(**{_field(key): next(iter(raw.values()))})  # type: ignore[arg-type]  # on purpose
+
+
+def _field(key: str) -> str:
+    return {
+        "cyclePeriod": "cycle_period",
+        "cycleThresholds": "cycle_thresholds",
+        "denyAt": "deny_at",
+    }.get(key, key)
+
+
+def test_dispose_drops_the_memory_too() -> None:
+    config = GuardConfig(cycle_period=2)
+    state, _ = run(GuardState.initial(config), WRITE, call("x", agent="b"))
+    assert set(state.memories) == {"a", "b"}
+    state, _ = run(state, AgentDisposed("a"))
+    assert set(state.memories) == {"b"}
+    assert "memories=" in repr(state)
+    assert "memories=" not in repr(GuardState.initial(config))
