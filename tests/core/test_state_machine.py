@@ -10,20 +10,33 @@ agents that are gone).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
 
 from repeat_guard import (
+    Admit,
     Chain,
+    Deny,
     Event,
     GuardConfig,
     GuardState,
     Reminder,
     ToolCallFinished,
+    admit,
     argument_key,
+    decode_state,
+    encode_state,
     reduce,
 )
-from repeat_guard_testing import HarnessMachine
+from repeat_guard_testing import RESULTS, HarnessMachine, events, fired, policy_configs
+
+# Few agents, tools and arguments: the policies need repeats, cycles and spent budgets.
+AGENTS = ("a", "b")
+TOOLS = ("grep", "read", "todo_write")
+ARGUMENTS: tuple[object, ...] = ({"p": 1}, {"p": 1.0, "q": None}, "raw{")
 
 
 class GuardMachine(HarnessMachine):
@@ -56,3 +69,69 @@ class GuardMachine(HarnessMachine):
 
 GuardMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
 test_guard_machine = GuardMachine.TestCase
+
+
+class PolicyMachine(GuardMachine):
+    """Every opt-in policy against its own model, and ``admit`` against the model and ``reduce``.
+
+    ``admit`` must agree with what ``reduce`` would do next: it denies exactly when reducing the
+    same call (as if it made no progress) would reach ``deny_at`` identical calls in a row or
+    take a budget past its limit, and it never changes the state.
+    """
+
+    configs = policy_configs()
+    events = events(AGENTS, TOOLS, ARGUMENTS, RESULTS)
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        block=st.lists(
+            st.tuples(st.sampled_from(TOOLS), st.sampled_from(ARGUMENTS)), min_size=2, max_size=4
+        ),
+        times=st.integers(2, 5),
+        result=st.sampled_from(RESULTS),
+    )
+    def go_round(
+        self, agent: str, block: list[tuple[str, object]], times: int, result: object
+    ) -> None:
+        """A cycle, the shape random calls almost never take: one block, several times."""
+        for _ in range(times):
+            for tool, arguments in block:
+                call = ToolCallFinished(agent, tool, arguments, result=result)
+                got = fired(self.deliver(call))
+                assert got == self.model.apply(call), f"after {call!r}"
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        if isinstance(event, ToolCallFinished):
+            self.check_admit(event)
+        return super().deliver(event)
+
+    def check_admit(self, call: ToolCallFinished) -> None:
+        before = self.state
+        verdict = admit(before, call)
+        assert self.state is before
+        assert isinstance(verdict, Admit) == self.model.admits(call), verdict
+        if call.agent is None:
+            return
+        after, _ = reduce(before, replace(call, result=None))
+        config = before.config
+        chain = after.chain(call.agent)
+        repeats = chain.repeats if chain is not None and after is not before else 0
+        tracked_now = config.tracks(call.tool)
+        over_repeats = config.deny_at is not None and tracked_now and repeats >= config.deny_at
+        spent_before = before.memory(call.agent).spent or (0,) * len(config.budgets)
+        spent_after = after.memory(call.agent).spent or (0,) * len(config.budgets)
+        over_budget = any(
+            spent_after[index] > max(limit, spent_before[index])
+            for index, (_pattern, limit) in enumerate(config.budgets)
+        )
+        assert isinstance(verdict, Deny) == (over_repeats or over_budget)
+
+    def check(self) -> None:
+        super().check()
+        assert set(self.state.memories) <= set(self.model.chains) | set(self.model.spent)
+        decoded = decode_state(encode_state(self.state), self.state.config)
+        assert decoded.unwrap() == self.state
+
+
+PolicyMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
+test_policy_machine = PolicyMachine.TestCase

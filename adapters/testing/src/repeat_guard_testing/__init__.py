@@ -7,12 +7,23 @@ rules written the dumb way) and a state machine that compares the two. A harness
 
 from ._machine import HarnessMachine
 from ._model import Fired, ReferenceGuard, fired
-from ._strategies import AGENTS, ARGUMENTS, PATTERNS, TOOLS, configs, events, tool_calls
+from ._strategies import (
+    AGENTS,
+    ARGUMENTS,
+    PATTERNS,
+    RESULTS,
+    TOOLS,
+    configs,
+    events,
+    policy_configs,
+    tool_calls,
+)
 
 __all__ = [
     "AGENTS",
     "ARGUMENTS",
     "PATTERNS",
+    "RESULTS",
     "TOOLS",
     "Fired",
     "HarnessMachine",
@@ -20,5 +31,6 @@ __all__ = [
     "configs",
     "events",
     "fired",
+    "policy_configs",
     "tool_calls",
 ]

@@ -1,8 +1,9 @@
-"""The reference model: the guard's rules written the obvious way, over a mutable dict.
+"""The reference model: the guard's rules written the obvious way, over mutable dicts.
 
 It shares nothing with the reducer but ``canonical_arguments`` (what "identical" means is the
 canonicaliser's own contract, property-tested on its own): patterns are matched by a regular
-expression built here, chains are a plain dict, escalation is a linear scan.
+expression built here, chains are a plain dict, escalation is a linear scan, cycles are found
+by scanning the whole history since the last prompt, budgets are a dict of counters.
 """
 
 from __future__ import annotations
@@ -38,12 +39,18 @@ def _matches(pattern: str, tool: str) -> bool:
 class ReferenceGuard:
     """A dumb, mutable guard: ``apply`` one event, get the reminders it should produce.
 
-    ``chains`` maps each agent with a chain to (tool, canonical arguments, count).
+    ``chains`` maps each agent with a chain to (tool, canonical arguments, count). The opt-in
+    policies keep ``history`` (tracked calls since the prompt, for cycles), ``results`` (the
+    last tracked call's canonical result, for progress) and ``spent`` (calls per budget).
+    ``admits(call)`` says whether ``admit`` must let ``call`` run.
     """
 
     def __init__(self, config: GuardConfig) -> None:
         self.config = config
         self.chains: dict[str, tuple[str, str, int]] = {}
+        self.history: dict[str, list[tuple[str, str]]] = {}
+        self.results: dict[str, str | None] = {}
+        self.spent: dict[str, list[int]] = {}
 
     def tracks(self, tool: str) -> bool:
         """Whether calls to ``tool`` count: included (or no include list) and not excluded."""
@@ -54,19 +61,79 @@ class ReferenceGuard:
     def apply(self, event: Event) -> list[Fired]:
         """Apply ``event`` and return the reminders the guard must give for it."""
         if isinstance(event, PromptSubmitted | AgentDisposed):
-            self.chains.pop(event.agent, None)
+            for memory in (self.chains, self.history, self.results, self.spent):
+                memory.pop(event.agent, None)
             return []
         return self._call(event)
 
+    def admits(self, call: ToolCallFinished) -> bool:
+        """Whether ``admit`` must let ``call`` run (``deny_at`` and spent budgets refuse)."""
+        agent, tool, config = call.agent, call.tool, self.config
+        if agent is None:
+            return True
+        if config.deny_at is not None and self.tracks(tool):
+            key = canonical_arguments(call.arguments)
+            last_tool, last_key, count = self.chains.get(agent, ("", "", 0))
+            would = count + 1 if (last_tool, last_key) == (tool, key) else 1
+            if would >= config.deny_at:
+                return False
+        spent = self.spent.get(agent, [0] * len(config.budgets))
+        return not any(
+            _matches(pattern, tool) and spent[index] >= limit
+            for index, (pattern, limit) in enumerate(config.budgets)
+        )
+
     def _call(self, event: ToolCallFinished) -> list[Fired]:
         agent, tool = event.agent, event.tool
-        if agent is None or not self.tracks(tool):
+        if agent is None:
             return []
-        key = canonical_arguments(event.arguments)
+        out: list[Fired] = []
+        if self.tracks(tool):
+            out += self._chain(agent, tool, canonical_arguments(event.arguments), event.result)
+        out += self._budgets(agent, tool)
+        return out
+
+    def _chain(self, agent: str, tool: str, key: str, result: object) -> list[Fired]:
+        config = self.config
+        shown = None
+        if config.progress == "result" and result is not None:
+            shown = canonical_arguments(result)
         last_tool, last_key, count = self.chains.get(agent, ("", "", 0))
-        count = count + 1 if (last_tool, last_key) == (tool, key) else 1
+        before = self.results.get(agent)
+        progressed = shown is not None and before is not None and shown != before
+        same = (last_tool, last_key) == (tool, key)
+        count = count + 1 if same and not progressed else 1
         self.chains[agent] = (tool, key, count)
-        thresholds = sorted(self.config.thresholds)
-        if count not in thresholds:
-            return []
-        return [(agent, tool, count, "gentle" if count == thresholds[0] else "detailed")]
+        self.results[agent] = shown
+        out: list[Fired] = []
+        thresholds = sorted(config.thresholds)
+        if count in thresholds:
+            out.append((agent, tool, count, "gentle" if count == thresholds[0] else "detailed"))
+        history = self.history.setdefault(agent, [])
+        history.append((tool, key))
+        repeats = self._cycle(history)
+        if repeats is not None:
+            out.append((agent, tool, repeats, "cycle"))
+        return out
+
+    def _cycle(self, history: list[tuple[str, str]]) -> int | None:
+        for period in range(2, self.config.cycle_period + 1):
+            if len(history) < period or len(set(history[-period:])) != period:
+                continue
+            length = period
+            while length < len(history) and history[-length - 1] == history[-length - 1 + period]:
+                length += 1
+            if length % period == 0 and length // period in self.config.cycle_thresholds:
+                return length // period
+        return None
+
+    def _budgets(self, agent: str, tool: str) -> list[Fired]:
+        budgets = self.config.budgets
+        spent = self.spent.setdefault(agent, [0] * len(budgets))
+        out: list[Fired] = []
+        for index, (pattern, limit) in enumerate(budgets):
+            if _matches(pattern, tool):
+                spent[index] += 1
+                if spent[index] == limit and len(out) == 0:
+                    out.append((agent, tool, limit, "budget"))
+        return out

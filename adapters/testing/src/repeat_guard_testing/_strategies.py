@@ -20,7 +20,17 @@ from repeat_guard import (
     ToolCallFinished,
 )
 
-__all__ = ["AGENTS", "ARGUMENTS", "PATTERNS", "TOOLS", "configs", "events", "tool_calls"]
+__all__ = [
+    "AGENTS",
+    "ARGUMENTS",
+    "PATTERNS",
+    "RESULTS",
+    "TOOLS",
+    "configs",
+    "events",
+    "policy_configs",
+    "tool_calls",
+]
 
 AGENTS: tuple[str, ...] = tuple(f"agent-{n}" for n in range(12))
 TOOLS: tuple[str, ...] = ("grep", "read", "todo_write", "mcp.fs", "mcpXfs")
@@ -32,6 +42,7 @@ ARGUMENTS: tuple[object, ...] = (
     "raw{",
 )
 PATTERNS: tuple[str, ...] = ("grep", "todo_*", "mcp.*", "*", "re*d")
+RESULTS: tuple[object, ...] = (None, "same", "same", {"changed": 1}, ["changed", 2.0])
 
 
 def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
@@ -45,12 +56,42 @@ def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig
     )
 
 
+def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
+    """Configs with the opt-in policies drawn too: cycles, progress, budgets, ``deny_at``.
+
+    Each policy is on in about half of the configs, so each is seen alone and with others.
+    """
+    budgets = st.lists(
+        st.tuples(st.sampled_from(patterns), st.integers(1, 6)),
+        max_size=2,
+        unique_by=lambda b: b[0],
+    ).map(tuple)
+    return st.builds(
+        GuardConfig,
+        thresholds=st.lists(st.integers(2, 7), min_size=1, max_size=3, unique=True).map(tuple),
+        include=st.lists(st.sampled_from(patterns), max_size=1).map(tuple),
+        exclude=st.lists(st.sampled_from(patterns), max_size=1).map(tuple),
+        arguments_preview_chars=st.integers(1, 30),
+        cycle_period=st.sampled_from([0, 0, 2, 3, 4]),
+        cycle_thresholds=st.lists(st.integers(2, 4), min_size=1, max_size=2, unique=True).map(
+            tuple
+        ),
+        progress=st.sampled_from(["off", "result"]),
+        budgets=st.one_of(st.just(()), budgets),
+        deny_at=st.one_of(st.none(), st.integers(2, 6)),
+    )
+
+
 def tool_calls(
     agents: Sequence[str] = AGENTS,
     tools: Sequence[str] = TOOLS,
     arguments: Sequence[object] = ARGUMENTS,
+    results: Sequence[object] = (None,),
 ) -> st.SearchStrategy[ToolCallFinished]:
-    """Finished calls by one of ``agents`` (or, rarely, no agent), denied or not."""
+    """Finished calls by one of ``agents`` (or, rarely, no agent), denied or not.
+
+    ``results`` are the results the calls report (none by default; ``RESULTS`` for progress).
+    """
     agent = st.one_of(st.sampled_from(agents), st.sampled_from(agents), st.none())
     return st.builds(
         ToolCallFinished,
@@ -58,6 +99,7 @@ def tool_calls(
         tool=st.sampled_from(tools),
         arguments=st.sampled_from(arguments),
         denied=st.booleans(),
+        result=st.sampled_from(results),
     )
 
 
@@ -65,9 +107,10 @@ def events(
     agents: Sequence[str] = AGENTS,
     tools: Sequence[str] = TOOLS,
     arguments: Sequence[object] = ARGUMENTS,
+    results: Sequence[object] = (None,),
 ) -> st.SearchStrategy[Event]:
     """Any event, mostly calls: a prompt or a disposal about one time in eight each."""
-    call = tool_calls(agents, tools, arguments)
+    call = tool_calls(agents, tools, arguments, results)
     agent = st.sampled_from(agents)
     return st.one_of(
         *[call] * 6,
