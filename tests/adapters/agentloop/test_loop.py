@@ -225,7 +225,12 @@ def test_the_loop_owns_its_hook_specifications_and_plugins_implement_them() -> N
         specified = [
             name for name in hookspecs.HOOK_NAMES if getattr(loop.pm.hook, name).has_spec()
         ]
-        assert specified == ["tool_post_execute", "agent_prompt_submit", "agent_dispose"]
+        assert specified == [
+            "tool_pre_execute",
+            "tool_post_execute",
+            "agent_prompt_submit",
+            "agent_dispose",
+        ]
         assert loop.guard is None
         loop.pm.register(Prompted())
         loop.pm.check_pending()

@@ -7,8 +7,9 @@ through the pipeline, logging each ``ToolResult`` as its call finishes, and only
 result appends the context messages the post-execute decisions attached (so every result
 still follows its call with nothing in between). The pipeline for one call:
 
-1. the pre-execute listeners, in order; the first that gives a reason denies the call, which
-   then gets an error result instead of running;
+1. ``pm.hook.tool_pre_execute(execution=...)`` (the guard's ``admit``), then the pre-execute
+   listeners, in order; the first that gives a reason denies the call, which then gets an
+   error result instead of running;
 2. the tool itself (an unknown tool or a tool that raises gives an error result);
 3. ``pm.hook.tool_post_execute(execution=..., result=...)``, denied calls included, whose
    decision (``None`` means ``Accept()``) says what the model sees.
@@ -278,6 +279,11 @@ class AgentLoop:
         return _outcome(execution, result, decision)
 
     async def _denial(self, execution: ToolExecution) -> str | None:
+        reason = self._call_hook("tool_pre_execute", execution=execution)
+        if reason is not None:
+            if not isinstance(reason, str):
+                raise TypeError(f"tool_pre_execute returned {reason!r}; expected a str or None")
+            return reason
         for listener in self._pre_execute:
             reason = await listener(execution)
             if reason is not None:

@@ -21,6 +21,15 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec(firstresult=True)
+def tool_pre_execute(execution: ToolExecution) -> str | None:
+    """Decide, before a call runs, whether it may: a reason refuses it, ``None`` lets it run.
+
+    Called before the loop's ``pre_execute`` listeners; the first reason wins. A refused call
+    gets an error result and still goes through ``tool_post_execute`` with ``denied=True``.
+    """
+
+
+@hookspec(firstresult=True)
 def tool_post_execute(execution: ToolExecution, result: ToolResult) -> PostExecuteDecision | None:
     """Decide what the model sees for a finished call (denied calls included).
 

@@ -4,6 +4,8 @@ Theory of operation: ``RepeatGuardPlugin`` holds the current ``GuardState`` and 
 agent objects to the string ids the core keys chains by. Every hook turns its arguments into a
 core event, runs the reducer once and stores the next state; no detection logic lives here.
 
+* ``tool_pre_execute`` asks the core's pure ``admit`` whether a configured hard limit
+  (``denyAt``, a spent budget) refuses the call, and returns its reason; it changes nothing.
 * ``tool_post_execute`` is a ``wrapper=True`` hook implementation: it advances the agent's
   chain first, delegates (``decision = yield``), then prepends its reminder, if any, as its own
   context message onto whatever decision came back.
@@ -36,12 +38,14 @@ from repeat_guard import (
     SOURCE,
     AgentDisposed,
     ConfigError,
+    Deny,
     Event,
     GuardConfig,
     GuardState,
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    admit,
     parse_config,
     reduce,
 )
@@ -153,6 +157,24 @@ class RepeatGuardPlugin:
 
     # -- the hooks' behaviour (marked for a project by hook_implementations) ----------------
 
+    def tool_pre_execute(self, execution: ToolExecution) -> str | None:
+        """Return why a configured hard limit refuses the call, or ``None`` to let it run.
+
+        Fails open: an error in the guard's own code is logged once and the call runs.
+        """
+        try:
+            self._advance(lambda: None)
+            if execution.agent is None:
+                return None
+            call = ToolCallFinished(
+                self._register(execution.agent), execution.tool, execution.arguments
+            )
+            verdict = admit(self._state, call)
+        except Exception:
+            _log.exception("%s failed to check the call; it runs unguarded", PLUGIN_NAME)
+            return None
+        return verdict.reason if isinstance(verdict, Deny) else None
+
     def tool_post_execute(self, execution: ToolExecution, result: ToolResult) -> PostExecuteWrapper:
         """Count the finished call, delegate, then prepend any reminder to the decision.
 
@@ -160,7 +182,7 @@ class RepeatGuardPlugin:
         (``Accept()`` when downstream gave ``None``) whose contexts start with the guard's.
         Exceptions raised downstream propagate unchanged.
         """
-        reminders = self._advance(lambda: self._call_event(execution))
+        reminders = self._advance(lambda: self._call_event(execution, result))
         decision = yield
         if not reminders:
             return decision
@@ -189,6 +211,10 @@ class RepeatGuardPlugin:
         hookimpl = pluggy.HookimplMarker(project_name)
         guard = self
 
+        @hookimpl
+        def tool_pre_execute(execution: ToolExecution) -> str | None:
+            return guard.tool_pre_execute(execution)
+
         @hookimpl(wrapper=True)
         def tool_post_execute(execution: ToolExecution, result: ToolResult) -> PostExecuteWrapper:
             return (yield from guard.tool_post_execute(execution, result))
@@ -203,6 +229,7 @@ class RepeatGuardPlugin:
 
         return SimpleNamespace(
             guard=guard,
+            tool_pre_execute=tool_pre_execute,
             tool_post_execute=tool_post_execute,
             agent_prompt_submit=agent_prompt_submit,
             agent_dispose=agent_dispose,
@@ -229,10 +256,11 @@ class RepeatGuardPlugin:
             _log.exception("%s failed; the host's call proceeds unguarded", PLUGIN_NAME)
         return reminders
 
-    def _call_event(self, execution: ToolExecution) -> Event:
+    def _call_event(self, execution: ToolExecution, result: ToolResult) -> Event:
         agent = execution.agent
         agent_id = None if agent is None else self._register(agent)
-        return ToolCallFinished(agent_id, execution.tool, execution.arguments, execution.denied)
+        tool, arguments, denied = execution.tool, execution.arguments, execution.denied
+        return ToolCallFinished(agent_id, tool, arguments, denied, result.content)
 
     def _prompt_event(self, agent: object) -> Event | None:
         agent_id = self.agent_id(agent)

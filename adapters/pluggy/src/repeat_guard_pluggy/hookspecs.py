@@ -1,8 +1,9 @@
 """Harness-neutral hook specifications for tool execution and prompts.
 
 A host built on pluggy adds these specs to its plugin manager (``install`` does it for the
-guard) and calls ``pm.hook.tool_post_execute(execution=..., result=...)`` after every attempt,
-denied ones included, and ``pm.hook.agent_prompt_submit(agent=..., prompt=...)`` when a user's
+guard), calls ``pm.hook.tool_pre_execute(execution=...)`` before a call runs (a reason refuses
+it), ``pm.hook.tool_post_execute(execution=..., result=...)`` after every attempt, denied ones
+included, and ``pm.hook.agent_prompt_submit(agent=..., prompt=...)`` when a user's
 message reaches an agent.
 """
 
@@ -18,6 +19,15 @@ PROJECT_NAME: Final = "repeat_guard"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec(firstresult=True)
+def tool_pre_execute(execution: ToolExecution) -> str | None:
+    """Decide, before a call runs, whether it may: a reason refuses it, ``None`` lets it run.
+
+    One answer: the first implementation that gives a reason wins. A refused call is still
+    reported to ``tool_post_execute``, with ``denied=True``.
+    """
 
 
 @hookspec(firstresult=True)
