@@ -253,7 +253,12 @@ def fold_file(
         for session in folder.sessions.values()
         if settings.since is None or session.counts.calls
     )
-    total = Waste(files=1, bytes=size, diagnostics=folder.diagnostics)
-    for session in sessions:
-        total = merge_waste(total, session.waste, settings.keep)
+    if len(sessions) == 1:
+        # Most files hold one session; by the merge's identity its counts are the file's.
+        total = sessions[0].waste
+    else:
+        total = Waste()
+        for session in sessions:
+            total = merge_waste(total, session.waste, settings.keep)
+    total = total._replace(files=1, bytes=size, diagnostics=folder.diagnostics)
     return FileAudit(file, fmt, sessions, total, tuple(folder.problems))
