@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from repeat_guard import GuardConfig
-from repeat_guard_audit import AuditSettings, FileJob, audit_batch, audit_file, batched, list_files
+from repeat_guard_audit import (
+    BATCH_BYTES,
+    BATCH_FILES,
+    AuditSettings,
+    FileJob,
+    audit_batch,
+    audit_file,
+    batched,
+    list_files,
+)
 from repeat_guard_audit import _work as work
 from repeat_guard_transcripts import Item
 
@@ -97,8 +106,9 @@ def test_a_batch_is_its_files_in_order(tmp_path: Path) -> None:
 
 
 def test_batches_close_on_count_or_size() -> None:
-    small = [FileJob(f"f{n}", "acp", 10) for n in range(130)]
-    assert [len(batch) for batch in batched(small)] == [64, 64, 2]
-    big = [FileJob("a", "acp", 10 << 20), FileJob("b", "acp", 10 << 20), FileJob("c", "acp", 1)]
+    small = [FileJob(f"f{n}", "acp", 10) for n in range(66)]
+    assert [len(batch) for batch in batched(small)] == [BATCH_FILES, BATCH_FILES, 2]
+    half = BATCH_BYTES // 2
+    big = [FileJob("a", "acp", half), FileJob("b", "acp", half), FileJob("c", "acp", 1)]
     assert [len(batch) for batch in batched(big)] == [2, 1]
     assert list(batched([])) == []

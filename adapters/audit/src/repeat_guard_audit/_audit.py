@@ -22,9 +22,10 @@ from ._work import audit_batch
 __all__ = ["BATCH_BYTES", "BATCH_FILES", "DEFAULT_PATHS", "audit", "batched", "list_files", "total"]
 
 # A batch is what one worker gets at a time: large enough to pay for the hand-over, small
-# enough to spread the work over every worker.
-BATCH_FILES = 64
-BATCH_BYTES = 16 * 1024 * 1024
+# enough to spread the work evenly over every worker (100 MB in 16 MB batches left one of two
+# workers with four batches of seven).
+BATCH_FILES = 32
+BATCH_BYTES = 4 * 1024 * 1024
 
 # Where the agents whose formats the readers know keep their transcripts.
 DEFAULT_PATHS = ("~/.claude/projects", "~/.codex/sessions")

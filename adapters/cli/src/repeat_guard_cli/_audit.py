@@ -187,15 +187,15 @@ def _tracked(
 
 def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, err: TextIO) -> int:
     """Run the audit ``args`` describe and write its report; return the exit status."""
-    from repeat_guard_audit import AuditSettings, EngineError, audit, list_files
+    from repeat_guard_audit import AuditSettings, EngineError, audit, default_jobs, list_files
 
     if args.html is not None:
         _check_output_target(args.html)
     paths = _paths(args.paths)
     settings = AuditSettings(config, args.since, args.top)
     engine = args.engine
-    if engine == "processes" and args.jobs == 1:
-        engine = "local"
+    if engine == "processes" and (args.jobs or default_jobs()) == 1:
+        engine = "local"  # a pool of one process is this process with extra copying
     results = audit(list_files(paths), settings, engine, args.jobs, args.scheduler)
     tracked = _tracked(results, err, lambda: _counted(list_files(paths)))
     try:
