@@ -118,9 +118,9 @@ def test_since_replays_earlier_calls_without_counting_them() -> None:
         call(7, session="old", timestamp="2026-11-01T00:00:00Z"),
     ]
     result = fold_file(F, "test", items, 0, AuditSettings(GuardConfig(), since="2026-12-01"))
-    # The chain saw 1 and 2, so 3 is the third call of its run and the only one counted.
+    # The chain saw 1 and 2, so 3 is the third call of its run; 4 has no date, so it counts.
     assert [s.session for s in result.sessions] == ["s"]
-    assert result.waste.counts.calls == 1
+    assert result.waste.counts.calls == 2
     assert result.waste.counts.wasted == 1
     assert result.waste.counts.reminders_by_form["gentle"] == 1
     assert result.waste.worst[0].length == 3

@@ -123,7 +123,8 @@ class _Folder:
         session.state = state
         since = self.settings.since
         day = _day(item.timestamp)
-        counted = since is None or (day != UNKNOWN_DAY and day >= since)
+        # An undated call counts: its file was written on or after ``since`` to get here.
+        counted = since is None or day == UNKNOWN_DAY or day >= since
         agent = event.agent
         if not isinstance(event, ToolCallFinished):
             self.close_run(session, event.agent)
@@ -237,8 +238,9 @@ def fold_file(
     """Return the audit of one file from the items its reader produced.
 
     ``size`` is the file's length in bytes. Sessions come out in the order they first
-    appeared. Calls before ``settings.since`` are replayed (so chains stay right) but not
-    counted; a session with nothing counted is left out when ``since`` is set.
+    appeared. Calls dated before ``settings.since`` are replayed (so chains stay right) but
+    not counted; undated calls count (the caller skips files last written before ``since``);
+    a session with nothing counted is left out when ``since`` is set.
     """
     folder = _Folder(file, settings)
     for item in items:

@@ -98,7 +98,7 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         type=_day,
         metavar="DATE",
         help="count only calls made on or after DATE (YYYY-MM-DD, UTC); files last written "
-        "before it are skipped",
+        "before it are skipped, and calls without a date count when their file is read",
     )
     parser.add_argument(
         "--engine", choices=("processes", "dask"), default="processes", help="how to fan out"
