@@ -379,3 +379,76 @@ def test_the_capability_loads_from_an_agent_spec() -> None:
         )
     )
     assert [guard.state.config.thresholds for guard in guards] == [(2, 4)]
+
+
+# -- pre-dispatch deny, through the core's admit -------------------------------------------
+
+
+def _returns(messages: list[Any]) -> list[Any]:
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+
+
+def test_a_call_past_deny_at_is_skipped_with_the_reason() -> None:
+    calls: list[str | None] = []
+    script = LoopingModel(stop_at=None, limit=6)
+    guard = RepeatGuard({"thresholds": [3, 5], "denyAt": 4})
+    result = run(agent_with(script, [guard], calls), "Find the TODOs.")
+    assert len(calls) == 3  # the fourth, fifth and sixth identical calls never ran
+    returns = _returns(result.all_messages())
+    assert returns[:3] == ["no match for TODO"] * 3
+    assert returns[3].startswith("refused: this would be the 4th identical call to `grep` in a row")
+    assert returns[4].startswith("refused: this would be the 5th identical call")
+    # refused attempts count: the detailed reminder still comes after the fifth
+    assert summaries(result.all_messages()) == [
+        (3, "grep × 3", "gentle"),
+        (5, "grep × 5", "detailed"),
+    ]
+
+
+def test_a_spent_budget_skips_the_call() -> None:
+    calls: list[str | None] = []
+    script = LoopingModel(calls=(GREP, READ), stop_at=None, limit=4)
+    guard = RepeatGuard({"budgets": {"read": 1}})
+    result = run(agent_with(script, [guard], calls), "Look around.")
+    assert len(calls) == 3  # grep, read, grep; the second read was refused
+    assert _returns(result.all_messages())[3].startswith("refused: the budget of 1 calls")
+
+
+def test_an_error_in_admit_lets_the_call_run(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken_admit(state: GuardState, call: Any) -> Any:
+        raise RuntimeError("no verdict")
+
+    monkeypatch.setattr("repeat_guard_pydantic_ai._capability.admit", broken_admit)
+    calls: list[str | None] = []
+    with caplog.at_level(logging.ERROR, logger="repeat_guard_pydantic_ai"):
+        result = run(agent_with(LoopingModel(), [RepeatGuard({"denyAt": 2})], calls), "Go.")
+    assert len(calls) == 3  # nothing was refused
+    assert summaries(result.all_messages()) == [(3, "grep × 3", "gentle")]
+    assert caplog.records[0].getMessage() == (
+        "repeat-tool-guard failed (RuntimeError: no verdict); the run proceeds unguarded"
+    )
+
+
+def test_a_changing_result_is_progress_when_asked() -> None:
+    agent = Agent(
+        LoopingModel(stop_at=None, limit=5).model(),
+        capabilities=[RepeatGuard({"progress": "result"})],
+    )
+    ticks: list[int] = []
+
+    @agent.tool_plain
+    def grep(pattern: str) -> str:
+        ticks.append(1)
+        return f"{len(ticks)} matches"  # a poll whose answer moves on
+
+    result = run(agent, "Watch it.")
+    assert len(ticks) == 5
+    assert summaries(result.all_messages()) == []

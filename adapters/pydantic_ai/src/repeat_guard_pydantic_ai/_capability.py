@@ -4,13 +4,15 @@ Theory of operation: pydantic-ai asks every capability for a fresh instance per 
 (``for_run``), so each run holds its own ``GuardState`` and concurrent runs of one agent never
 share a chain. Two hooks translate the run into core events; no detection logic lives here:
 
-* ``wrap_tool_execute`` sees each executed function-tool call (a normal return, a retry the tool
-  asked for, or a terminal failure) and feeds it to ``reduce`` as a ``ToolCallFinished``; a
-  reminder is queued with ``RunContext.enqueue`` while the call is still current, which is
-  pydantic-ai's way of putting content into the request that carries the call's
-  ``ToolReturnPart``, right after that part. The reminder is its own ``SystemPromptPart`` whose
-  ``metadata`` names the guard (metadata is never sent to the model); the tool's return is
-  untouched and the instructions are not involved.
+* ``wrap_tool_execute`` first asks the core's ``admit`` whether the call may run; a ``Deny``
+  skips the tool (``SkipToolExecution`` with the reason as the call's return) and counts as a
+  denied attempt. Each executed function-tool call (a normal return, with its value as the
+  result for result-aware progress, a retry the tool asked for, or a terminal failure) goes to
+  ``reduce`` as a ``ToolCallFinished``; a reminder is queued with ``RunContext.enqueue`` while
+  the call is still current, which is pydantic-ai's way of putting content into the request
+  that carries the call's ``ToolReturnPart``, right after that part. The reminder is its own
+  ``SystemPromptPart`` whose ``metadata`` names the guard (metadata is never sent to the
+  model); the tool's return is untouched and the instructions are not involved.
 * ``before_model_request`` looks at the history added since it last ran: a ``UserPromptPart``
   there is a user's new message (the run's own prompt, or one queued into a running run), and
   starts the chain over.
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability, WrapToolExecuteHandler
-from pydantic_ai.exceptions import ToolFailedError, ToolRetryError
+from pydantic_ai.exceptions import SkipToolExecution, ToolFailedError, ToolRetryError
 from pydantic_ai.messages import ModelRequest, SystemPromptPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
@@ -38,12 +40,14 @@ from returns.pipeline import is_successful
 from repeat_guard import (
     SOURCE,
     ConfigError,
+    Deny,
     Event,
     GuardConfig,
     GuardState,
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    admit,
     parse_config,
     reduce,
 )
@@ -118,7 +122,8 @@ class RepeatGuard(AbstractCapability[Any]):
     """The repeat-tool-call guard as a capability: ``Agent(..., capabilities=[RepeatGuard()])``.
 
     ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the design note's keys
-    (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``; parsed here, raising
+    (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``, the opt-in policies'
+    keys; parsed here, raising
     ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``reducer`` is the
     transition function, injectable for tests.
     """
@@ -169,22 +174,43 @@ class RepeatGuard(AbstractCapability[Any]):
         args: dict[str, Any],
         handler: WrapToolExecuteHandler,
     ) -> Any:
-        """Run the tool, then count the finished call and queue any reminder after its return.
+        """Ask the core whether the call may run, run it, then count it and queue any reminder.
 
-        A retry or a terminal failure the tool reported counts like a normal return; other
+        A call the core's ``admit`` refuses (a configured ``denyAt`` or budget) is not run: it
+        counts as a denied attempt and its return is the reason (``SkipToolExecution``). A
+        retry or a terminal failure the tool reported counts like a normal return; other
         exceptions (and deferrals) pass through uncounted.
         """
+        reason = self._refusal(ctx, call)
+        if reason is not None:
+            self._finished(ctx, call, denied=True)
+            raise SkipToolExecution(reason)
         try:
             result = await handler(args)
         except (ToolRetryError, ToolFailedError):
             self._finished(ctx, call)
             raise
-        self._finished(ctx, call)
+        self._finished(ctx, call, result=result)
         return result
 
-    def _finished(self, ctx: RunContext[Any], call: ToolCallPart) -> None:
+    def _refusal(self, ctx: RunContext[Any], call: ToolCallPart) -> str | None:
         try:
-            event = ToolCallFinished(_agent_id(ctx), call.tool_name, call_arguments(call))
+            verdict = admit(self._state, _call_event(ctx, call))
+        except Exception as error:
+            _fail_open(error)
+            return None
+        return verdict.reason if isinstance(verdict, Deny) else None
+
+    def _finished(
+        self,
+        ctx: RunContext[Any],
+        call: ToolCallPart,
+        *,
+        denied: bool = False,
+        result: object = None,
+    ) -> None:
+        try:
+            event = replace(_call_event(ctx, call), denied=denied, result=result)
             for reminder in self._advance(event):
                 ctx.enqueue(reminder_part(reminder))
         except Exception as error:
@@ -193,6 +219,10 @@ class RepeatGuard(AbstractCapability[Any]):
     def _advance(self, event: Event) -> tuple[Reminder, ...]:
         self._state, reminders = self.reducer(self._state, event)
         return reminders
+
+
+def _call_event(ctx: RunContext[Any], call: ToolCallPart) -> ToolCallFinished:
+    return ToolCallFinished(_agent_id(ctx), call.tool_name, call_arguments(call))
 
 
 def _agent_id(ctx: RunContext[Any]) -> str:
