@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 import pytest
@@ -22,8 +22,19 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from repeat_guard import Event, GuardConfig, GuardState, Reminder, encode_chain
+from repeat_guard import (
+    Chain,
+    Event,
+    GuardConfig,
+    GuardState,
+    Reminder,
+    ToolCallFinished,
+    decode_state,
+    encode_state,
+    reduce,
+)
 from repeat_guard_langchain import (
+    AGENT,
     PLUGIN_NAME,
     STATE_KEY,
     GuardConfigError,
@@ -32,6 +43,7 @@ from repeat_guard_langchain import (
     reminder_in_result,
     reminder_message,
 )
+from repeat_guard_langchain._middleware import _earlier_in_turn
 
 from ._support import (
     DETAILED_MARK,
@@ -269,7 +281,7 @@ def test_a_resumed_thread_continues_its_chain() -> None:
     state = again.get_state(config).values
     assert summaries(state["messages"]) == [(3, "grep × 3", "gentle")]
     assert state["messages"][-1].content == "stopped after 3 turns"
-    assert state[STATE_KEY]["chain"] == [1, "grep", '{"pattern":"TODO"}', 3]
+    assert _chain_of(state) == [1, "grep", '{"pattern":"TODO"}', 3]
 
 
 def test_a_new_user_message_in_the_thread_starts_the_chain_over() -> None:
@@ -379,7 +391,7 @@ def test_the_frameworks_own_state_middleware_keeps_working_beside_the_guard() ->
     assert statuses == ["success"] * 4 + ["error"] * 2  # the limit refused calls five and six
     # refused calls still count: the guard spoke at the third and the fifth
     assert summaries(values["messages"]) == [(3, "grep × 3", "gentle"), (5, "grep × 5", "detailed")]
-    assert values[STATE_KEY]["chain"][3] == 6
+    assert _chain_of(values) == [1, "grep", '{"pattern":"TODO"}', 6]
 
 
 def test_a_mapping_config_is_parsed_and_honoured() -> None:
@@ -421,7 +433,9 @@ def test_an_internal_error_fails_open_with_one_log_line(caplog: pytest.LogCaptur
     assert (
         lines[0] == "repeat-tool-guard failed (RuntimeError: boom); the model is called unguarded"
     )
-    assert len(lines) == 5  # one per model call
+    # one per model call, and one per tool call (the refusal check folds the thread too)
+    assert len(lines) == 9
+    assert lines[1] == "repeat-tool-guard failed (RuntimeError: boom); the call runs unguarded"
 
 
 # -- folding rules, on hand-made states ---------------------------------------------------
@@ -441,6 +455,17 @@ def _state(messages: list[AnyMessage], stored: object) -> RepeatGuardState:
     return cast("RepeatGuardState", {"messages": messages, STATE_KEY: stored})
 
 
+def _stored(repeats: int | None, seen: str | None) -> dict[str, object]:
+    """The stored field for a chain of ``repeats`` identical greps, and the marker ``seen``."""
+    chains = {} if repeats is None else {AGENT: Chain("grep", '{"pattern":"TODO"}', repeats)}
+    return {"state": encode_state(GuardState.from_chains(GuardConfig(), chains)), "seen": seen}
+
+
+def _chain_of(values: Mapping[str, Any]) -> object:
+    """The encoded chain in a state's (or an update's) stored field."""
+    return values[STATE_KEY]["state"]["chains"].get(AGENT)
+
+
 def _runtime() -> Runtime[Any]:
     return Runtime(context=None)
 
@@ -448,33 +473,39 @@ def _runtime() -> Runtime[Any]:
 def test_a_history_without_its_marker_is_folded_afresh_and_only_the_last_step_is_reminded() -> None:
     guard = RepeatGuardMiddleware()
     history = [HumanMessage("go", id="h"), *_calls(3)]
-    stale = {"chain": [1, "grep", '{"pattern":"TODO"}', 7], "seen": "gone"}
+    stale = _stored(7, "gone")
     update = guard.before_model(_state(history, stale), _runtime())
     assert update is not None
     assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 3"]
-    assert update[STATE_KEY] == {"chain": [1, "grep", '{"pattern":"TODO"}', 3], "seen": "t2"}
+    assert update[STATE_KEY] == _stored(3, "t2")
     # four calls: the third call's reminder was for an earlier step, the fourth reaches nothing
     update = guard.before_model({"messages": [*history, *_calls(1, first=3)]}, _runtime())
     assert update is not None
     assert "messages" not in update
-    assert update[STATE_KEY]["chain"][3] == 4
+    assert _chain_of(update) == [1, "grep", '{"pattern":"TODO"}', 4]
 
 
 def test_the_fold_starts_after_the_marker_from_the_stored_chain() -> None:
     guard = RepeatGuardMiddleware()
     history = [HumanMessage("go", id="h"), *_calls(1, first=9)]
-    stored: dict[str, object] = {"chain": [1, "grep", '{"pattern":"TODO"}', 4], "seen": "h"}
+    stored = _stored(4, "h")
     update = guard.before_model(_state(history, stored), _runtime())
     assert update is not None
     assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 5"]
     # a marker at the end with no chain: nothing new, nothing said
-    stored = {"chain": None, "seen": "t9"}
+    stored = _stored(None, "t9")
     assert guard.before_model(_state(history, stored), _runtime()) == {STATE_KEY: stored}
 
 
 @pytest.mark.parametrize(
     "stored",
-    [None, "junk", {"seen": None}, {"chain": ["not", "a", "chain"], "seen": "h"}],
+    [
+        None,
+        "junk",
+        {"seen": None},
+        {"state": {"version": 1, "chains": {"agent": ["not", "a", "chain"]}}, "seen": "h"},
+        {"chain": [1, "grep", "{}", 2], "seen": "h"},  # an older shape of the field
+    ],
 )
 def test_junk_in_the_stored_field_folds_the_history_afresh(
     stored: object, caplog: pytest.LogCaptureFixture
@@ -485,11 +516,11 @@ def test_junk_in_the_stored_field_folds_the_history_afresh(
         update = guard.before_model(_state(history, stored), _runtime())
     assert update is not None
     assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 3"]
-    if isinstance(stored, dict) and stored.get("chain"):
+    if isinstance(stored, dict) and stored.get("seen"):
         assert (
             caplog.records[0]
             .getMessage()
-            .startswith("repeat-tool-guard ignores its stored chain: ")
+            .startswith("repeat-tool-guard ignores its stored state: ")
         )
     else:
         assert caplog.records == []
@@ -502,7 +533,7 @@ def test_a_result_whose_call_is_gone_is_skipped() -> None:
     late = ToolMessage("late", tool_call_id="c9", id="x")
     history: list[AnyMessage] = [system, orphan, *_calls(2), late]
     update = guard.before_model({"messages": history}, _runtime())
-    assert update == {STATE_KEY: {"chain": [1, "grep", '{"pattern":"TODO"}', 2], "seen": "x"}}
+    assert update == {STATE_KEY: _stored(2, "x")}
 
 
 def test_an_invalid_call_counts_at_its_turn_and_its_answer_does_not_count_again() -> None:
@@ -518,12 +549,12 @@ def test_an_invalid_call_counts_at_its_turn_and_its_answer_does_not_count_again(
     assert update is not None
     (reminder,) = update["messages"]
     assert reminder.id is None  # the turn had no id to derive one from
-    assert update[STATE_KEY]["chain"] == [1, "", '""', 3]
+    assert _chain_of(update) == [1, "", '""', 3]
 
 
 def test_an_empty_history_stores_no_marker() -> None:
     assert RepeatGuardMiddleware().before_model({"messages": []}, _runtime()) == {
-        STATE_KEY: {"chain": None, "seen": None}
+        STATE_KEY: _stored(None, None)
     }
 
 
@@ -533,15 +564,118 @@ def test_reminder_message_without_a_result_id_lets_the_thread_assign_one() -> No
     assert reminder_message(reminder, "t1").id == f"{PLUGIN_NAME}:t1"
 
 
-def test_encoded_chains_are_the_cores() -> None:
-    state = RepeatGuardMiddleware().before_model({"messages": _calls(1)}, _runtime())
-    assert state is not None
-    chain = GuardState.initial()
-    assert state[STATE_KEY]["chain"] == encode_chain(next(iter(_fold_one(chain).chains.values())))
+def test_the_stored_field_is_the_cores_state_encoding() -> None:
+    update = RepeatGuardMiddleware({"budgets": {"grep": 5}}).before_model(
+        {"messages": _calls(2)}, _runtime()
+    )
+    assert update is not None
+    config = GuardConfig(budgets=(("grep", 5),))
+    decoded = decode_state(update[STATE_KEY]["state"], config).unwrap()
+    expected = GuardState.initial(config)
+    for _ in range(2):
+        expected, _ = reduce(
+            expected, ToolCallFinished("agent", "grep", {"pattern": "TODO"}, result="no match")
+        )
+    assert decoded == expected
+    assert decoded.memory("agent") == expected.memory("agent")  # the budget's spending too
 
 
-def _fold_one(state: GuardState) -> GuardState:
-    from repeat_guard import ToolCallFinished, reduce
+# -- pre-dispatch deny, through the core's admit -------------------------------------------
 
-    after, _ = reduce(state, ToolCallFinished("agent", "grep", {"pattern": "TODO"}))
-    return after
+
+def _results(messages: list[AnyMessage]) -> list[ToolMessage]:
+    return [message for message in messages if isinstance(message, ToolMessage)]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_a_call_past_deny_at_gets_the_reason_without_running(mode: str) -> None:
+    ran: list[str] = []
+
+    @tool("grep")
+    def counting_grep(pattern: str) -> str:
+        """Search the tree for a pattern."""
+        ran.append(pattern)
+        return f"no match for {pattern}"
+
+    model = LoopingChatModel(seen=[], stop_at=None, limit=6)
+    guard = RepeatGuardMiddleware({"thresholds": [3, 5], "denyAt": 4})
+    agent = agent_with(model, [guard], tools=[counting_grep], checkpointer=InMemorySaver())
+    if mode == "invoke":
+        agent.invoke(PROMPT, thread(mode))
+    else:
+        asyncio.run(agent.ainvoke(PROMPT, thread(mode)))
+    messages = agent.get_state(thread(mode)).values["messages"]
+    assert len(ran) == 3  # the fourth, fifth and sixth identical calls never ran
+    results = _results(messages)
+    assert [r.status for r in results] == ["success"] * 3 + ["error"] * 3
+    assert str(results[3].content).startswith(
+        "refused: this would be the 4th identical call to `grep` in a row"
+    )
+    assert results[3].additional_kwargs == {"lc_source": PLUGIN_NAME}
+    # refused attempts count: the detailed reminder still comes after the fifth
+    assert summaries(messages) == [(3, "grep × 3", "gentle"), (5, "grep × 5", "detailed")]
+
+
+def test_parallel_calls_of_one_turn_are_admitted_in_the_turns_order() -> None:
+    model = LoopingChatModel(seen=[], per_step=2, stop_at=None, limit=2)
+    guard = RepeatGuardMiddleware({"denyAt": 3})
+    agent = agent_with(model, [guard], checkpointer=InMemorySaver())
+    agent.invoke(PROMPT, thread("parallel"))
+    results = _results(agent.get_state(thread("parallel")).values["messages"])
+    # two calls per turn: the second turn's calls would be the third and fourth in a row
+    assert [r.status for r in results] == ["success", "success", "error", "error"]
+    assert "4th identical call" in str(results[3].content)
+
+
+def test_a_spent_budget_refuses_the_call() -> None:
+    model = LoopingChatModel(seen=[], calls=(GREP, READ), stop_at=None, limit=4)
+    agent = agent_with(model, [RepeatGuardMiddleware({"budgets": {"read": 1}})])
+    messages = agent.invoke(PROMPT)["messages"]
+    results = _results(messages)
+    assert [r.status for r in results] == ["success", "success", "success", "error"]
+    assert str(results[3].content).startswith("refused: the budget of 1 calls")
+
+
+def test_an_error_in_admit_lets_the_call_run(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken_admit(state: GuardState, call: Any) -> Any:
+        raise RuntimeError("no verdict")
+
+    monkeypatch.setattr("repeat_guard_langchain._middleware.admit", broken_admit)
+    model = LoopingChatModel(seen=[])
+    with caplog.at_level(logging.ERROR, logger="repeat_guard_langchain"):
+        messages = agent_with(model, [RepeatGuardMiddleware({"denyAt": 2})]).invoke(PROMPT)[
+            "messages"
+        ]
+    assert [r.status for r in _results(messages)] == ["success"] * 3
+    assert summaries(messages) == [(3, "grep × 3", "gentle")]
+    assert caplog.records[0].getMessage() == (
+        "repeat-tool-guard failed (RuntimeError: no verdict); the call runs unguarded"
+    )
+
+
+def test_a_changing_result_is_progress_when_asked() -> None:
+    ticks: list[int] = []
+
+    @tool("grep")
+    def polling_grep(pattern: str) -> str:
+        """Search the tree for a pattern."""
+        ticks.append(1)
+        return f"{len(ticks)} matches"  # a poll whose answer moves on
+
+    model = LoopingChatModel(seen=[], stop_at=None, limit=5)
+    guard = RepeatGuardMiddleware({"progress": "result"})
+    messages = agent_with(model, [guard], tools=[polling_grep]).invoke(PROMPT)["messages"]
+    assert len(ticks) == 5
+    assert summaries(messages) == []
+
+
+def test_earlier_calls_of_a_turn_are_found_only_in_the_latest_turn() -> None:
+    call = {"name": "grep", "args": {}, "id": "c1", "type": "tool_call"}
+    later = {"name": "read", "args": {}, "id": "c2", "type": "tool_call"}
+    turn = AIMessage("", tool_calls=[call, later], id="ai")
+    assert [c["id"] for c in _earlier_in_turn([turn], "c2")] == ["c1"]
+    assert _earlier_in_turn([turn], "c1") == []
+    assert _earlier_in_turn([turn], "elsewhere") == []
+    assert _earlier_in_turn([HumanMessage("go")], "c1") == []

@@ -7,7 +7,8 @@ not yet been reminded about: the previous model turn (an ``AIMessage`` with tool
 them into core events in that order, runs ``reduce`` once per event, and returns a state update:
 
 * ``repeat_guard`` (a private field of the agent state, so the thread's checkpointer stores it):
-  the chain as the core's ``encode_chain`` writes it, and the id of the last message folded;
+  the guard's state as the core's ``encode_state`` writes it (the chain, and what the opt-in
+  policies remember), and the id of the last message folded;
 * ``messages``: one ``HumanMessage`` per reminder, appended after the step's tool results and
   marked ``additional_kwargs["lc_source"] = "repeat-tool-guard"`` (LangChain's convention for
   messages its middleware writes, as the summarization middleware does).
@@ -26,33 +27,41 @@ Rules kept here, because they are about reading LangChain's messages (no detecti
   whole history is folded from an empty chain, and calls the model has already answered must
   not be reminded about again.
 
-Fail open: an exception from the guard's own code is logged in one line and the hook returns no
-update, so the model is called as if the guard were absent.
+Before a tool runs, ``wrap_tool_call`` folds the same messages (plus the calls earlier in the
+same model turn) and asks the core's ``admit``; a ``Deny`` answers the call with a
+``ToolMessage`` holding the reason, marked ``lc_source``, without running the tool. That
+message is then a result like any other, counted as a denied attempt.
+
+Fail open: an exception from the guard's own code is logged in one line; the hook returns no
+update, or the call runs, as if the guard were absent.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState, PrivateStateAttr
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolCall, ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from returns.pipeline import is_successful
 
 from repeat_guard import (
     SOURCE,
-    Chain,
     ConfigError,
+    Deny,
     Event,
     GuardConfig,
     GuardState,
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
-    decode_chain,
-    encode_chain,
+    admit,
+    decode_state,
+    encode_state,
     parse_config,
     reduce,
 )
@@ -145,6 +154,10 @@ def reminder_in_result(result: ToolMessage, reminder: Reminder) -> ToolMessage:
     return result.model_copy(update={"content": merged, "additional_kwargs": marked})
 
 
+def _fail_open(error: Exception, consequence: str) -> None:
+    _log.error("%s failed (%s: %s); %s", PLUGIN_NAME, type(error).__name__, error, consequence)
+
+
 def _source(reminder: Reminder) -> dict[str, str]:
     return {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
 
@@ -152,8 +165,9 @@ def _source(reminder: Reminder) -> dict[str, str]:
 class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
     """The repeat-tool-call guard: ``create_agent(..., middleware=[RepeatGuardMiddleware()])``.
 
-    ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the design note's keys
-    (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``; parsed here, raising
+    ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the core's keys
+    (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``, the opt-in policies'
+    keys; parsed here, raising
     ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``in_tool_result=True``
     appends each reminder to the tool result that reached the threshold instead of adding a
     message of its own (off by default: the thread's record of what the tool returned then
@@ -188,28 +202,58 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
         try:
             return self._fold(state["messages"], state.get(STATE_KEY))
         except Exception as error:
-            _log.error(
-                "%s failed (%s: %s); the model is called unguarded",
-                PLUGIN_NAME,
-                type(error).__name__,
-                error,
-            )
+            _fail_open(error, "the model is called unguarded")
             return None
 
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Run the call, unless the core's ``admit`` refuses it: then answer with the reason."""
+        refusal = self._refusal(request)
+        return handler(request) if refusal is None else refusal
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """The same as ``wrap_tool_call``, for ``ainvoke`` and ``astream``."""
+        refusal = self._refusal(request)
+        return await handler(request) if refusal is None else refusal
+
+    def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
+        """The refusal for ``request``'s call, or ``None`` when it may run (or on any error)."""
+        try:
+            state = request.state
+            messages: Sequence[AnyMessage] = state["messages"]
+            guard, _ = self._replay(messages, state.get(STATE_KEY))
+            call = request.tool_call
+            # Calls earlier in the same model turn run before this one, in the turn's order.
+            for earlier in _earlier_in_turn(messages, call["id"]):
+                guard, _ = self.reducer(
+                    guard, ToolCallFinished(AGENT, earlier["name"], earlier["args"])
+                )
+            verdict = admit(guard, ToolCallFinished(AGENT, call["name"], call["args"]))
+        except Exception as error:
+            _fail_open(error, "the call runs unguarded")
+            return None
+        if not isinstance(verdict, Deny):
+            return None
+        return ToolMessage(
+            content=verdict.reason,
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="error",
+            additional_kwargs={"lc_source": PLUGIN_NAME},
+        )
+
     def _fold(self, messages: Sequence[AnyMessage], stored: object) -> dict[str, Any]:
-        chain, start = self._resume(messages, stored)
-        guard = GuardState.from_chains(self.config, {} if chain is None else {AGENT: chain})
-        current_step = _last_ai_message(messages)
-        reminders: list[AnyMessage] = []
-        for index in range(start, len(messages)):
-            for event, anchor in _events(messages, index):
-                guard, produced = self.reducer(guard, event)
-                if index >= current_step:
-                    reminders.extend(self._deliver(messages[index], r, anchor) for r in produced)
-        after = guard.chain(AGENT)
+        guard, reminders = self._replay(messages, stored)
         update: dict[str, Any] = {
             STATE_KEY: {
-                "chain": None if after is None else encode_chain(after),
+                "state": encode_state(guard),
                 "seen": messages[-1].id if messages else None,
             }
         }
@@ -217,28 +261,50 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
             update["messages"] = reminders
         return update
 
+    def _replay(
+        self, messages: Sequence[AnyMessage], stored: object
+    ) -> tuple[GuardState, list[AnyMessage]]:
+        """Fold the messages after the stored marker; return the state and the step's reminders."""
+        guard, start = self._resume(messages, stored)
+        current_step = _last_ai_message(messages)
+        reminders: list[AnyMessage] = []
+        for index in range(start, len(messages)):
+            for event, anchor in _events(messages, index):
+                guard, produced = self.reducer(guard, event)
+                if index >= current_step:
+                    reminders.extend(self._deliver(messages[index], r, anchor) for r in produced)
+        return guard, reminders
+
     def _deliver(self, message: AnyMessage, reminder: Reminder, anchor: str | None) -> AnyMessage:
         """The message that carries ``reminder``: its own, or the tool's result when asked."""
         if self.in_tool_result and isinstance(message, ToolMessage):
             return reminder_in_result(message, reminder)
         return reminder_message(reminder, anchor)
 
-    def _resume(self, messages: Sequence[AnyMessage], stored: object) -> tuple[Chain | None, int]:
-        """Return the stored chain and where to fold from, or no chain and 0 when unusable."""
+    def _resume(self, messages: Sequence[AnyMessage], stored: object) -> tuple[GuardState, int]:
+        """Return the stored state and where to fold from, or a fresh state and 0 when unusable."""
+        fresh = GuardState.initial(self.config)
         if not isinstance(stored, Mapping):
-            return None, 0
+            return fresh, 0
         seen = stored.get("seen")
         position = None if seen is None else _position_after(messages, seen)
         if position is None:
-            return None, 0
-        raw = stored.get("chain")
-        if raw is None:
-            return None, position
-        decoded = decode_chain(raw)
+            return fresh, 0
+        decoded = decode_state(stored.get("state"), self.config)
         if not is_successful(decoded):
-            _log.error("%s ignores its stored chain: %s", PLUGIN_NAME, decoded.failure())
-            return None, 0
+            _log.error("%s ignores its stored state: %s", PLUGIN_NAME, decoded.failure())
+            return fresh, 0
         return decoded.unwrap(), position
+
+
+def _earlier_in_turn(messages: Sequence[AnyMessage], call_id: str | None) -> list[ToolCall]:
+    """The tool calls before ``call_id`` in the latest model turn that made it."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            ids = [call["id"] for call in message.tool_calls]
+            return message.tool_calls[: ids.index(call_id)] if call_id in ids else []
+    return []
 
 
 def _position_after(messages: Sequence[AnyMessage], message_id: object) -> int | None:
@@ -278,7 +344,11 @@ def _events(messages: Sequence[AnyMessage], index: int) -> list[tuple[Event, str
         call = _answered_call(messages, index, message.tool_call_id)
         if call is None:
             return []
-        return [(ToolCallFinished(AGENT, call["name"], call["args"]), message.id)]
+        # The guard's own refusals are marked as written by it; their text is not a result.
+        denied = message.additional_kwargs.get("lc_source") == PLUGIN_NAME
+        result = None if denied else message.content
+        event = ToolCallFinished(AGENT, call["name"], call["args"], denied=denied, result=result)
+        return [(event, message.id)]
     return []
 
 
