@@ -26,6 +26,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 
+from repeat_guard import Reminder, reminder_from_json
 from repeat_guard_langchain import PLUGIN_NAME
 
 GENTLE_MARK = "You are repeating the exact same tool call"
@@ -165,13 +166,18 @@ def guard_messages(messages: Sequence[AnyMessage]) -> list[tuple[int, HumanMessa
     return found
 
 
+def carried(message: BaseMessage) -> Reminder:
+    """The reminder a guard message carries, decoded with the core's codec."""
+    return reminder_from_json(message.additional_kwargs["repeat_guard"]).unwrap()
+
+
 def summaries(messages: Sequence[AnyMessage]) -> list[tuple[int, str, str]]:
     """``(tool results before it, summary, escalation)`` for every reminder in ``messages``."""
     return [
         (
             results,
-            message.additional_kwargs["repeat_guard"]["summary"],
-            message.additional_kwargs["repeat_guard"]["escalation"],
+            carried(message).summary,
+            carried(message).form,
         )
         for results, message in guard_messages(messages)
     ]

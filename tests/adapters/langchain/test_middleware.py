@@ -50,6 +50,7 @@ from ._support import (
     GENTLE_MARK,
     LoopingChatModel,
     agent_with,
+    carried,
     guard_messages,
     latest_input,
     summaries,
@@ -127,15 +128,16 @@ def test_the_reminder_is_its_own_message_after_the_tool_result() -> None:
     assert isinstance(reminder, HumanMessage)
     assert str(reminder.content).startswith("<system-reminder>")
     assert reminder.id == f"{PLUGIN_NAME}:{result.id}"
-    assert reminder.additional_kwargs == {
-        "lc_source": "repeat-tool-guard",
-        "repeat_guard": {
-            "kind": "plugin",
-            "plugin": "repeat-tool-guard",
-            "summary": "grep × 3",
-            "escalation": "gentle",
-        },
-    }
+    assert reminder.additional_kwargs["lc_source"] == "repeat-tool-guard"
+    # the reminder itself rides along in the core's JSON shape
+    carried_reminder = reminder.additional_kwargs["repeat_guard"]
+    assert carried_reminder["source"] == {"kind": "plugin", "plugin": "repeat-tool-guard"}
+    assert (carried_reminder["tool"], carried_reminder["count"], carried_reminder["form"]) == (
+        "grep",
+        3,
+        "gentle",
+    )
+    assert carried(reminder).text == reminder.content
     assert isinstance(answer, AIMessage)
 
 
@@ -148,7 +150,7 @@ def test_asked_for_it_the_reminder_rides_inside_the_tool_result() -> None:
     assert [r.content for r in results[:2]] == ["no match for TODO"] * 2
     third = results[2]
     assert str(third.content).startswith("no match for TODO\n\n<system-reminder>\n")
-    assert third.additional_kwargs[STATE_KEY]["summary"] == "grep × 3"
+    assert carried(third).summary == "grep × 3"
     assert len(results) == 3  # replaced in place, by its id
     assert any(GENTLE_MARK in text for text in model.seen[-1])
 
@@ -305,7 +307,7 @@ def test_a_marked_message_from_other_middleware_does_not_reset_the_chain() -> No
     update = guard.before_model(state, _runtime())
     assert update is not None
     (reminder,) = update["messages"]
-    assert reminder.additional_kwargs[STATE_KEY]["summary"] == "grep × 3"
+    assert carried(reminder).summary == "grep × 3"
 
 
 def test_a_subagent_keeps_its_own_chain() -> None:
@@ -476,7 +478,7 @@ def test_a_history_without_its_marker_is_folded_afresh_and_only_the_last_step_is
     stale = _stored(7, "gone")
     update = guard.before_model(_state(history, stale), _runtime())
     assert update is not None
-    assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 3"]
+    assert [carried(m).summary for m in update["messages"]] == ["grep × 3"]
     assert update[STATE_KEY] == _stored(3, "t2")
     # four calls: the third call's reminder was for an earlier step, the fourth reaches nothing
     update = guard.before_model({"messages": [*history, *_calls(1, first=3)]}, _runtime())
@@ -491,7 +493,7 @@ def test_the_fold_starts_after_the_marker_from_the_stored_chain() -> None:
     stored = _stored(4, "h")
     update = guard.before_model(_state(history, stored), _runtime())
     assert update is not None
-    assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 5"]
+    assert [carried(m).summary for m in update["messages"]] == ["grep × 5"]
     # a marker at the end with no chain: nothing new, nothing said
     stored = _stored(None, "t9")
     assert guard.before_model(_state(history, stored), _runtime()) == {STATE_KEY: stored}
@@ -515,7 +517,7 @@ def test_junk_in_the_stored_field_folds_the_history_afresh(
     with caplog.at_level(logging.ERROR, logger="repeat_guard_langchain"):
         update = guard.before_model(_state(history, stored), _runtime())
     assert update is not None
-    assert [m.additional_kwargs[STATE_KEY]["summary"] for m in update["messages"]] == ["grep × 3"]
+    assert [carried(m).summary for m in update["messages"]] == ["grep × 3"]
     if isinstance(stored, dict) and stored.get("seen"):
         assert (
             caplog.records[0]

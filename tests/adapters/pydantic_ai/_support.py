@@ -22,6 +22,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from repeat_guard import Reminder, reminder_from_json
 from repeat_guard_pydantic_ai import METADATA_KEY
 
 GENTLE_MARK = "You are repeating the exact same tool call"
@@ -124,10 +125,16 @@ def guard_parts(messages: Sequence[ModelMessage]) -> list[tuple[int, SystemPromp
     return found
 
 
+def carried(part: SystemPromptPart) -> Reminder:
+    """The reminder a guard part carries, decoded with the core's codec."""
+    assert part.metadata is not None
+    return reminder_from_json(part.metadata[METADATA_KEY]).unwrap()
+
+
 def summaries(messages: Sequence[ModelMessage]) -> list[tuple[int, str, str]]:
     """``(returns before it, summary, escalation)`` for every guard part in ``messages``."""
     return [
-        (returns, part.metadata[METADATA_KEY]["summary"], part.metadata[METADATA_KEY]["escalation"])
+        (returns, carried(part).summary, carried(part).form)
         for returns, part in guard_parts(messages)
         if part.metadata is not None
     ]

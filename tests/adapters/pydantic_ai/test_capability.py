@@ -20,7 +20,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import ToolDefinition
 
-from repeat_guard import Event, GuardConfig, GuardState, Reminder, reduce
+from repeat_guard import Event, GuardConfig, GuardState, Reminder, reduce, reminder_to_json
 from repeat_guard_pydantic_ai import (
     METADATA_KEY,
     GuardConfigError,
@@ -29,7 +29,7 @@ from repeat_guard_pydantic_ai import (
     reminder_part,
 )
 
-from ._support import DETAILED_MARK, GENTLE_MARK, LoopingModel, agent_with, run, summaries
+from ._support import DETAILED_MARK, GENTLE_MARK, LoopingModel, agent_with, carried, run, summaries
 
 GREP = ("grep", {"pattern": "TODO"})
 READ = ("read", {"path": "a.txt"})
@@ -58,14 +58,15 @@ def test_the_reminder_is_its_own_part_right_after_the_tool_return() -> None:
     assert tool_return.content == "no match for TODO"  # the tool's own output, untouched
     assert isinstance(reminder, SystemPromptPart)
     assert reminder.content.startswith("<system-reminder>")
-    assert reminder.metadata == {
-        METADATA_KEY: {
-            "kind": "plugin",
-            "plugin": "repeat-tool-guard",
-            "summary": "grep × 3",
-            "escalation": "gentle",
-        }
-    }
+    assert reminder.metadata is not None
+    carried_reminder = reminder.metadata[METADATA_KEY]  # the reminder, in the core's JSON shape
+    assert carried_reminder["source"] == {"kind": "plugin", "plugin": "repeat-tool-guard"}
+    assert (carried_reminder["tool"], carried_reminder["count"], carried_reminder["form"]) == (
+        "grep",
+        3,
+        "gentle",
+    )
+    assert carried(reminder).text == reminder.content
     assert GENTLE_MARK not in str(result.all_messages()[0])  # not in the instructions
 
 
@@ -294,9 +295,8 @@ def test_reminder_part_labels_the_guard() -> None:
     _, (reminder,) = _third_call()
     part = reminder_part(reminder)
     assert part.content == reminder.text
-    assert part.metadata == {
-        METADATA_KEY: {**reminder.source, "summary": "grep × 3", "escalation": "gentle"}
-    }
+    assert part.metadata == {METADATA_KEY: reminder_to_json(reminder)}
+    assert carried(part) == reminder
 
 
 def _third_call() -> tuple[GuardState, tuple[Reminder, ...]]:

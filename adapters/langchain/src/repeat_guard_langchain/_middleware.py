@@ -64,6 +64,7 @@ from repeat_guard import (
     encode_state,
     parse_config,
     reduce,
+    reminder_to_json,
 )
 
 __all__ = [
@@ -134,7 +135,7 @@ def reminder_message(reminder: Reminder, after: str | None = None) -> HumanMessa
     return HumanMessage(
         content=reminder.text,
         id=None if after is None else f"{PLUGIN_NAME}:{after}",
-        additional_kwargs={"lc_source": PLUGIN_NAME, STATE_KEY: _source(reminder)},
+        additional_kwargs={"lc_source": PLUGIN_NAME, STATE_KEY: reminder_to_json(reminder)},
     )
 
 
@@ -150,16 +151,12 @@ def reminder_in_result(result: ToolMessage, reminder: Reminder) -> ToolMessage:
         merged = f"{content}\n\n{reminder.text}" if content else reminder.text
     else:
         merged = [*content, {"type": "text", "text": reminder.text}]
-    marked = {**result.additional_kwargs, STATE_KEY: _source(reminder)}
+    marked = {**result.additional_kwargs, STATE_KEY: reminder_to_json(reminder)}
     return result.model_copy(update={"content": merged, "additional_kwargs": marked})
 
 
 def _fail_open(error: Exception, consequence: str) -> None:
     _log.error("%s failed (%s: %s); %s", PLUGIN_NAME, type(error).__name__, error, consequence)
-
-
-def _source(reminder: Reminder) -> dict[str, str]:
-    return {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
 
 
 class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):

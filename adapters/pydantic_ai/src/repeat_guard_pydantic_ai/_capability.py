@@ -50,6 +50,7 @@ from repeat_guard import (
     admit,
     parse_config,
     reduce,
+    reminder_to_json,
 )
 
 __all__ = [
@@ -101,8 +102,7 @@ def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardCo
 
 def reminder_part(reminder: Reminder) -> SystemPromptPart:
     """Return the request part carrying ``reminder``, labelled with the guard's source."""
-    source = {**reminder.source, "summary": reminder.summary, "escalation": reminder.form}
-    return SystemPromptPart(reminder.text, metadata={METADATA_KEY: source})
+    return SystemPromptPart(reminder.text, metadata={METADATA_KEY: reminder_to_json(reminder)})
 
 
 def call_arguments(call: ToolCallPart) -> object:
