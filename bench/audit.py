@@ -142,15 +142,30 @@ def throughput(label: str, path: Path) -> None:
     )
 
 
+def _cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def speedup(folder: Path) -> None:
     jobs = list(list_files([str(folder)]))
     size = sum(job.size for job in jobs) / 1e6
-    one = timed(lambda: list(audit(jobs, SETTINGS, "local")))
     cores = default_jobs()
+    cpu = _cpu_seconds()
+    one = timed(lambda: list(audit(jobs, SETTINGS, "local")))
+    cpu_one, cpu = _cpu_seconds() - cpu, _cpu_seconds()
     many = timed(lambda: list(audit(jobs, SETTINGS, "processes", cores)))
+    cpu_many = _cpu_seconds() - cpu
     print(
         f"  {len(jobs):,} files, {size:.0f} MB: 1 core {size / one:.1f} MB/s, "
         f"{cores} cores {size / many:.1f} MB/s, speed-up {one / many:.2f}x"
+    )
+    # On a shared machine the wall-clock speed-up is bounded by the cores others leave free;
+    # the CPU time shows what the pool itself costs.
+    print(
+        f"  CPU seconds: 1 core {cpu_one:.2f}, {cores} cores {cpu_many:.2f} "
+        f"(pool overhead {cpu_many / cpu_one - 1:+.0%}); load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
 
 
