@@ -210,3 +210,16 @@ def test_a_line_over_the_limit_is_answered_without_being_held(
     first, second = (json.loads(line) for line in output.getvalue().splitlines())
     assert first == {"error": "line 1: line of 201 bytes is longer than the limit of 100"}
     assert second == {"reminders": []}
+
+
+def test_a_call_may_report_its_result_for_result_aware_progress() -> None:
+    line = {"type": "tool_call", "agent": "a", "tool": "poll", "arguments": {}, "result": "x"}
+    assert parse_event(1, json.dumps(line).encode()) == ToolCallFinished(
+        "a", "poll", {}, result="x"
+    )
+    polls = b"".join(
+        json.dumps({**line, "result": status}).encode() + b"\n"
+        for status in ("queued", "running", "passed")
+    )
+    config = GuardConfig(thresholds=(3,), progress="result")
+    assert [answer["reminders"] for answer in answers(polls, config)] == [[], [], []]

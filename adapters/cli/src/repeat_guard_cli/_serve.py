@@ -4,7 +4,8 @@ Protocol: every input line is answered by exactly one output line, in order, flu
 so a harness may write one event and block reading its answer. An event is a JSON object:
 
 * ``{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {...}, "denied": false}``
-  (``agent`` may be ``null`` for a call outside any agent; ``denied`` is optional);
+  (``agent`` may be ``null`` for a call outside any agent; ``denied`` and ``result``, what the
+  tool returned, are optional);
 * ``{"type": "prompt", "agent": "a"}``;
 * ``{"type": "dispose", "agent": "a"}``.
 
@@ -17,19 +18,12 @@ Output is ASCII (``ensure_ascii``), so no locale can garble it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from repeat_guard import (
-    AgentDisposed,
-    Event,
-    GuardConfig,
-    GuardState,
-    PromptSubmitted,
-    ToolCallFinished,
-    reduce,
-)
+from returns.pipeline import is_successful
+
+from repeat_guard import Event, GuardConfig, GuardState, event_from_json, reduce
 from repeat_guard_transcripts import LineFault, bounded_lines
 
 from ._reminder_json import reminder_fields
@@ -46,13 +40,6 @@ class LineError:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}"
-
-
-_FIELDS = {
-    "tool_call": ({"type", "agent", "tool", "arguments"}, {"denied"}),
-    "prompt": ({"type", "agent"}, set[str]()),
-    "dispose": ({"type", "agent"}, set[str]()),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,49 +66,19 @@ def _decode(data: bytes) -> object:
         return _Problem(f"invalid JSON: {error}")
 
 
-def _fields_problem(kind: str, event: Mapping[str, object]) -> str | None:
-    required, optional = _FIELDS[kind]
-    missing = sorted(required - event.keys())
-    if missing:
-        return f"{kind} event lacks {', '.join(repr(k) for k in missing)}"
-    unknown = sorted(event.keys() - required - optional)
-    if unknown:
-        return f"{kind} event has unknown field {unknown[0]!r}"
-    return None
-
-
-def _build(kind: str, event: Mapping[str, object]) -> Event | str:
-    agent = event["agent"]
-    if kind == "tool_call":
-        tool, denied = event["tool"], event.get("denied", False)
-        if agent is not None and not isinstance(agent, str):
-            return f"'agent' must be a string or null, got {agent!r}"
-        if not isinstance(tool, str):
-            return f"'tool' must be a string, got {tool!r}"
-        if not isinstance(denied, bool):
-            return f"'denied' must be true or false, got {denied!r}"
-        return ToolCallFinished(agent, tool, event["arguments"], denied)
-    if not isinstance(agent, str):
-        return f"'agent' must be a string, got {agent!r}"
-    return PromptSubmitted(agent) if kind == "prompt" else AgentDisposed(agent)
-
-
 def parse_event(number: int, data: bytes) -> Event | LineError:
-    """Return the event on input line ``number`` (raw bytes), or why it is not one."""
+    """Return the event on input line ``number`` (raw bytes), or why it is not one.
+
+    The JSON is read here; the mapping becomes an event through the core's one codec,
+    ``event_from_json``, whose message names the problem.
+    """
     value = _decode(data)
     if isinstance(value, _Problem):
         return LineError(number, value.message)
-    if not isinstance(value, dict):
-        return LineError(number, f"expected a JSON object, got {type(value).__name__}")
-    kind = value.get("type")
-    if not isinstance(kind, str) or kind not in _FIELDS:
-        known = ", ".join(repr(k) for k in _FIELDS)
-        return LineError(number, f"unknown event type {kind!r} (known: {known})")
-    problem = _fields_problem(kind, value)
-    if problem is not None:
-        return LineError(number, problem)
-    built = _build(kind, value)
-    return LineError(number, built) if isinstance(built, str) else built
+    decoded = event_from_json(value)
+    if not is_successful(decoded):
+        return LineError(number, decoded.failure().message)
+    return decoded.unwrap()
 
 
 def _answer(state: GuardState, number: int, data: bytes) -> tuple[GuardState, dict[str, object]]:
