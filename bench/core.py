@@ -10,6 +10,7 @@ import random
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from repeat_guard import (
     AgentDisposed,
@@ -17,6 +18,7 @@ from repeat_guard import (
     GuardConfig,
     GuardState,
     ToolCallFinished,
+    admit,
     canonical_arguments,
     reduce,
 )
@@ -117,6 +119,70 @@ def retained_size() -> tuple[int, int, int]:
     return len(live), len(state), retained
 
 
+def option_costs(stream: Sequence[ToolCallFinished]) -> list[tuple[str, float]]:
+    """Microseconds per event for the default config and each opt-in policy on its own.
+
+    The progress run gives every call a result (half of the repeats with a changed one); the
+    deny run also asks ``admit`` before every call, as a harness that refuses calls does.
+    """
+    with_results = [
+        replace(event, result=f"out-{n % 2}") if n % 3 == 0 else event
+        for n, event in enumerate(stream)
+    ]
+    configs = [
+        ("default", GuardConfig(), stream, False),
+        ("cyclePeriod=3", GuardConfig(cycle_period=3), stream, False),
+        ("progress=result", GuardConfig(progress="result"), with_results, False),
+        ("budgets", GuardConfig(budgets=(("grep", 1000), ("re*", 1000))), stream, False),
+        ("denyAt=10 + admit", GuardConfig(deny_at=10), stream, True),
+    ]
+    costs = []
+    for name, config, events, ask in configs:
+
+        def work(
+            config: GuardConfig = config,
+            events: Sequence[ToolCallFinished] = events,
+            ask: bool = ask,
+        ) -> int:
+            return run_config(config, events, ask)
+
+        costs.append((name, best_of(3, work) / len(events) * 1e6))
+    return costs
+
+
+def run_config(config: GuardConfig, stream: Sequence[ToolCallFinished], ask: bool) -> int:
+    state = GuardState.initial(config)
+    fired = 0
+    for event in stream:
+        if ask:
+            admit(state, event)
+        state, reminders = reduce(state, event)
+        fired += len(reminders)
+    return fired
+
+
+def scaling() -> list[tuple[int, float]]:
+    """Microseconds per event with 4, 1,000 and 100,000 live agents interleaving at random."""
+    out = []
+    for agents in (4, 1_000, 100_000):
+        rng = random.Random(agents)
+        events = [
+            ToolCallFinished(f"agent-{rng.randrange(agents)}", "grep", {"p": rng.randrange(3)})
+            for _ in range(200_000)
+        ]
+        state = GuardState.initial()
+        for n in range(agents):  # every agent live before timing
+            state, _ = reduce(state, ToolCallFinished(f"agent-{n}", "grep", {"p": 0}))
+
+        def work(start: GuardState = state, stream: list[ToolCallFinished] = events) -> None:
+            current = start
+            for event in stream:
+                current, _ = reduce(current, event)
+
+        out.append((agents, best_of(3, work) / len(events) * 1e6))
+    return out
+
+
 def main() -> None:
     """Print the core figures."""
     stream = mixed_stream()
@@ -137,3 +203,13 @@ def main() -> None:
         f"{entries:,} chains, {retained / 1e6:.1f} MB retained "
         f"({retained / max(entries, 1):.0f} B/chain)"
     )
+    costs = option_costs(stream)
+    default = costs[0][1]
+    print("  cost per event, each opt-in policy alone (same stream):")
+    for name, micros in costs:
+        print(f"    {name:<18} {micros:6.2f} us  ({micros / default:.2f}x the default)")
+    scaled = scaling()
+    few = scaled[0][1]
+    print("  cost per event by live agents (random interleaving, default config):")
+    for agents, micros in scaled:
+        print(f"    {agents:>7,} agents  {micros:6.2f} us  ({micros / few:.2f}x 4 agents)")
