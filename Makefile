@@ -85,8 +85,10 @@ mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minut
 	rm -rf .mutation && mkdir -p .mutation/tests
 	cp -r core/src .mutation/src
 	cp tests/__init__.py .mutation/tests/ && cp -r tests/core .mutation/tests/core
+	mkdir -p .mutation/core && cp core/README.md .mutation/core/README.md
 	cp mutation/pyproject.toml .mutation/pyproject.toml
-	cd .mutation && ../.venv/bin/mutmut run --max-children $${MUTMUT_CHILDREN:-2} >/dev/null; \
+	cd .mutation && ../.venv/bin/mutmut run --max-children $${MUTMUT_CHILDREN:-2} > run.log 2>&1 \
+		|| tail -20 run.log; \
 		../.venv/bin/mutmut results --all true > results.txt; \
 		../.venv/bin/python ../mutation/summary.py results.txt
 
