@@ -282,3 +282,27 @@ def test_sigterm_raises_only_while_annotating_in_the_main_thread() -> None:
     worker.start()
     worker.join()
     assert seen == [before]
+
+
+def test_a_bug_exits_70_with_a_traceback_never_1(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object) -> int:
+        raise KeyError("bug")
+
+    monkeypatch.setattr("repeat_guard_cli._replay.replay_files", broken)
+    status, _, err = run(capsys, "replay", str(LOOP))
+    assert status == 70
+    assert "KeyError: 'bug'" in err
+    assert err.endswith("repeat-guard: internal error (exit 70); please report it\n")
+
+
+def test_a_bug_in_a_hook_command_is_left_to_the_hook_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*args: object) -> int:
+        raise KeyError("bug")
+
+    monkeypatch.setattr("repeat_guard_cli._cli.run_hook_command", broken)
+    with pytest.raises(KeyError):
+        main(["uninstall", "--dry-run", "codex"])

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
-from ._errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UsageError
+from ._errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE, UsageError
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
 from ._streams import Streams
 
@@ -42,7 +42,8 @@ exit status:
      FILE:LINE: message, and the rest of the input is still replayed; notes
      (FILE:LINE: note: message) do not change the status
   when several apply, the highest in the order 2, 1, 3 wins. A reader that closes stdout
-  early (| head) ends the command quietly with 141, as SIGPIPE would.
+  early (| head) ends the command quietly with 141, as SIGPIPE would. 70 means a bug in the
+  command (a traceback is printed): never 1.
 
 output:
   text  per file, per session and its agents, each line where the guard fires (tool ×
@@ -273,3 +274,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    except Exception:
+        if args.command in HOOK_COMMANDS:
+            raise  # hooks keep their own fail-open rules
+        # A bug, not a verdict: it must never exit 1 (a --check mismatch) as Python would.
+        import traceback  # noqa: PLC0415  # only now: a hook process must not pay for it
+
+        traceback.print_exc()
+        print(
+            f"repeat-guard: internal error (exit {EXIT_INTERNAL}); please report it",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
