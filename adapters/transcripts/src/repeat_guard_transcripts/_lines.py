@@ -13,6 +13,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
+import orjson
+
 from ._items import Diagnostic
 
 __all__ = [
@@ -87,7 +89,16 @@ class JsonValue:
 
 def decode_json(raw: bytes) -> JsonValue | str:
     """Return the JSON value of ``raw`` in a ``JsonValue`` box, or a message saying why it
-    has none (a line without a newline that fails is called a truncated last line)."""
+    has none (a line without a newline that fails is called a truncated last line).
+
+    orjson parses first, for speed; whatever it refuses goes to the standard library, which
+    decides (and words the message), so the values and verdicts are exactly the standard
+    library's: orjson accepts nothing it refuses, and refuses some lines it accepts (integers
+    beyond 64 bits, ``\ud800`` escapes, ``NaN``, a byte-order mark)."""
+    try:
+        return JsonValue(orjson.loads(raw))
+    except orjson.JSONDecodeError:
+        pass
     try:
         return JsonValue(json.loads(raw))
     except UnicodeDecodeError as error:
