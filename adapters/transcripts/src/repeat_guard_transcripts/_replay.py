@@ -2,8 +2,9 @@
 
 ``replay`` feeds each located event to the core's ``reduce`` and ``tally`` and passes the rest
 through, so the command's reports, ``--check`` and ``--annotate`` never know which format they
-read. One ``GuardState`` serves the whole stream: agent ids are qualified by their session, so
-sessions never share a chain. Counts are kept per session; the file's totals are their merge.
+read. Each session has its own ``GuardState`` (readers qualify agent ids by their session, so
+no chain is ever shared), which keeps the cost of a call the same however many sessions a
+file holds. Counts are kept per session; the file's totals are their merge.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ Outcome = Fired | Diagnostic | Unfinished | Recorded | FileSummary
 
 @dataclass(slots=True)
 class _Session:
+    state: GuardState
     agents: set[str] = field(default_factory=set)
     tally: Tally = field(default_factory=Tally)
     unfinished: int = 0
@@ -78,10 +80,10 @@ class _Session:
 
 
 class _Replay:
-    """The replay's one mutable cell: the guard state, and the counts so far."""
+    """The replay's mutable cells: each session's guard state and counts so far."""
 
     def __init__(self, config: GuardConfig) -> None:
-        self.state = GuardState.initial(config)
+        self.initial = GuardState.initial(config)
         self.sessions: dict[str, _Session] = {}
         self.recorded: list[Recorded] = []
         self.errors = 0
@@ -90,14 +92,14 @@ class _Replay:
     def session(self, name: str) -> _Session:
         counts = self.sessions.get(name)
         if counts is None:
-            counts = self.sessions[name] = _Session()
+            counts = self.sessions[name] = _Session(self.initial)
         return counts
 
     def on_event(self, item: Located) -> Iterator[Fired]:
         counts = self.session(item.where.session)
         event = item.event
-        self.state, reminders = reduce(self.state, event)
-        counts.tally = tally(counts.tally, self.state, event, reminders)
+        counts.state, reminders = reduce(counts.state, event)
+        counts.tally = tally(counts.tally, counts.state, event, reminders)
         if isinstance(event, ToolCallFinished) and event.agent is not None:
             counts.agents.add(event.agent)
         for reminder in reminders:
