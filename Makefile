@@ -92,6 +92,11 @@ mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minut
 		../.venv/bin/mutmut results --all true > results.txt; \
 		../.venv/bin/python ../mutation/summary.py results.txt
 
+FUZZ_TRANSCRIPTS ?= 50000
+.PHONY: fuzz
+fuzz: .venv/.synced ## Fuzz every transcript reader and the command: $(FUZZ_TRANSCRIPTS) transcripts, no exception may escape
+	REPEAT_GUARD_FUZZ=$(FUZZ_TRANSCRIPTS) $(RUN) pytest tests/adapters/transcripts/test_fuzz.py -p no:cacheprovider -q --hypothesis-show-statistics
+
 .PHONY: clean
 clean: ## Remove the venv, the bootstrapped uv and caches
 	rm -rf .venv $(TOOLS) .mutation .mypy_cache .pytest_cache .ruff_cache .hypothesis .coverage
