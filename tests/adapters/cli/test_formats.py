@@ -303,6 +303,8 @@ def test_a_bug_in_a_hook_command_is_left_to_the_hook_rules(
     def broken(*args: object) -> int:
         raise KeyError("bug")
 
-    monkeypatch.setattr("repeat_guard_cli._cli.run_hook_command", broken)
+    from repeat_guard_cli._cli import _SEPARATE
+
+    monkeypatch.setitem(_SEPARATE, "uninstall", broken)
     with pytest.raises(KeyError):
         main(["uninstall", "--dry-run", "codex"])
