@@ -6,7 +6,14 @@ import pytest
 from returns.pipeline import is_successful
 from returns.result import Result
 
-from repeat_guard import ConfigError, GuardConfig, load_config, parse_config
+from repeat_guard import (
+    ConfigError,
+    GuardConfig,
+    GuardConfigError,
+    load_config,
+    parse_config,
+    resolve_config,
+)
 
 
 def error_of(result: Result[GuardConfig, ConfigError]) -> ConfigError:
@@ -178,3 +185,18 @@ def test_load_config_names_the_source_and_the_key(
 def test_an_override_is_judged_like_the_file() -> None:
     error = load_config("{}", source="g.json", overrides={"thresholds": ["x"]}).failure()
     assert (error.key, error.value, error.source) == ("thresholds", ["x"], "g.json")
+
+
+def test_resolve_config_takes_nothing_a_config_or_a_mapping() -> None:
+    given = GuardConfig(thresholds=(4,))
+    assert resolve_config(None) == GuardConfig()
+    assert resolve_config(given) is given
+    assert resolve_config({"thresholds": [4]}) == given
+
+
+def test_resolve_config_raises_the_parse_error_naming_the_key() -> None:
+    with pytest.raises(GuardConfigError, match="must not be empty") as raised:
+        resolve_config({"thresholds": []})
+    assert (raised.value.key, raised.value.value) == ("thresholds", [])
+    assert raised.value.error == parse_config({"thresholds": []}).failure()
+    assert isinstance(raised.value, ValueError)

@@ -24,7 +24,16 @@ from ._codec import (
     encode_memory,
     encode_state,
 )
-from ._config import ConfigError, ConfigFormat, GuardConfig, Progress, load_config, parse_config
+from ._config import (
+    ConfigError,
+    ConfigFormat,
+    GuardConfig,
+    GuardConfigError,
+    Progress,
+    load_config,
+    parse_config,
+    resolve_config,
+)
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._policies import Admit, Deny, Memory
 from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
@@ -67,6 +76,7 @@ __all__ = [
     "Event",
     "Form",
     "GuardConfig",
+    "GuardConfigError",
     "GuardState",
     "Memory",
     "Progress",
@@ -99,6 +109,7 @@ __all__ = [
     "reminder_from_json",
     "reminder_to_json",
     "render_reminder",
+    "resolve_config",
     "tally",
     "tally_from_json",
     "tally_to_json",

@@ -18,7 +18,17 @@ from typing import Literal
 
 from returns.result import Failure, Result, Success
 
-__all__ = ["ConfigError", "ConfigFormat", "GuardConfig", "load_config", "parse_config"]
+from ._reminders import PLUGIN_NAME
+
+__all__ = [
+    "ConfigError",
+    "ConfigFormat",
+    "GuardConfig",
+    "GuardConfigError",
+    "load_config",
+    "parse_config",
+    "resolve_config",
+]
 
 ConfigFormat = Literal["json", "toml"]
 Progress = Literal["off", "result"]
@@ -206,6 +216,37 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
     if error is not None:
         return Failure(error)
     return Success(GuardConfig(**fields))  # type: ignore[arg-type]  # each value checked above
+
+
+class GuardConfigError(ValueError):
+    """A configuration handed to an embedding API is invalid; the message names the key.
+
+    The exception form of ``ConfigError``, for constructors that cannot return a ``Result``
+    (a plugin, a middleware, a capability): ``error`` is the ``ConfigError``, and ``key`` and
+    ``value`` are its offending key and the value found there.
+    """
+
+    def __init__(self, error: ConfigError) -> None:
+        super().__init__(f"invalid {PLUGIN_NAME} config: {error.message}")
+        self.error = error
+        self.key = error.key
+        self.value = error.value
+
+
+def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardConfig:
+    """Return the ``GuardConfig`` that ``config`` describes: the defaults for ``None``.
+
+    A mapping goes through ``parse_config``; raises ``GuardConfigError`` naming the key when
+    it is invalid. The one place every adapter's ``config=`` argument is read.
+    """
+    if config is None:
+        return GuardConfig()
+    if isinstance(config, GuardConfig):
+        return config
+    parsed = parse_config(config)
+    if isinstance(parsed, Failure):
+        raise GuardConfigError(parsed.failure())
+    return parsed.unwrap()
 
 
 def load_config(

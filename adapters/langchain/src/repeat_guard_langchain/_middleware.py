@@ -51,10 +51,10 @@ from returns.pipeline import is_successful
 
 from repeat_guard import (
     SOURCE,
-    ConfigError,
     Deny,
     Event,
     GuardConfig,
+    GuardConfigError,
     GuardState,
     PromptSubmitted,
     Reminder,
@@ -62,9 +62,9 @@ from repeat_guard import (
     admit,
     decode_state,
     encode_state,
-    parse_config,
     reduce,
     reminder_to_json,
+    resolve_config,
 )
 
 __all__ = [
@@ -98,31 +98,6 @@ class RepeatGuardState(AgentState[Any]):
     """The agent state with the guard's private field (stored with the thread, never input)."""
 
     repeat_guard: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-
-
-class GuardConfigError(ValueError):
-    """The guard's configuration mapping is invalid; the message names the offending key."""
-
-    def __init__(self, error: ConfigError) -> None:
-        super().__init__(f"invalid {PLUGIN_NAME} config: {error.message}")
-        self.key = error.key
-        self.value = error.value
-
-
-def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardConfig:
-    """Return the ``GuardConfig`` that ``config`` describes (the defaults for ``None``).
-
-    A mapping goes through ``repeat_guard.parse_config``; raises ``GuardConfigError`` naming
-    the key when it is invalid.
-    """
-    if config is None:
-        return GuardConfig()
-    if isinstance(config, GuardConfig):
-        return config
-    parsed = parse_config(config)
-    if not is_successful(parsed):
-        raise GuardConfigError(parsed.failure())
-    return parsed.unwrap()
 
 
 def reminder_message(reminder: Reminder, after: str | None = None) -> HumanMessage:

@@ -21,16 +21,16 @@ Install the guard into a harness's plugin manager (any project name) and call th
 See the package README for the folding rules, agent keying and failing open.
 """
 
+from repeat_guard import GuardConfigError, resolve_config
+
 from . import hookspecs
 from ._install import install, specs_for
 from ._plugin import (
     PLUGIN_NAME,
-    GuardConfigError,
     Reducer,
     RepeatGuardPlugin,
     fold_reminders,
     reminder_context,
-    resolve_config,
 )
 from ._types import (
     Accept,

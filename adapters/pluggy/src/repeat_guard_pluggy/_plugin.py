@@ -32,22 +32,21 @@ from types import SimpleNamespace
 from typing import Final
 
 import pluggy
-from returns.pipeline import is_successful
 
 from repeat_guard import (
     SOURCE,
     AgentDisposed,
-    ConfigError,
     Deny,
     Event,
     GuardConfig,
+    GuardConfigError,
     GuardState,
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
     admit,
-    parse_config,
     reduce,
+    resolve_config,
 )
 
 from . import hookspecs
@@ -64,34 +63,6 @@ Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 PostExecuteWrapper = Generator[None, PostExecuteDecision | None, PostExecuteDecision | None]
 
 _log = logging.getLogger("repeat_guard_pluggy")
-
-
-class GuardConfigError(ValueError):
-    """The guard's configuration mapping is invalid; the message names the offending key.
-
-    ``key`` and ``value`` are the offending key and the value found there.
-    """
-
-    def __init__(self, error: ConfigError) -> None:
-        super().__init__(f"invalid {PLUGIN_NAME} config: {error.message}")
-        self.key = error.key
-        self.value = error.value
-
-
-def resolve_config(config: Mapping[str, object] | GuardConfig | None) -> GuardConfig:
-    """Return the ``GuardConfig`` that ``config`` describes (the default one for ``None``).
-
-    A mapping goes through ``repeat_guard.parse_config``. Raises ``GuardConfigError`` naming
-    the key when the mapping is invalid.
-    """
-    if config is None:
-        return GuardConfig()
-    if isinstance(config, GuardConfig):
-        return config
-    parsed = parse_config(config)
-    if not is_successful(parsed):
-        raise GuardConfigError(parsed.failure())
-    return parsed.unwrap()
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,22 +35,21 @@ from pydantic_ai.exceptions import SkipToolExecution, ToolFailedError, ToolRetry
 from pydantic_ai.messages import ModelRequest, SystemPromptPart, ToolCallPart, UserPromptPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
-from returns.pipeline import is_successful
 
 from repeat_guard import (
     SOURCE,
-    ConfigError,
     Deny,
     Event,
     GuardConfig,
+    GuardConfigError,
     GuardState,
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
     admit,
-    parse_config,
     reduce,
     reminder_to_json,
+    resolve_config,
 )
 
 __all__ = [
@@ -73,31 +72,6 @@ METADATA_KEY = "repeat_guard"
 Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _log = logging.getLogger("repeat_guard_pydantic_ai")
-
-
-class GuardConfigError(ValueError):
-    """The guard's configuration mapping is invalid; the message names the offending key."""
-
-    def __init__(self, error: ConfigError) -> None:
-        super().__init__(f"invalid {PLUGIN_NAME} config: {error.message}")
-        self.key = error.key
-        self.value = error.value
-
-
-def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardConfig:
-    """Return the ``GuardConfig`` that ``config`` describes (the defaults for ``None``).
-
-    A mapping goes through ``repeat_guard.parse_config``; raises ``GuardConfigError`` naming
-    the key when it is invalid.
-    """
-    if config is None:
-        return GuardConfig()
-    if isinstance(config, GuardConfig):
-        return config
-    parsed = parse_config(config)
-    if not is_successful(parsed):
-        raise GuardConfigError(parsed.failure())
-    return parsed.unwrap()
 
 
 def reminder_part(reminder: Reminder) -> SystemPromptPart:
