@@ -145,3 +145,14 @@ def test_check_config_help_documents_keys_and_statuses(
     out = capsys.readouterr().out
     for word in ("thresholds", "include", "exclude", "argumentsPreviewChars", "exit status"):
         assert word in out
+
+
+def test_the_top_level_help_names_every_command_with_examples(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("replay", "demo", "audit", "serve", "check-config", "hook", "install"):
+        assert f"\n    {command}" in out
+    assert "repeat-guard install claude-code" in out
+    assert "repeat-guard COMMAND --help" in out

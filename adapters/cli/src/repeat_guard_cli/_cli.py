@@ -159,15 +159,28 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_override_arguments(audit)
 
 
+_MAIN_EPILOG = """\
+examples:
+  repeat-guard install claude-code          hook into this project's Claude Code settings
+  repeat-guard audit                        where the agents on this machine looped, and the cost
+  repeat-guard replay session.jsonl         where the guard fires in one transcript
+  repeat-guard check-config guard.toml      validate a configuration
+
+Run `repeat-guard COMMAND --help` for a command's flags, configuration keys and exit statuses.
+"""
+
+
 def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     """Return the parser for every subcommand (only ``hook``, ``install`` and ``uninstall``
     when ``hooks_only``: a hook process runs once per tool call and need not build the rest).
     """
     parser = argparse.ArgumentParser(
         prog="repeat-guard",
-        description="Notice an agent repeating the same tool call: replay recorded agent "
-        "transcripts, check a configuration, or run the guard as a JSONL sidecar.",
-        formatter_class=HookHelpFormatter if hooks_only else argparse.HelpFormatter,
+        description="Notice an agent repeating the same tool call: guard Claude Code and Codex "
+        "as their hook, replay or audit the transcripts agents leave, check a configuration, "
+        "or run the guard as a JSONL sidecar.",
+        epilog=_MAIN_EPILOG,
+        formatter_class=HookHelpFormatter if hooks_only else argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if hooks_only:
