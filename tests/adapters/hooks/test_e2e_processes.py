@@ -60,7 +60,7 @@ def _run(state: Path, data: bytes, launcher: Sequence[str] = ()) -> tuple[int, b
 
 def _repeats(state: Path) -> dict[str, int]:
     with sqlite3.connect(state) as connection:
-        rows = connection.execute("SELECT agent, chain FROM chains").fetchall()
+        rows = connection.execute("SELECT agent, chain FROM agents").fetchall()
     return {agent: json.loads(chain)[3] for agent, chain in rows}
 
 

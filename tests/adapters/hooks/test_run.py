@@ -151,7 +151,7 @@ def test_another_schema_version_fails_open(tmp_path: Path) -> None:
         connection.execute("PRAGMA user_version=7")
     assert run_hook(options, _pre(tmp_path), 1.0) == HookOutcome(0)
     (line,) = _log(tmp_path)
-    assert line.endswith("state store unusable: DatabaseError schema version 7, expected 1")
+    assert line.endswith("state store unusable: DatabaseError schema version 7, expected 2")
 
 
 def test_a_corrupt_store_is_set_aside_and_counting_starts_afresh(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_unreadable_rows_are_logged(tmp_path: Path) -> None:
     options = _options(tmp_path)
     run_hook(options, _pre(tmp_path), 1.0)
     with sqlite3.connect(options.state) as connection:
-        connection.execute("UPDATE chains SET chain = 'junk'")
+        connection.execute("UPDATE agents SET chain = 'junk'")
     run_hook(options, _pre(tmp_path), 2.0)
     (line,) = _log(tmp_path)
     assert line.endswith("PreToolUse: 1 unreadable chain(s) started afresh")
@@ -183,3 +183,36 @@ def test_an_internal_error_fails_open_and_logs_no_message(tmp_path: Path) -> Non
     (line,) = _log(tmp_path)
     assert " PreToolUse: internal error: TypeError at _store.py:" in line
     assert "secret-arg" not in line
+
+
+def _forms(options: HookOptions, calls: list[bytes]) -> list[list[str]]:
+    """The reminder kinds each call's answer carries, one hook process's worth at a time."""
+    forms: list[list[str]] = []
+    for data in calls:
+        outcome = run_hook(options, data, 100.0)
+        assert (outcome.status, outcome.stderr) == (0, "")
+        context = json.loads(outcome.stdout)["hookSpecificOutput"] if outcome.stdout else {}
+        text = context.get("additionalContext", "")
+        forms.append([form for form, mark in _MARKS.items() if mark in text])
+    return forms
+
+
+_MARKS = {
+    "gentle": "You are repeating the exact same tool call.",
+    "cycle": "You have repeated the same cycle of",
+    "budget": "which is the budget for them",
+}
+
+
+def test_a_budget_and_a_cycle_from_the_config_file_hold_across_hook_calls(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".repeat-guard.toml").write_text(
+        'cyclePeriod = 2\ncycleThresholds = [2]\nbudgets = {"Bash" = 5}\n'
+    )
+    calls = [_pre(tmp_path, command=command) for command in ("a", "b", "a", "b", "a")]
+    forms = _forms(_options(tmp_path), calls)
+    # a b a b: the cycle's second round; the fifth Bash call spends the budget.
+    assert forms == [[], [], [], ["cycle"], ["budget"]]
+    assert _log(tmp_path) == []

@@ -27,7 +27,7 @@ from repeat_guard_hooks import (
     default_state_path,
     open_store,
 )
-from repeat_guard_hooks._store import set_aside
+from repeat_guard_hooks._store import _migrate, set_aside
 
 CONFIG = GuardConfig()
 LS = {"command": "ls"}
@@ -48,7 +48,9 @@ def _apply(path: Path, action: AgentEvent | SessionEnded, now: float = 1000.0) -
 
 def _rows(path: Path) -> list[tuple[str, str, str, float]]:
     with sqlite3.connect(path) as connection:
-        return connection.execute("SELECT * FROM chains ORDER BY session, agent").fetchall()
+        return connection.execute(
+            "SELECT session, agent, chain, seen FROM agents ORDER BY session, agent"
+        ).fetchall()
 
 
 def test_state_path_from_the_environment() -> None:
@@ -137,7 +139,7 @@ def test_an_unreadable_row_starts_afresh(tmp_path: Path, stored: str) -> None:
     path = tmp_path / "state.sqlite3"
     _apply(path, _call("s"))
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE chains SET chain = ?", (stored,))
+        connection.execute("UPDATE agents SET chain = ?", (stored,))
     assert _apply(path, _call("s")) == StoreResult((), dropped=1)
     assert _rows(path)[0][2].endswith(", 1]")
 
@@ -146,7 +148,7 @@ def test_a_blob_row_starts_afresh(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     _apply(path, _call("s"))
     with sqlite3.connect(path) as connection:
-        connection.execute("UPDATE chains SET chain = ?", (b"\x00",))
+        connection.execute("UPDATE agents SET chain = ?", (b"\x00",))
     assert _apply(path, _call("s")).dropped == 1
 
 
@@ -234,8 +236,140 @@ def test_a_failure_inside_the_transaction_rolls_it_back(tmp_path: Path) -> None:
         apply_action(connection, CONFIG, AgentEvent("s", not_an_event), 2.0)
     assert not connection.in_transaction
     with sqlite3.connect(path) as other:
-        other.execute("DROP TABLE chains")
+        other.execute("DROP TABLE agents")
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         apply_action(connection, CONFIG, _call("s"), 3.0)
     assert not connection.in_transaction
     connection.close()
+
+
+BUDGET = GuardConfig(budgets=(("Bash", 3),), exclude=("Bash",))
+CYCLE = GuardConfig(cycle_period=2, cycle_thresholds=(2,))
+
+
+def _apply_with(
+    path: Path, config: GuardConfig, action: AgentEvent | SessionEnded, now: float = 1000.0
+) -> StoreResult:
+    connection = open_store(str(path))
+    try:
+        return apply_action(connection, config, action, now)
+    finally:
+        connection.close()
+
+
+def _memories(path: Path) -> list[tuple[str, str | None, str | None, str | None]]:
+    with sqlite3.connect(path) as connection:
+        return connection.execute(
+            "SELECT agent, chain, memory, memory_for FROM agents ORDER BY agent"
+        ).fetchall()
+
+
+def test_with_every_policy_off_no_memory_is_stored(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply(path, _call("s"))
+    assert _memories(path) == [("s", '[1, "Bash", "{\\"command\\":\\"ls\\"}", 1]', None, None)]
+
+
+def test_a_budget_is_remembered_across_connections_without_a_chain(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    fired = [[r.form for r in _apply_with(path, BUDGET, _call("s")).reminders] for _ in range(4)]
+    assert fired == [[], [], ["budget"], []]
+    # Bash is excluded, so the agent has no chain: the row holds the memory alone.
+    assert _memories(path) == [("s", None, "[1, [], [], null, [4]]", '[0, [["Bash", 3]]]')]
+
+
+def test_a_cycle_is_remembered_across_connections(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    calls = [_call("s", arguments={"command": c}) for c in ("a", "b") * 3]
+    fired = [[r.form for r in _apply_with(path, CYCLE, call).reminders] for call in calls]
+    assert fired == [[], [], [], ["cycle"], [], []]
+
+
+def test_a_memory_made_under_other_policy_settings_starts_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    for _ in range(2):
+        _apply_with(path, BUDGET, _call("s"))
+    # A second budget changes what each count means: the memory is dropped, not misread.
+    changed = GuardConfig(budgets=(("Grep", 1), ("Bash", 3)), exclude=("Bash",))
+    assert _apply_with(path, changed, _call("s")) == StoreResult(())
+    assert _memories(path)[0][2:] == (
+        "[1, [], [], null, [0, 1]]",
+        '[0, [["Grep", 1], ["Bash", 3]]]',
+    )
+    # Back under the default config the chain is kept and the memory goes.
+    _apply(path, _call("s"))
+    assert _memories(path)[0][2:] == (None, None)
+
+
+def test_a_memory_that_empties_is_stored_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    config = GuardConfig(progress="result")
+    event = ToolCallFinished("s", "Bash", LS, result="out")
+    _apply_with(path, config, AgentEvent("s", event))
+    # The result's key is its canonical text, short enough to be kept as it is.
+    assert _memories(path)[0][2] == '[1, [], [], "\\"out\\"", []]'
+    # A call whose result is not reported leaves nothing to remember.
+    _apply_with(path, config, _call("s"))
+    assert _memories(path)[0][2:] == (None, None)
+
+
+@pytest.mark.parametrize("stored", ["junk", "[1, [], [], null]", "5"])
+def test_an_unreadable_memory_starts_the_agent_afresh(tmp_path: Path, stored: str) -> None:
+    path = tmp_path / "state.sqlite3"
+    for _ in range(2):
+        _apply_with(path, BUDGET, _call("s"))
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE agents SET memory = ?", (stored,))
+    assert _apply_with(path, BUDGET, _call("s")) == StoreResult((), dropped=1)
+    assert _memories(path)[0][2] == "[1, [], [], null, [1]]"
+
+
+def _version_1_store(path: Path) -> None:
+    # The schema as version 1 created it, with one chain at 2.
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "CREATE TABLE chains (session TEXT NOT NULL, agent TEXT NOT NULL, "
+            "chain TEXT NOT NULL, seen REAL NOT NULL, PRIMARY KEY (session, agent)) WITHOUT ROWID"
+        )
+        connection.execute("CREATE INDEX chains_by_seen ON chains (seen)")
+        connection.execute(
+            "INSERT INTO chains VALUES ('s', 's', ?, 1000.0)",
+            ('[1, "Bash", "{\\"command\\":\\"ls\\"}", 2]',),
+        )
+        connection.execute("PRAGMA user_version=1")
+
+
+def test_a_version_1_store_is_migrated_and_keeps_its_chains(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _version_1_store(path)
+    assert [r.count for r in _apply(path, _call("s")).reminders] == [3]
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (2,)
+        tables = connection.execute("SELECT name FROM sqlite_master ORDER BY name").fetchall()
+    assert tables == [("agents",), ("agents_by_seen",)]
+
+
+def test_a_migration_that_fails_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _version_1_store(path)
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE agents (x)")  # in the way of the new table's index
+    with pytest.raises(sqlite3.OperationalError):
+        open_store(str(path))
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (1,)
+        assert connection.execute("SELECT count(*) FROM chains").fetchone() == (1,)
+
+
+def test_a_store_migrated_meanwhile_is_not_migrated_twice(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _version_1_store(path)
+    first = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert first.execute("PRAGMA user_version").fetchone() == (1,)
+        open_store(str(path)).close()  # another hook migrates first
+        _migrate(first)  # what the first would do next: re-read, find 2, change nothing
+        assert first.execute("PRAGMA user_version").fetchone() == (2,)
+    finally:
+        first.close()
+    assert _apply(path, _call("s")).reminders[0].count == 3

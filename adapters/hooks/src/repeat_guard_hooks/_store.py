@@ -1,14 +1,24 @@
-"""The guard's state between hook processes: one SQLite row per agent chain.
+"""The guard's state between hook processes: one SQLite row per agent.
 
 Every hook call is a new process and parallel tool calls run their hooks at the same time, so
-each call is one ``BEGIN IMMEDIATE`` transaction: read the chains it needs, ``reduce``, write
+each call is one ``BEGIN IMMEDIATE`` transaction: read the agents it needs, ``reduce``, write
 back what the core returned, commit. Writers queue on SQLite's lock (WAL mode, a busy timeout),
 so concurrent calls on one agent are serialised and none of their counts is lost.
 
-A row holds the core's own encoding of a chain (``encode_chain``), which keeps a fixed-size
-digest instead of long argument text. Rows of agents not seen for ``expire_after`` seconds are
-dropped on every write, so the file cannot grow without bound. The file is created 0600 in a
-directory created 0700: it describes what people's agents did.
+A row holds the core's own encodings of the agent's chain (``encode_chain``, which keeps a
+fixed-size digest instead of long argument text) and of what the opt-in policies remember about
+it (``encode_memory``; NULL while they remember nothing, so with every policy off a row is just
+its chain). A memory only means something under the policy settings it was made with (its
+budget counts are per configured budget, its cycle runs per period), so the row also records
+those settings (``memory_for``); after the configuration changed, the memory is dropped and the
+policies start afresh, while the chain is kept. Rows of agents not seen for ``expire_after``
+seconds are dropped on every write, so the file cannot grow without bound. The file is created
+0600 in a directory created 0700: it describes what people's agents did.
+
+Schema versions: 1 held chains only (table ``chains``); 2 is the table ``agents`` with the
+memory. A version-1 file is migrated in place, in one transaction, by the first hook that opens
+it (its chains are kept, with no memory); a file of any other version is left alone and the hook
+fails open.
 
 Durability is traded for speed (``synchronous=OFF``, see ``_prepare``): a hook runs before the
 agent may go on, and losing a few counts to a power cut costs at most a late reminder.
@@ -28,9 +38,12 @@ from repeat_guard import (
     Chain,
     GuardConfig,
     GuardState,
+    Memory,
     Reminder,
     decode_chain,
+    decode_memory,
     encode_chain,
+    encode_memory,
     reduce,
 )
 
@@ -48,17 +61,27 @@ __all__ = [
     "set_aside",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_EXPIRE_AFTER = 7 * 24 * 3600.0
 # Seconds a hook waits for another hook's transaction before giving up (and failing open).
 BUSY_TIMEOUT = 5.0
 
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS chains (session TEXT NOT NULL, agent TEXT NOT NULL, "
-    "chain TEXT NOT NULL, seen REAL NOT NULL, PRIMARY KEY (session, agent)) WITHOUT ROWID",
-    "CREATE INDEX IF NOT EXISTS chains_by_seen ON chains (seen)",
-    f"PRAGMA user_version={SCHEMA_VERSION}",
+# One row per agent holding a chain, a memory or both (the other column NULL).
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS agents (session TEXT NOT NULL, agent TEXT NOT NULL, "
+    "chain TEXT, memory TEXT, memory_for TEXT, seen REAL NOT NULL, "
+    "PRIMARY KEY (session, agent)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS agents_by_seen ON agents (seen)",
 )
+_MIGRATIONS = {
+    0: _CREATE,
+    1: (
+        *_CREATE,
+        "INSERT INTO agents (session, agent, chain, seen) "
+        "SELECT session, agent, chain, seen FROM chains",
+        "DROP TABLE chains",
+    ),
+}
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 
@@ -68,7 +91,8 @@ class CorruptStore(sqlite3.DatabaseError):
 
 @dataclass(frozen=True, slots=True)
 class StoreResult:
-    """What one hook call produced: the reminders, and chains it found unreadable (dropped)."""
+    """What one hook call produced: the reminders, and agents' rows it found unreadable (dropped,
+    each agent starting afresh)."""
 
     reminders: tuple[Reminder, ...]
     dropped: int = 0
@@ -116,18 +140,34 @@ def _prepare(connection: sqlite3.Connection) -> None:
         # call). A process crash still loses nothing; an OS crash may lose the last calls or
         # corrupt the file, which is then set aside. Advisory counts are worth no more.
         connection.execute("PRAGMA synchronous=OFF")
-        version = connection.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            # Several first hooks may race here; the schema statements are idempotent.
-            connection.execute("BEGIN IMMEDIATE")
-            for statement in _SCHEMA:
-                connection.execute(statement)
-            connection.execute("COMMIT")
-        elif version != SCHEMA_VERSION:
-            # Another version's store: leave it alone (the hook fails open).
-            raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
+        if _version(connection) != SCHEMA_VERSION:
+            _migrate(connection)
     except sqlite3.DatabaseError as error:
         _raise_if_corrupt(error)
+        raise
+
+
+def _version(connection: sqlite3.Connection) -> int:
+    version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    return version
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    # Several first hooks may race here: the version is read again under the write lock.
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = _version(connection)
+        if version != SCHEMA_VERSION:
+            statements = _MIGRATIONS.get(version)
+            if statements is None:
+                # Another (newer) version's store: leave it alone (the hook fails open).
+                raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
+            for statement in statements:
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        _rollback(connection)
         raise
 
 
@@ -153,16 +193,16 @@ def apply_action(
     now: float,
     expire_after: float = DEFAULT_EXPIRE_AFTER,
 ) -> StoreResult:
-    """Apply ``action`` to the stored chains in one ``BEGIN IMMEDIATE`` transaction.
+    """Apply ``action`` to the stored agents in one ``BEGIN IMMEDIATE`` transaction.
 
-    Returns the reminders the core produced. A chain whose row does not decode is treated as
-    absent (and counted in ``dropped``). Raises ``sqlite3.Error`` when the store cannot be
-    read or written; nothing is changed then.
+    Returns the reminders the core produced. A row whose chain or memory does not decode is
+    treated as absent (and counted in ``dropped``). Raises ``sqlite3.Error`` when the store
+    cannot be read or written; nothing is changed then.
     """
     connection.execute("BEGIN IMMEDIATE")
     try:
         result = _apply(connection, config, action, now)
-        connection.execute("DELETE FROM chains WHERE seen < ?", (now - expire_after,))
+        connection.execute("DELETE FROM agents WHERE seen < ?", (now - expire_after,))
         connection.execute("COMMIT")
     except sqlite3.DatabaseError as error:
         _rollback(connection)
@@ -191,8 +231,9 @@ def _apply(
         agents = [row[0] for row in connection.execute(_SELECT_AGENTS, (session,))]
     else:
         agents = [action.event.agent or session]
-    chains, dropped = _load(connection, session, agents)
-    state = GuardState.from_chains(config, chains)
+    policies = _policy_settings(config)
+    chains, memories, dropped = _load(connection, session, agents, policies)
+    state = GuardState.from_chains(config, chains, memories)
     reminders: tuple[Reminder, ...] = ()
     if isinstance(action, SessionEnded):
         # The end of a session disposes of every agent in it, one event each.
@@ -200,39 +241,57 @@ def _apply(
             state, _ = reduce(state, AgentDisposed(agent))
     else:
         state, reminders = reduce(state, action.event)
-    _save(connection, session, agents, state, now)
+    _save(connection, session, agents, state, policies, now)
     return StoreResult(reminders, dropped)
 
 
-_SELECT_AGENTS = "SELECT agent FROM chains WHERE session = ?"
+_SELECT_AGENTS = "SELECT agent FROM agents WHERE session = ?"
+_SELECT_ROW = "SELECT chain, memory, memory_for FROM agents WHERE session = ? AND agent = ?"
+_EMPTY_MEMORY = Memory()
+
+
+def _policy_settings(config: GuardConfig) -> str:
+    # What a memory's shape depends on: runs per cycle period, counts per budget, in order.
+    budgets = [[pattern, limit] for pattern, limit in config.budgets]
+    return json.dumps([config.cycle_period, budgets], ensure_ascii=False)
 
 
 def _load(
-    connection: sqlite3.Connection, session: str, agents: list[str]
-) -> tuple[dict[str, Chain], int]:
+    connection: sqlite3.Connection, session: str, agents: list[str], policies: str
+) -> tuple[dict[str, Chain], dict[str, Memory], int]:
     chains: dict[str, Chain] = {}
+    memories: dict[str, Memory] = {}
     dropped = 0
     for agent in agents:
-        row = connection.execute(
-            "SELECT chain FROM chains WHERE session = ? AND agent = ?", (session, agent)
-        ).fetchone()
+        row = connection.execute(_SELECT_ROW, (session, agent)).fetchone()
         if row is None:
             continue
-        chain = _decode(row[0])
-        if chain is None:
+        stored_chain, stored_memory, memory_for = row
+        chain: Chain | None = None
+        memory: Memory | None = None
+        unreadable = False
+        if stored_chain is not None:
+            chain = decode_chain(_json(stored_chain)).value_or(None)
+            unreadable = chain is None
+        if stored_memory is not None and memory_for == policies:
+            memory = decode_memory(_json(stored_memory)).value_or(None)
+            unreadable = unreadable or memory is None
+        if unreadable:
             dropped += 1
-        else:
+            continue
+        if chain is not None:
             chains[agent] = chain
-    return chains, dropped
+        if memory is not None:
+            memories[agent] = memory
+    return chains, memories, dropped
 
 
-def _decode(text: object) -> Chain | None:
+def _json(text: object) -> object:
+    # Anything but JSON text (a blob, a number) reads as a value no decoder accepts.
     try:
-        raw: object = json.loads(text) if isinstance(text, str) else None
+        return json.loads(text) if isinstance(text, str) else None
     except (ValueError, RecursionError):
         return None
-    chain: Chain | None = decode_chain(raw).value_or(None)
-    return chain
 
 
 def _save(
@@ -240,16 +299,27 @@ def _save(
     session: str,
     agents: list[str],
     state: GuardState,
+    policies: str,
     now: float,
 ) -> None:
+    memories = state.memories
     for agent in agents:
         chain = state.chain(agent)
-        if chain is None:
+        memory = memories.get(agent)
+        if memory == _EMPTY_MEMORY:
+            memory = None
+        if chain is None and memory is None:
             connection.execute(
-                "DELETE FROM chains WHERE session = ? AND agent = ?", (session, agent)
+                "DELETE FROM agents WHERE session = ? AND agent = ?", (session, agent)
             )
-        else:
-            connection.execute(
-                "INSERT OR REPLACE INTO chains (session, agent, chain, seen) VALUES (?, ?, ?, ?)",
-                (session, agent, json.dumps(encode_chain(chain), ensure_ascii=False), now),
-            )
+            continue
+        chain_text = None if chain is None else json.dumps(encode_chain(chain), ensure_ascii=False)
+        memory_text = memory_for = None
+        if memory is not None:
+            memory_text = json.dumps(encode_memory(memory), ensure_ascii=False)
+            memory_for = policies
+        connection.execute(
+            "INSERT OR REPLACE INTO agents (session, agent, chain, memory, memory_for, seen) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session, agent, chain_text, memory_text, memory_for, now),
+        )
