@@ -19,6 +19,7 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_hooks import (
+    DIALECTS,
     AgentEvent,
     HookInput,
     SessionEnded,
@@ -165,3 +166,23 @@ def test_nothing_to_say_is_an_empty_answer() -> None:
     (gentle,) = _reminders(3)
     assert render_answer("claude-code", "PreToolUse", []) == b""
     assert render_answer("codex", "UserPromptSubmit", [gentle]) == b""
+    assert render_answer("claude-code", "SessionEnd", [], "refused") == b""
+
+
+def test_a_refused_call_is_denied_with_the_reason_in_both_dialects() -> None:
+    for dialect in DIALECTS:
+        answer = json.loads(render_answer(dialect, "PreToolUse", [], "refused: enough"))
+        assert answer == {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "refused: enough",
+            }
+        }
+
+
+def test_a_refused_call_still_carries_its_reminders() -> None:
+    (gentle,) = _reminders(3)
+    answer = json.loads(render_answer("claude-code", "PreToolUse", [gentle], "refused: enough"))
+    output = answer["hookSpecificOutput"]
+    assert (output["permissionDecision"], output["additionalContext"]) == ("deny", gentle.body)

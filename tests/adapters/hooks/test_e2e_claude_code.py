@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
-from repeat_guard import GuardConfig, GuardState, Reminder, ToolCallFinished, reduce
+from repeat_guard import (
+    Deny,
+    GuardConfig,
+    GuardState,
+    Reminder,
+    ToolCallFinished,
+    admit,
+    reduce,
+)
 
 from .agents import REPEAT_GUARD, Sandbox, blocks, run_claude, run_claude_session, trust_project
 from .standins import Call, MessagesStandIn, Say, Step
@@ -199,4 +207,45 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
         (2, 2, []),
         (2, 3, [gentle]),
     ]
+    assert sandbox.log() == ""
+
+
+def _results(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [b for b in blocks(request["messages"][-1]) if b.get("type") == "tool_result"]
+
+
+def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code")
+    (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
+
+    def script(request: Mapping[str, Any]) -> Step:
+        side = _side(request)
+        if side is not None:
+            return side
+        return (LS_CALL,) if _results_since_prompt(request) < 5 else Say("done")
+
+    with MessagesStandIn(script) as model:
+        result = run_claude(sandbox, model.url, "list the files")
+    assert result["result"] == "done"
+    turns = _turns(model)
+    assert [_results_since_prompt(r) for r in turns] == [0, 1, 2, 3, 4, 5]
+    config = GuardConfig(deny_at=4)
+    state = GuardState.initial(config)
+    for _ in range(3):
+        state, _ = reduce(state, ToolCallFinished("a", "Bash", LS))
+    refusal = admit(state, ToolCallFinished("a", "Bash", LS))
+    assert isinstance(refusal, Deny)
+    # The first three ran; the fourth never did: its result is the refusal, as an error.
+    ran = [(b["is_error"], b["content"]) for r in turns[1:4] for b in _results(r)]
+    assert ran == [(False, "(Bash completed with no output)")] * 3
+    ((fourth,),) = [_results(turns[4])]
+    assert (fourth["is_error"], fourth["content"]) == (True, refusal.reason)
+    assert _contexts(turns[4]) == []
+    # The refused fourth counted: the fifth, refused too, carries the detailed reminder.
+    ((fifth,),) = [_results(turns[5])]
+    assert fifth["is_error"] is True
+    assert str(fifth["content"]).startswith("refused: this would be the 5th identical call")
+    assert _contexts(turns[5]) == [_wrapped(_reminder(5))]
     assert sandbox.log() == ""

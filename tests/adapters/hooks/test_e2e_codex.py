@@ -164,3 +164,29 @@ def test_a_resumed_session_starts_the_chain_over(tmp_path: Path) -> None:
     # Four identical calls in one session, two per prompt: no reminder.
     assert [_reminders(r) for r in requests] == [[]] * 6
     assert sandbox.log() == ""
+
+
+def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> None:
+    def script(request: Mapping[str, Any]) -> Step:
+        return (LS,) if _outputs(request) < 5 else Say("done")
+
+    with ResponsesStandIn(script) as model:
+        sandbox = _setup(tmp_path, model)
+        (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
+        run_codex(sandbox, "list files")
+    final = model.model_requests()[-1]
+    outputs = [
+        str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"
+    ]
+    assert len(outputs) == 5
+    assert not any("blocked" in output for output in outputs[:3])
+    # Codex wraps the reason: "Command blocked by PreToolUse hook: <reason>. Command: ls".
+    for count, output in ((4, outputs[3]), (5, outputs[4])):
+        assert output.startswith(
+            f"Command blocked by PreToolUse hook: refused: this would be the {count}th identical "
+            "call to `Bash` in a row"
+        )
+        assert output.endswith(". Command: ls")
+    # The refused fourth counted: the fifth, refused too, carries the detailed reminder.
+    assert _reminders(final) == [(3, _reminder(3)), (5, _reminder(5))]
+    assert sandbox.log() == ""

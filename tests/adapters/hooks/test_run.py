@@ -216,3 +216,22 @@ def test_a_budget_and_a_cycle_from_the_config_file_hold_across_hook_calls(
     # a b a b: the cycle's second round; the fifth Bash call spends the budget.
     assert forms == [[], [], [], ["cycle"], ["budget"]]
     assert _log(tmp_path) == []
+
+
+def test_deny_at_from_the_config_file_refuses_the_call_before_it_runs(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".repeat-guard.toml").write_text("denyAt = 4\n")
+    outputs = []
+    for _ in range(5):
+        outcome = run_hook(_options(tmp_path), _pre(tmp_path), 100.0)
+        assert (outcome.status, outcome.stderr) == (0, "")
+        outputs.append(json.loads(outcome.stdout)["hookSpecificOutput"] if outcome.stdout else {})
+    decisions = [output.get("permissionDecision") for output in outputs]
+    assert decisions == [None, None, None, "deny", "deny"]
+    assert outputs[3]["permissionDecisionReason"].startswith(
+        "refused: this would be the 4th identical call to `Bash` in a row"
+    )
+    assert "additionalContext" not in outputs[3]
+    # The refused fourth call counted: the fifth gets the detailed reminder beside its refusal.
+    assert "`Bash` 5 times" in outputs[4]["additionalContext"]
+    assert _log(tmp_path) == []

@@ -373,3 +373,34 @@ def test_a_store_migrated_meanwhile_is_not_migrated_twice(tmp_path: Path) -> Non
     finally:
         first.close()
     assert _apply(path, _call("s")).reminders[0].count == 3
+
+
+def test_a_call_at_deny_at_is_refused_and_still_counted(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    config = GuardConfig(deny_at=4)
+    results = [_apply_with(path, config, _call("s")) for _ in range(5)]
+    assert [r.denied is not None for r in results] == [False, False, False, True, True]
+    assert results[3].denied == (
+        "refused: this would be the 4th identical call to `Bash` in a row, and the limit is "
+        "reached. Change the arguments or the approach, or finish your answer."
+    )
+    # The refused attempts counted: the fifth is the detailed reminder's, refused or not.
+    assert [(r.count, r.form) for r in results[4].reminders] == [(5, "detailed")]
+    assert _rows(path)[0][2].endswith(", 5]")
+
+
+def test_a_spent_budget_refuses_the_next_call_across_connections(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    results = [_apply_with(path, BUDGET, _call("s")) for _ in range(4)]
+    assert [r.denied is not None for r in results] == [False, False, False, True]
+    assert "budget of 3 calls to tools matching `Bash`" in str(results[3].denied)
+    # Another agent's budget is its own.
+    assert _apply_with(path, BUDGET, _call("s", "sub")).denied is None
+
+
+def test_other_events_are_never_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    config = GuardConfig(deny_at=2)
+    _apply_with(path, config, _call("s"))
+    assert _apply_with(path, config, AgentEvent("s", PromptSubmitted("s"))) == StoreResult(())
+    assert _apply_with(path, config, SessionEnded("s")) == StoreResult(())

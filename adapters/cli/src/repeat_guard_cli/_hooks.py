@@ -25,10 +25,14 @@ refuses), UserPromptSubmit (the main agent's chain starts over), SubagentStop (t
 chain is dropped), SessionEnd (every chain of the session is dropped); every other event is
 answered with nothing. A reminder becomes hookSpecificOutput.additionalContext of the
 PreToolUse answer, which both agents put after the call's result in the next model request.
+With a hard limit configured (denyAt, or a spent budget) a call past it is refused before it
+runs: the answer adds permissionDecision "deny" and the reason as permissionDecisionReason,
+which both agents give the model as the call's result; the refused attempt still counts.
 
 state: --state PATH, else $REPEAT_GUARD_STATE, else $XDG_STATE_HOME/repeat-guard/state.sqlite3
   (~/.local/state when XDG_STATE_HOME is unset): a SQLite file, created 0600 in a 0700
-  directory, one row per agent chain; chains unseen for --expire-days are dropped.
+  directory, one row per agent (its chain, and what the opt-in policies remember about it);
+  agents unseen for --expire-days are dropped.
 config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd upwards
   (stopping at the directory holding .git), else the defaults; keys as in check-config.
 

@@ -1,8 +1,9 @@
 """repeat-guard as a hook of Claude Code and the Codex CLI.
 
 ``run_hook`` turns one hook call (the JSON the agent sends on stdin) into the guard's events,
-applies them to the per-agent chains kept in a SQLite file between hook processes, and returns
-the hook's answer: the reminder as ``additionalContext`` for the model's next request.
+applies them to the per-agent state kept in a SQLite file between hook processes, and returns
+the hook's answer: the reminder as ``additionalContext`` for the model's next request, and a
+refusal (``permissionDecision: "deny"``) for a call past a configured hard limit.
 ``install`` and ``uninstall`` add and remove the hook entries in the agent's settings.
 """
 

@@ -137,12 +137,21 @@ def _action(hook_event: str, payload: Mapping[str, object]) -> Result[Action, st
     return Success(AgentEvent(session, ToolCallFinished(agent, tool, payload.get("tool_input"))))
 
 
-def render_answer(dialect: Dialect, hook_event: str, reminders: Sequence[Reminder]) -> bytes:
-    """Return the hook's stdout for ``reminders``: empty when there is nothing to say."""
-    if not reminders or hook_event not in _ANSWERED_EVENTS:
+def render_answer(
+    dialect: Dialect,
+    hook_event: str,
+    reminders: Sequence[Reminder],
+    denied: str | None = None,
+) -> bytes:
+    """Return the hook's stdout for ``reminders`` and, when the call is refused, the ``denied``
+    reason (``permissionDecision: "deny"``); empty when there is nothing to say."""
+    if hook_event not in _ANSWERED_EVENTS or (not reminders and denied is None):
         return b""
-    texts = [r.body if dialect == "claude-code" else r.text for r in reminders]
-    answer = {
-        "hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": "\n\n".join(texts)}
-    }
-    return json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n"
+    output = {"hookEventName": hook_event}
+    if denied is not None:
+        output["permissionDecision"] = "deny"
+        output["permissionDecisionReason"] = denied
+    if reminders:
+        texts = [r.body if dialect == "claude-code" else r.text for r in reminders]
+        output["additionalContext"] = "\n\n".join(texts)
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=True).encode("ascii") + b"\n"

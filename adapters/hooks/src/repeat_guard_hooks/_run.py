@@ -91,7 +91,7 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         result = _apply(options, config, action, now)
         if result.dropped:
             _log(options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now)
-        answer = render_answer(options.dialect, hook_event, result.reminders)
+        answer = render_answer(options.dialect, hook_event, result.reminders, result.denied)
         return HookOutcome(0, answer)
     except _BadConfig as error:
         return HookOutcome(EXIT_BAD_CONFIG, b"", f"repeat-guard: {error}\n")

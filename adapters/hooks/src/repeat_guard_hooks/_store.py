@@ -31,15 +31,18 @@ import json
 import os
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from repeat_guard import (
     AgentDisposed,
     Chain,
+    Deny,
     GuardConfig,
     GuardState,
     Memory,
     Reminder,
+    ToolCallFinished,
+    admit,
     decode_chain,
     decode_memory,
     encode_chain,
@@ -91,11 +94,13 @@ class CorruptStore(sqlite3.DatabaseError):
 
 @dataclass(frozen=True, slots=True)
 class StoreResult:
-    """What one hook call produced: the reminders, and agents' rows it found unreadable (dropped,
-    each agent starting afresh)."""
+    """What one hook call produced: the reminders; ``denied``, the reason the core's ``admit``
+    refused the call before it ran (``None`` when it may run); and agents' rows found unreadable
+    (``dropped``, each agent starting afresh)."""
 
     reminders: tuple[Reminder, ...]
     dropped: int = 0
+    denied: str | None = None
 
 
 def default_state_path(environ: Mapping[str, str], home: str) -> str:
@@ -195,7 +200,9 @@ def apply_action(
 ) -> StoreResult:
     """Apply ``action`` to the stored agents in one ``BEGIN IMMEDIATE`` transaction.
 
-    Returns the reminders the core produced. A row whose chain or memory does not decode is
+    A call is first put to the core's ``admit``: when it is refused, the attempt is reduced as
+    a denied call (it counts like any other) and the reason comes back in ``denied``. Returns
+    that and the reminders the core produced. A row whose chain or memory does not decode is
     treated as absent (and counted in ``dropped``). Raises ``sqlite3.Error`` when the store
     cannot be read or written; nothing is changed then.
     """
@@ -235,14 +242,22 @@ def _apply(
     chains, memories, dropped = _load(connection, session, agents, policies)
     state = GuardState.from_chains(config, chains, memories)
     reminders: tuple[Reminder, ...] = ()
+    denied: str | None = None
     if isinstance(action, SessionEnded):
         # The end of a session disposes of every agent in it, one event each.
         for agent in agents:
             state, _ = reduce(state, AgentDisposed(agent))
     else:
-        state, reminders = reduce(state, action.event)
+        event = action.event
+        if isinstance(event, ToolCallFinished):
+            # Before the call runs: a refused attempt is still an attempt, and counts.
+            verdict = admit(state, event)
+            if isinstance(verdict, Deny):
+                denied = verdict.reason
+                event = replace(event, denied=True)
+        state, reminders = reduce(state, event)
     _save(connection, session, agents, state, policies, now)
-    return StoreResult(reminders, dropped)
+    return StoreResult(reminders, dropped, denied)
 
 
 _SELECT_AGENTS = "SELECT agent FROM agents WHERE session = ?"
