@@ -199,3 +199,21 @@ def test_an_answer_for_a_call_long_forgotten_changes_nothing(
     outcomes = run_reader("acp", lines)
     assert (summary(outcomes).tally.calls, summary(outcomes).tally.denied) == (1, 0)
     assert unfinished(outcomes) == []
+
+
+def test_sniffing_passes_by_files_that_only_quote_acp() -> None:
+    # Walking a project folder once took these for ACP transcripts: a Python source with a
+    # JSON-RPC reply in it, and notes quoting a frame in a code block.
+    reader = READERS["acp"]
+    source = b'import json\nif method == "initialize":\n    reply = {"jsonrpc": "2.0", "id": 1}\n'
+    notes = b"# ACP\n\n```json\n" + frame() + b"```\n"
+    other_protocol = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call"}\n'
+    wrong_version = b'{"jsonrpc": "1.0", "id": 1, "method": "initialize"}\n'
+    for head in (source, notes, other_protocol, wrong_version, b"\x00\x01{", b""):
+        assert not reader.sniff(head), head
+    record = b'{"dir": "c2a", "msg": {"jsonrpc": "2.0", "id": 0, "method": "initialize"}}\n'
+    assert reader.sniff(b"\n" + record)
+    assert reader.sniff(b"{bad\n" + frame())  # a damaged first line; the next one will do
+    cut = frame(rawInput={"text": "x" * 5000})[:3000]  # a first line longer than the head
+    assert reader.sniff(cut)
+    assert not reader.sniff(b'{"jsonrpc": "2.0", "result": {"x": "' + b"y" * 5000)

@@ -168,6 +168,17 @@ def test_discover_walks_directories_in_order_and_keeps_named_files(tmp_path: Pat
     assert found[-2:] == [("-", None), (str(tmp_path / "absent"), None)]
 
 
+def test_discover_passes_by_source_files_and_notes_that_quote_a_transcript(
+    tmp_path: Path,
+) -> None:
+    frame = (FIXTURES / "acp" / "denials.jsonl").read_bytes().splitlines(keepends=True)[0]
+    (tmp_path / "agent.py").write_bytes(b'"""An ACP agent."""\nREPLY = ' + frame)
+    (tmp_path / "README.md").write_bytes(b"# Traffic\n\n" + frame)
+    (tmp_path / "agent.cpython-311.pyc").write_bytes(b"\xa7\r\r\n\x00" + frame)
+    (tmp_path / "t.jsonl").write_bytes(frame)
+    assert list(discover([str(tmp_path)])) == [(str(tmp_path / "t.jsonl"), "acp")]
+
+
 def where(line: int, session: str = "s") -> Location:
     return Location("f", line, session)
 

@@ -30,6 +30,7 @@ from ._acp_lifecycle import Effect, Phase, Signal, step
 from ._acp_wire import Direction, Ident, Request, Response, decode_message, is_record
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
 from ._lines import json_lines
+from ._registry import head_objects
 
 __all__ = ["DONE_MARKS", "OPEN_CALLS", "PENDING_REQUESTS", "AcpReader", "reminder_notification"]
 
@@ -55,6 +56,7 @@ _STATUS_SIGNALS = {
 }
 _REJECT_KINDS = frozenset({"reject_once", "reject_always"})
 _ID_NAME = re.compile(r"(.+)-\d+")
+_ACP_METHOD = re.compile(rb'"method" ?: ?"(initialize|session/)')
 # Typed fields of a tool call frame: name -> (accepted type, its name for a diagnostic).
 _FIELD_TYPES: Mapping[str, tuple[type, str]] = {
     "title": (str, "a string"),
@@ -425,14 +427,31 @@ def _absorb(call: _Call, frame: Mapping[str, object]) -> None:
         call.raw_input = raw_input
 
 
+def _is_acp_message(value: Mapping[str, object]) -> bool:
+    message = value.get("msg") if is_record(value) else value
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return False
+    method = message.get("method")
+    return isinstance(method, str) and (method == "initialize" or method.startswith("session/"))
+
+
 class AcpReader:
     """Reads ACP traffic: raw JSON-RPC lines or ``{"dir", "msg"}`` recorder records."""
 
     name: Final = "acp"
 
     def sniff(self, head: bytes) -> bool:
-        """Whether ``head`` (the file's first bytes) looks like ACP traffic."""
-        return b'"jsonrpc"' in head and (b'"session/' in head or b'"initialize"' in head)
+        """Whether ``head`` (the file's first bytes) looks like ACP traffic: it opens with a
+        JSON object, and one of its first lines is an ACP message (``initialize`` or a
+        ``session/`` method), raw or in a record. Source files and notes that quote ACP
+        traffic open otherwise, so a directory walk passes them by."""
+        if head.lstrip()[:1] != b"{":
+            return False
+        objects = head_objects(head)
+        if not objects:  # a first line longer than the head: its opening must do
+            opening = head[:4096]
+            return b'"jsonrpc"' in opening and _ACP_METHOD.search(opening) is not None
+        return any(_is_acp_message(value) for value in objects)
 
     def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
         """Yield the items of one transcript's lines; never raises for bad input."""
