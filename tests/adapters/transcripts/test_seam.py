@@ -5,10 +5,12 @@ from __future__ import annotations
 import io
 import os
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
+import repeat_guard_transcripts._files as files_module
 from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
 from repeat_guard_transcripts import (
     DONE_MARKS,
@@ -94,29 +96,89 @@ def test_open_transcript_refuses_what_is_not_a_file(tmp_path: Path) -> None:
         assert opened.read() == b"x\n"
 
 
-def test_a_fifo_without_a_writer_reads_as_empty_instead_of_hanging(tmp_path: Path) -> None:
+def test_a_fifo_without_a_writer_is_refused_after_a_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files_module, "FIFO_WAIT_SECONDS", 0.1)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    opened = open_transcript(str(fifo))
-    assert not isinstance(opened, str)
-    with opened:
-        assert list(bounded_lines(opened)) == []
+    assert open_transcript(str(fifo)) == (
+        f"cannot read {fifo}: no writer opened the FIFO within 0.1 s"
+    )
+
+
+def test_sniffing_never_opens_a_fifo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Opening it would let a waiting writer in, and closing it would then cut the writer off
+    # before the reader that follows opens it.
+    def never(path: str) -> str:
+        raise AssertionError(f"{path} opened")
+
+    monkeypatch.setattr(files_module, "open_transcript", never)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
     assert sniff_format(str(fifo)) is None
+    assert list(discover([str(fifo), str(tmp_path)])) == [(str(fifo), None)]
 
 
-def test_a_fifo_with_a_writer_is_read(tmp_path: Path) -> None:
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
+def _write_later(fifo: Path, data: bytes, pause: float) -> threading.Thread:
+    def writer() -> None:
+        with open(fifo, "wb") as stream:  # blocks until the reader opens the FIFO
+            threading.Event().wait(pause)
+            stream.write(data)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    return thread
+
+
+def _read_fifo(fifo: Path) -> list[bytes]:
     opened = open_transcript(str(fifo))
-    assert not isinstance(opened, str)
-    writer = os.open(fifo, os.O_WRONLY)  # a reader is there: this does not block
-    os.write(writer, b"one\ntwo\n")
-    os.close(writer)
+    assert not isinstance(opened, str), opened
     with opened:
         head, whole = with_head(opened)
         lines = list(bounded_lines(whole))
-    assert head == b"one\ntwo\n"
-    assert lines == [b"one\n", b"two\n"]
+    assert head == b"".join(lines)
+    return lines
+
+
+def test_a_fifo_whose_writer_comes_later_is_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # The writer opens the FIFO once the reader is waiting for it.
+    timer = threading.Timer(0.2, lambda: _write_later(fifo, b"one\ntwo\n", 0).join())
+    timer.start()
+    assert _read_fifo(fifo) == [b"one\n", b"two\n"]
+    timer.join()
+
+
+def test_a_fifo_whose_writer_is_slow_to_write_is_read_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files_module, "FIFO_WAIT_SECONDS", 0.05)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = _write_later(fifo, b"one\n", 0.3)  # connected, silent beyond the wait
+    assert _read_fifo(fifo) == [b"one\n"]
+    writer.join()
+
+
+def test_a_byte_read_while_telling_whether_a_writer_came_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = _write_later(fifo, b"one\ntwo\n", 0)
+
+    class TimedOut:
+        def register(self, descriptor: int, events: int) -> None:
+            pass
+
+        def poll(self, timeout: int) -> list[tuple[int, int]]:
+            writer.join()  # the writer came, wrote and left just as the wait ended
+            return []
+
+    monkeypatch.setattr("select.poll", TimedOut)
+    assert _read_fifo(fifo) == [b"one\n", b"two\n"]
 
 
 def test_with_head_gives_the_whole_stream_back() -> None:

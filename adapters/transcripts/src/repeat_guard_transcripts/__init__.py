@@ -25,7 +25,7 @@ from ._calls import DONE_MARKS, OPEN_CALLS
 from ._claude_code import ClaudeCodeReader
 from ._codex import CodexReader
 from ._document import MAX_DOCUMENT_BYTES
-from ._files import discover, open_transcript, sniff_format, with_head
+from ._files import FIFO_WAIT_SECONDS, discover, open_transcript, sniff_format, with_head
 from ._items import (
     Diagnostic,
     Item,
@@ -56,6 +56,7 @@ READERS: Mapping[str, Reader] = readers()
 
 __all__ = [
     "DONE_MARKS",
+    "FIFO_WAIT_SECONDS",
     "HEAD_BYTES",
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",

@@ -1,23 +1,30 @@
 """Files: opening a transcript safely, sniffing its format, walking directories.
 
-Opening never blocks and never reads what is not a file: a path is opened non-blocking (a FIFO
-without a writer then reads as empty instead of hanging), and anything but a regular file or
-a FIFO (a device such as ``/dev/zero``, a socket, a directory) is refused with a reason. Read
-errors (``/proc/self/mem`` answers ``EIO``) surface later as diagnostics, from
-``bounded_lines``.
+Opening never hangs and never reads what is not a file: anything but a regular file or a FIFO
+(a device such as ``/dev/zero``, a socket, a directory) is refused with a reason. A FIFO is
+opened non-blocking and given ``FIFO_WAIT_SECONDS`` for a writer to open it (``mkfifo p;
+producer > p & repeat-guard replay p`` may start the reader first); when none comes it is
+refused, instead of hanging or passing for an empty file. Once a writer has come, the FIFO is
+read to its end like any pipe. Read errors (``/proc/self/mem`` answers ``EIO``) surface later
+as diagnostics, from ``bounded_lines``. Sniffing and directory walks open regular files only,
+so they never take a FIFO's writer away from the reader that follows.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import select
 import stat
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from ._registry import HEAD_BYTES, sniff_head
 
-__all__ = ["discover", "open_transcript", "sniff_format", "with_head"]
+__all__ = ["FIFO_WAIT_SECONDS", "discover", "open_transcript", "sniff_format", "with_head"]
+
+FIFO_WAIT_SECONDS = 10.0
+"""How long opening a FIFO waits for a writer before refusing it."""
 
 
 def open_transcript(path: str) -> BinaryIO | str:
@@ -27,23 +34,55 @@ def open_transcript(path: str) -> BinaryIO | str:
     except OSError as error:
         return f"cannot read {path}: {error.strerror}"
     mode = os.fstat(descriptor).st_mode
-    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode):
+    if stat.S_ISREG(mode):
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
+    if stat.S_ISFIFO(mode):
+        return _open_fifo(descriptor, path)
     os.close(descriptor)
     kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
     return f"cannot read {path}: {kind}"
 
 
+def _open_fifo(descriptor: int, path: str) -> BinaryIO | str:
+    read = _await_writer(descriptor)
+    if read is None:
+        os.close(descriptor)
+        return f"cannot read {path}: no writer opened the FIFO within {FIFO_WAIT_SECONDS:g} s"
+    os.set_blocking(descriptor, True)
+    stream = os.fdopen(descriptor, "rb")
+    return io.BufferedReader(_Prefixed(read, stream, owned=True)) if read else stream
+
+
+def _await_writer(descriptor: int) -> bytes | None:
+    """Wait up to ``FIFO_WAIT_SECONDS`` for a writer to open the FIFO ``descriptor`` (opened
+    non-blocking); return what telling whether one came read from it (usually nothing), or
+    ``None`` when none came."""
+    waiting = select.poll()
+    waiting.register(descriptor, select.POLLIN)
+    if waiting.poll(int(FIFO_WAIT_SECONDS * 1000)):  # data, or a writer came and went
+        return b""
+    try:
+        return os.read(descriptor, 1) or None  # nothing: no writer ever opened it
+    except BlockingIOError:  # a writer is there, with nothing written yet
+        return b""
+
+
 class _Prefixed(io.RawIOBase):
     """``head`` followed by the rest of ``stream``: a stream sniffed without seeking."""
 
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+    def __init__(self, head: bytes, stream: BinaryIO, *, owned: bool = False) -> None:
         self._head = memoryview(head)
         self._stream = stream
+        self._owned = owned
 
     def readable(self) -> bool:
         return True
+
+    def close(self) -> None:
+        if self._owned:
+            self._stream.close()
+        super().close()
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # RawIOBase's stub takes a Buffer
         if self._head:
@@ -69,12 +108,14 @@ def with_head(stream: BinaryIO) -> tuple[bytes | str, BinaryIO]:
 def sniff_format(path: str) -> str | None:
     """The format of the transcript at ``path``, sniffed from its first bytes; ``None`` when
     no reader recognises it or it is not a readable regular file."""
-    opened = open_transcript(path)
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return None
+    opened = open_transcript(path) if regular else "not a regular file"
     if isinstance(opened, str):
         return None
     with opened:
-        if not stat.S_ISREG(os.fstat(opened.fileno()).st_mode):
-            return None
         head, _ = with_head(opened)
     return sniff_head(head) if isinstance(head, bytes) else None
 
