@@ -7,16 +7,27 @@ exits 2 without reading a byte of it.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
-from ._errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE, UsageError
+from ._errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+)
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
 from ._streams import Streams
+
+if TYPE_CHECKING:
+    from repeat_guard import GuardConfig
 
 # The formats ``replay --from`` names (the transcripts package's readers, named here so that
 # building the parser never imports them).
@@ -37,13 +48,14 @@ exit status:
   0  every file replayed (or, with --check, matched its recorded reminders)
   1  --check: some file's recorded reminders differ from the computed ones (only then)
   2  usage error, invalid configuration (before any input is read), unreadable file, a
-     file whose format cannot be told
+     file whose format cannot be told, an output that cannot be written (a full disk, a
+     closed stdout)
   3  some input line was malformed: each such line gets a diagnostic on stderr as
      FILE:LINE: message, and the rest of the input is still replayed; notes
      (FILE:LINE: note: message) do not change the status
   when several apply, the highest in the order 2, 1, 3 wins. A reader that closes stdout
-  early (| head) ends the command quietly with 141, as SIGPIPE would. 70 means a bug in the
-  command (a traceback is printed): never 1.
+  early (| head) ends the command quietly with 141, as SIGPIPE would; Ctrl-C with 130. 70
+  means a bug in the command (a traceback is printed): never 1.
 
 output:
   text  per file, per session and its agents, each line where the guard fires (tool ×
@@ -69,7 +81,8 @@ answers:
   {{"error": "line N: what was wrong"}}  for a line that is not an event (invalid JSON, not
       UTF-8, blank, unknown type, missing, unknown or ill-typed fields); serving goes on.
 
-exit status: 0 at end of input; 2 for a usage error or an invalid configuration.
+exit status: 0 at end of input; 2 for a usage error, an invalid configuration, a closed
+stdin or an output that cannot be written; 130 after Ctrl-C.
 
 {CONFIG_HELP}"""
 
@@ -227,6 +240,14 @@ _SEPARATE: dict[str, Callable[[argparse.Namespace, Streams], int]] = {
 }
 
 
+def _serve(config: GuardConfig) -> int:
+    from ._serve import serve  # noqa: PLC0415  # lazily: see _run
+
+    if sys.stdin is None:
+        raise UsageError("cannot read <stdin>: it is closed")
+    return serve(config, sys.stdin.buffer, sys.stdout.buffer)
+
+
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     # Each command imports what it needs here: a hook process must not pay for the transcript
     # readers, nor serving for the replay.
@@ -240,9 +261,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
         return 0
     config = build_config(args.config, args)
     if command == "serve":
-        from ._serve import serve  # noqa: PLC0415  # lazily: see above
-
-        return serve(config, sys.stdin.buffer, sys.stdout.buffer)
+        return _serve(config)
     from ._replay import (  # noqa: PLC0415  # lazily: see above
         annotate_file,
         check_files,
@@ -274,7 +293,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:
         # argparse exits 0 after --help and 2 after a usage error; return it instead.
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    streams = Streams(sys.stdout, sys.stderr)
+    return _run_to_status(args)
+
+
+def _run_to_status(args: argparse.Namespace) -> int:
+    """Run the parsed command; every way it can end becomes an exit status."""
+    hook = args.command in HOOK_COMMANDS
+    streams = Streams(sys.stdout, sys.stderr) if hook else _output_streams()
+    if streams is None:
+        return EXIT_USAGE
     try:
         return _run(args, streams)
     except UsageError as error:
@@ -282,13 +309,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (``repeat-guard replay ... | head``): stop quietly, as a filter
-        # killed by SIGPIPE would, and point stdout at /dev/null so the final flush cannot fail.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+        # killed by SIGPIPE would.
+        _silence_stdout()
         return EXIT_BROKEN_PIPE
+    except (KeyboardInterrupt, OSError) as error:
+        if hook:
+            raise  # hooks keep their own fail-open rules
+        return _stopped(error, streams)
     except Exception:
-        if args.command in HOOK_COMMANDS:
+        if hook:
             raise  # hooks keep their own fail-open rules
         # A bug, not a verdict: it must never exit 1 (a --check mismatch) as Python would.
         import traceback  # noqa: PLC0415  # only now: a hook process must not pay for it
@@ -299,3 +328,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _output_streams() -> Streams | None:
+    """stdout and stderr, set to write what their encoding cannot as backslash escapes (as
+    ``safe`` does for UTF-8: PYTHONIOENCODING=ascii or a Latin-1 locale must not crash the
+    report); ``None``, after saying why when it can, when either is closed."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+    if sys.stdout is None or sys.stderr is None:
+        if sys.stderr is not None:
+            print("repeat-guard: error: cannot write the output: stdout is closed", file=sys.stderr)
+        return None
+    return Streams(sys.stdout, sys.stderr)
+
+
+def _stopped(error: KeyboardInterrupt | OSError, streams: Streams) -> int:
+    if isinstance(error, KeyboardInterrupt):
+        # Ctrl-C: stop without a traceback, with the status a shell gives an interrupted job.
+        return EXIT_INTERRUPTED
+    # Readers turn read errors into diagnostics and opening errors into usage errors, so what
+    # reaches here is the output failing (a full disk, /dev/full, an I/O error).
+    print(f"repeat-guard: error: cannot write the output: {error.strerror}", file=streams.err)
+    _silence_stdout()
+    return EXIT_USAGE
+
+
+def _silence_stdout() -> None:
+    # Point stdout at /dev/null so the interpreter's final flush of what is still buffered
+    # cannot fail a second time.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

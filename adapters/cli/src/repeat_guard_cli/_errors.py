@@ -8,6 +8,7 @@ __all__ = [
     "EXIT_CHECK_MISMATCH",
     "EXIT_DIAGNOSTICS",
     "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
@@ -20,6 +21,7 @@ EXIT_USAGE = 2
 EXIT_DIAGNOSTICS = 3
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in the command, never mistaken for a --check mismatch
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a process killed by SIGPIPE
+EXIT_INTERRUPTED = 130  # what a shell reports for a process killed by SIGINT (Ctrl-C)
 # When several outcomes apply, the command exits with the most severe one.
 _SEVERITY = {EXIT_OK: 0, EXIT_DIAGNOSTICS: 1, EXIT_CHECK_MISMATCH: 2, EXIT_USAGE: 3}
 

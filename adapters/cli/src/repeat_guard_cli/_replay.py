@@ -105,10 +105,17 @@ def _complain(message: str, streams: Streams) -> int:
     return EXIT_USAGE
 
 
+def _stdin_bytes() -> BinaryIO:
+    """The standard input as bytes; raises ``UsageError`` when the caller closed it."""
+    if sys.stdin is None:
+        raise UsageError("cannot read <stdin>: it is closed")
+    return sys.stdin.buffer
+
+
 @contextlib.contextmanager
 def _opened(name: str) -> Iterator[BinaryIO]:
     if name == "-":
-        yield sys.stdin.buffer
+        yield _stdin_bytes()
         return
     opened = open_transcript(name)
     if isinstance(opened, str):
@@ -341,25 +348,36 @@ def _annotate_into(
 
 
 class _Terminated(SystemExit):
-    """SIGTERM arrived while a temporary file existed: exit as a process killed by it."""
+    """SIGTERM or SIGHUP arrived while a temporary file existed: exit as a process killed by
+    it would be reported."""
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+def _on_termination(signum: int, frame: FrameType | None) -> None:
     raise _Terminated(128 + signum)
 
 
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_INTERRUPTING = (signal.SIGINT, *_TERMINATING)
+
+
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    # SIGTERM's default ends the process at once, leaving the temporary file behind; while it
-    # exists, SIGTERM raises instead, so the cleanup below runs (SIGINT already raises).
+def _termination_raises() -> Iterator[None]:
+    # SIGTERM's and SIGHUP's (the terminal closed) default ends the process at once, leaving
+    # the temporary file behind; while it exists, they raise instead, so the cleanup below runs
+    # (SIGINT already raises). A signal the caller ignores (nohup) stays ignored.
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous = {
+        number: signal.signal(number, _on_termination)
+        for number in _TERMINATING
+        if signal.getsignal(number) is signal.SIG_DFL
+    }
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _new_file_mode(target: str) -> int:
@@ -371,15 +389,27 @@ def _new_file_mode(target: str) -> int:
         return 0o666 & ~umask
 
 
+def _temporary_beside(target: str) -> tuple[int, str]:
+    """Create the temporary file the annotated copy is written to, in ``target``'s folder."""
+    try:
+        return tempfile.mkstemp(
+            dir=os.path.dirname(os.path.abspath(target)),
+            prefix=f".{os.path.basename(target)}.",
+            suffix=".tmp",
+        )
+    except OSError as error:
+        raise UsageError(f"cannot write {target}: {error.strerror}") from error
+
+
 def _annotate_atomically(opened: _Input, config: GuardConfig, target: str, streams: Streams) -> int:
-    directory = os.path.dirname(os.path.abspath(target))
-    with _sigterm_raises():
+    with _termination_raises():
+        # A signal that lands while the temporary file is being created would leave it
+        # behind: signals wait until the cleanup below is in place.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTING)
         try:
-            handle, temporary = tempfile.mkstemp(
-                dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
-            )
-        except OSError as error:
-            raise UsageError(f"cannot write {target}: {error.strerror}") from error
+            handle, temporary = _temporary_beside(target)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         try:
             with os.fdopen(handle, "wb") as stream:
                 status = _annotate_into(opened, config, stream.write, streams)
@@ -388,12 +418,19 @@ def _annotate_atomically(opened: _Input, config: GuardConfig, target: str, strea
                     f"{target} not written: line {opened.faults[0]} of {opened.label} could "
                     "not be read whole, and the annotated copy would lack it"
                 )
+            _refuse_target(target)  # it may have changed into what must not be replaced
             os.chmod(temporary, _new_file_mode(target))
             os.replace(temporary, target)
         except OSError as error:
-            os.unlink(temporary)
+            _remove(temporary)
             raise UsageError(f"cannot write {target}: {error.strerror}") from error
         except BaseException:
-            os.unlink(temporary)
+            _remove(temporary)
             raise
     return status
+
+
+def _remove(temporary: str) -> None:
+    # Gone already when a signal lands just after the rename.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temporary)

@@ -1,0 +1,219 @@
+"""How the command ends when its surroundings fail: signals during ``--annotate``, Ctrl-C,
+closed standard streams, an output that cannot be written, an encoding short of UTF-8.
+
+Each ends with a message and a documented status (never 1, never a traceback), and
+``--annotate`` never leaves its temporary file behind.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from repeat_guard_cli import main
+
+LOOP = Path(__file__).parent / "fixtures" / "loop.jsonl"
+SCRIPT = Path(sys.executable).parent / "repeat-guard"
+SURROGATES = (
+    b'{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s\\ud800", '
+    b'"update": {"sessionUpdate": "tool_call", "toolCallId": "t%d", "title": "gr\\u00e9p", '
+    b'"status": "completed", "rawInput": {"x": 1}}}}\n'
+)
+
+
+def _default_sigint() -> None:
+    # A test run started in the background of a shell inherits SIGINT ignored; the command
+    # under test must see it as a terminal's Ctrl-C would deliver it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize(
+    ("sent", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+)
+def test_a_signal_during_annotate_removes_the_temporary_file(
+    sent: signal.Signals, status: int, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "out.jsonl"
+    process = subprocess.Popen(
+        [SCRIPT, "replay", "--from", "acp", "--annotate", str(target), str(fifo)],
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,  # noqa: PLW1509  # only resets one signal
+    )
+    with open(fifo, "wb") as writer:  # blocks until the command opens the FIFO
+        writer.write(LOOP.read_bytes()[:200])
+        writer.flush()
+        for _ in range(400):
+            if any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
+                break
+            threading.Event().wait(0.05)
+        process.send_signal(sent)
+        assert process.wait(timeout=30) == status
+    assert process.stderr is not None
+    assert b"Traceback" not in process.stderr.read()
+    process.stderr.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
+
+
+def test_termination_raises_only_while_annotating_in_the_main_thread() -> None:
+    from repeat_guard_cli._replay import _termination_raises
+
+    before = signal.getsignal(signal.SIGTERM)
+    for sent in (signal.SIGTERM, signal.SIGHUP):
+        with pytest.raises(SystemExit) as exit_, _termination_raises():
+            os.kill(os.getpid(), sent)
+        assert exit_.value.code == 128 + sent
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    seen: list[object] = []
+
+    def in_a_thread() -> None:
+        with _termination_raises():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    worker = threading.Thread(target=in_a_thread)
+    worker.start()
+    worker.join()
+    assert seen == [before]
+
+
+def test_an_ignored_hangup_stays_ignored_while_annotating() -> None:
+    from repeat_guard_cli._replay import _termination_raises
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
+    try:
+        with _termination_raises():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)  # ignored: nothing happens
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
+def test_ctrl_c_ends_the_command_with_130_and_no_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("repeat_guard_cli._replay.replay_files", interrupted)
+    assert main(["replay", str(LOOP)]) == 130
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+def test_a_hook_command_keeps_its_own_rules_for_interrupts_and_os_errors(
+    error: type[BaseException], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*args: object) -> int:
+        raise error
+
+    from repeat_guard_cli._cli import _SEPARATE
+
+    monkeypatch.setitem(_SEPARATE, "uninstall", failing)
+    with pytest.raises(error):
+        main(["uninstall", "--dry-run", "codex"])
+
+
+def test_an_output_that_cannot_be_written_exits_2_with_a_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    full = io.TextIOWrapper(io.FileIO("/dev/full", "w"), write_through=True)
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stdout", full)
+    monkeypatch.setattr("sys.stderr", err)
+    assert main(["replay", "--format", "json", str(LOOP)]) == 2
+    assert (
+        err.getvalue() == "repeat-guard: error: cannot write the output: No space left on device\n"
+    )
+    full.write("after\n")  # stdout now points at /dev/null
+    full.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", str(LOOP)],
+        ["replay", "--format", "json", str(LOOP)],
+        ["replay", "--annotate", "-", str(LOOP)],
+        ["serve"],
+    ],
+)
+def test_an_output_that_cannot_be_written_in_a_real_process(argv: list[str]) -> None:
+    with open(LOOP, "rb") as events, open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [SCRIPT, *argv], stdin=events, stdout=full, stderr=subprocess.PIPE, check=False
+        )
+    assert done.returncode == 2
+    assert done.stderr == b"repeat-guard: error: cannot write the output: No space left on device\n"
+
+
+def test_a_closed_stdout_or_stdin_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", None)
+    assert main(["replay", "-"]) == 2
+    assert capsys.readouterr().err == "repeat-guard: cannot read <stdin>: it is closed\n"
+    assert main(["serve"]) == 2
+    assert capsys.readouterr().err == "repeat-guard: error: cannot read <stdin>: it is closed\n"
+    monkeypatch.setattr("sys.stdout", None)
+    assert main(["replay", str(LOOP)]) == 2
+    assert (
+        capsys.readouterr().err
+        == "repeat-guard: error: cannot write the output: stdout is closed\n"
+    )
+    monkeypatch.setattr("sys.stderr", None)
+    assert main(["replay", str(LOOP)]) == 2
+
+
+def test_closed_standard_streams_in_a_real_process() -> None:
+    stdin_closed = subprocess.run(
+        ["sh", "-c", '"$0" replay - <&-', SCRIPT], capture_output=True, check=False
+    )
+    assert (stdin_closed.returncode, stdin_closed.stderr) == (
+        2,
+        b"repeat-guard: cannot read <stdin>: it is closed\n",
+    )
+    stdout_closed = subprocess.run(
+        ["sh", "-c", '"$0" replay "$1" >&-', SCRIPT, LOOP], stderr=subprocess.PIPE, check=False
+    )
+    assert (stdout_closed.returncode, stdout_closed.stderr) == (
+        2,
+        b"repeat-guard: error: cannot write the output: stdout is closed\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("encoding", "fired"),
+    [("ascii", b"gr\\xe9p \\xd7 3 (gentle)"), ("latin-1", b"gr\xe9p \xd7 3 (gentle)")],
+)
+def test_an_encoding_short_of_utf8_escapes_instead_of_crashing(
+    encoding: str, fired: bytes, tmp_path: Path
+) -> None:
+    source = tmp_path / "s\udcff.jsonl"
+    source.write_bytes(b"".join(SURROGATES % n for n in range(3)) + b'{"\xff": 1}\n')
+    environment = {**os.environ, "PYTHONIOENCODING": encoding}
+    outputs = []
+    for form in ("text", "json"):
+        done = subprocess.run(
+            [SCRIPT, "replay", "--format", form, str(source)],
+            capture_output=True,
+            env=environment,
+            check=False,
+        )
+        assert done.returncode == 3, done.stderr
+        assert done.stderr.endswith(
+            b"/s\\udcff.jsonl:4: not UTF-8 (invalid start byte at byte 2)\n"
+        )
+        outputs.append(done.stdout)
+    text, records = outputs
+    assert b"  session s\\ud800, 1 agent\n    line 3: " + fired + b"\n" in text
+    assert b'"session": "s\\ud800"' in records
