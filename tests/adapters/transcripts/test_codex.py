@@ -105,3 +105,62 @@ def test_sniffing() -> None:
     assert reader.sniff(LIVE.read_bytes()[:300])  # the first line cut short: its opening will do
     assert not reader.sniff(b'{"type": "session_meta"}\n')
     assert not reader.sniff(b'{"sessionId": "s", "type": "user", "parentUuid": null}\n')
+
+
+def tokens_of(lines: list[bytes]) -> list[tuple[int, int | None]]:
+    items = READERS["codex"].read(lines, "t")
+    return [
+        (item.where.line, item.tokens)
+        for item in items
+        if isinstance(item, Located) and isinstance(item.event, ToolCallFinished)
+    ]
+
+
+def test_the_live_rollouts_steps_charge_their_first_call() -> None:
+    # Each of the four steps has a token_usage_record with output_tokens 5 after its call
+    # (lines 11, 17, 23, 29) and an event_msg token_count after its output (ignored).
+    assert tokens_of(LIVE.read_bytes().splitlines(True)) == [(14, 5), (20, 5), (26, 5), (32, 5)]
+
+
+def usage(tokens: object) -> bytes:
+    return line({"usage": {"output_tokens": tokens}}, "token_usage_record")
+
+
+def count(tokens: object) -> bytes:
+    info = {"last_token_usage": {"output_tokens": tokens}}
+    return line({"type": "token_count", "info": info}, "event_msg")
+
+
+def call(ident: str) -> bytes:
+    return line({"type": "function_call", "name": "t", "arguments": "{}", "call_id": ident})
+
+
+def output(ident: str) -> bytes:
+    return line({"type": "function_call_output", "call_id": ident, "output": "x"})
+
+
+def test_a_step_of_parallel_calls_charges_its_first_call_once() -> None:
+    lines = [call("a"), call("b"), usage(7), output("a"), output("b"), count(7)]
+    assert tokens_of(lines) == [(4, 7), (5, None)]
+
+
+def test_older_rollouts_charge_from_token_count_when_it_comes_before_the_output() -> None:
+    lines = [call("a"), count(3), output("a"), call("b"), output("b"), count(4)]
+    # b's count came after b had counted: its step's tokens are not known at the call
+    assert tokens_of(lines) == [(3, 3), (5, None)]
+
+
+def test_a_prompt_or_odd_usage_charges_nobody() -> None:
+    prompt = line({"type": "user_message", "message": "go"}, "event_msg")
+    lines = [
+        call("a"),
+        prompt,
+        usage(9),  # the step of "a" ended with the prompt: nobody to charge
+        call("b"),
+        usage(True),
+        count(None),
+        line({"type": "token_count", "info": None}, "event_msg"),
+        line({"usage": "many"}, "token_usage_record"),
+        output("b"),
+    ]
+    assert tokens_of(lines) == [(9, None)]

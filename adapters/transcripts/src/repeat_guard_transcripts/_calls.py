@@ -9,7 +9,7 @@ them (the oldest beyond that is reported unfinished), and remembers the most rec
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from ._items import Location, Unfinished
@@ -60,6 +60,12 @@ class OpenCalls:
         if call is not None:
             self._mark(ident)
         return call
+
+    def charge(self, ident: str, tokens: int) -> None:
+        """Give the call ``ident`` its model step's ``tokens``, if it is still open."""
+        call = self._open.get(ident)
+        if call is not None:
+            self._open[ident] = replace(call, tokens=tokens)
 
     def is_finished(self, ident: str) -> bool:
         """Whether ``ident`` finished recently (a repeated result is no news)."""

@@ -7,6 +7,13 @@ unwrapped. ``response_item`` payloads carry the calls: a ``function_call`` (``na
 its ``function_call_output`` / ``custom_tool_call_output``. An output that says the user
 rejected it (``exec command rejected by user``, ``patch rejected by user``) is a denial.
 
+Tokens: a model step's output tokens go with the step's first call, as the audit charges
+them. Newer rollouts write a ``token_usage_record`` (``usage.output_tokens``) right after the
+step's calls; older ones only an ``event_msg`` ``token_count`` (``info.last_token_usage``),
+which may come after the calls' outputs, when they have already counted: those steps' tokens
+are not known at the call. Once a file has shown a ``token_usage_record``, its ``token_count``
+events are ignored, so no step is charged twice.
+
 A prompt is the user's message: an ``event_msg`` ``user_message``, an ``item_completed``
 ``UserMessage``, or a ``user`` ``message`` that is not context Codex injects itself
 (``<environment_context>``, ``<user_instructions>``, ``# AGENTS.md instructions``). The
@@ -92,6 +99,8 @@ class _CodexFile:
         self.turn: str | None = None
         self.timestamp: str | None = None
         self.calls = OpenCalls()
+        self.step: str | None = None  # the first call since the last token record or prompt
+        self.usage_records = False
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
         for decoded in json_lines(lines, self.file):
@@ -124,6 +133,9 @@ class _CodexFile:
         if not self.seen:
             self.seen = True
             yield SessionSeen(self._where())
+        if kind == "token_usage_record":
+            self._usage_record(payload)
+            return
         yield from self._payload(payload)
 
     def _payload(self, payload: Mapping[str, object]) -> Iterator[Item]:
@@ -135,11 +147,28 @@ class _CodexFile:
         elif kind in _OUTPUTS:
             yield from self._output(payload)
         elif self._is_prompt(kind, payload):
+            self.step = None
             yield from self.calls.drop_agent(self.session)
             event = PromptSubmitted(self.session)
             yield Located(self._where(), event, self.turn, None, self.timestamp, self.project)
         elif kind == "turn_aborted":
             yield from self.calls.drop_agent(self.session)
+        elif kind == "token_count" and not self.usage_records:
+            info = payload.get("info")
+            last = info.get("last_token_usage") if isinstance(info, dict) else None
+            self._charge(last)
+
+    def _usage_record(self, payload: Mapping[str, object]) -> None:
+        self.usage_records = True
+        self._charge(payload.get("usage"))
+
+    def _charge(self, usage: object) -> None:
+        tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            return
+        if self.step is not None:
+            self.calls.charge(self.step, tokens)
+        self.step = None
 
     def _is_prompt(self, kind: str, payload: Mapping[str, object]) -> bool:
         if kind == "user_message":
@@ -168,6 +197,8 @@ class _CodexFile:
             timestamp=self.timestamp,
             project=self.project,
         )
+        if self.step is None:
+            self.step = ident
         yield from self.calls.add(ident, call)
 
     def _output(self, payload: Mapping[str, object]) -> Iterator[Item]:
@@ -187,7 +218,7 @@ class _CodexFile:
             return
         denied = _text(payload.get("output")).startswith(DENIAL_OUTPUTS)
         event = ToolCallFinished(call.agent, call.tool, call.arguments, denied)
-        yield Located(self._where(), event, call.turn, None, self.timestamp, call.project)
+        yield Located(self._where(), event, call.turn, call.tokens, self.timestamp, call.project)
 
 
 def _is_rollout_record(record: Mapping[str, object]) -> bool:
