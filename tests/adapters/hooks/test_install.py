@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import repeat_guard_hooks
 from repeat_guard_hooks import (
     HOOK_EVENTS,
     InstallError,
@@ -229,3 +230,8 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="Is a directory"):
         apply_change(change)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="has no attribute 'install_everything'"):
+        _ = repeat_guard_hooks.install_everything

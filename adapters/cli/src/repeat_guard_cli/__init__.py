@@ -13,7 +13,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._cli import build_parser, main
+    from ._cli import build_parser
+    from ._entry import main
     from ._errors import UsageError
     from ._serve import LineError, parse_event, serve
 
@@ -21,7 +22,7 @@ __all__ = ["LineError", "UsageError", "build_parser", "main", "parse_event", "se
 
 _HOMES = {
     "build_parser": "._cli",
-    "main": "._cli",
+    "main": "._entry",
     "UsageError": "._errors",
     "LineError": "._serve",
     "parse_event": "._serve",

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
+from ._entry import silence_stdout
 from ._errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -310,7 +310,7 @@ def _run_to_status(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         # The reader went away (``repeat-guard replay ... | head``): stop quietly, as a filter
         # killed by SIGPIPE would.
-        _silence_stdout()
+        silence_stdout()
         return EXIT_BROKEN_PIPE
     except (KeyboardInterrupt, OSError) as error:
         if hook:
@@ -351,13 +351,5 @@ def _stopped(error: KeyboardInterrupt | OSError, streams: Streams) -> int:
     # Readers turn read errors into diagnostics and opening errors into usage errors, so what
     # reaches here is the output failing (a full disk, /dev/full, an I/O error).
     print(f"repeat-guard: error: cannot write the output: {error.strerror}", file=streams.err)
-    _silence_stdout()
+    silence_stdout()
     return EXIT_USAGE
-
-
-def _silence_stdout() -> None:
-    # Point stdout at /dev/null so the interpreter's final flush of what is still buffered
-    # cannot fail a second time.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)

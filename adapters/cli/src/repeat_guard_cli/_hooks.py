@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 
+from ._entry import HookArguments, run_hook_process
 from ._errors import UsageError
 from ._streams import Streams
 
@@ -114,23 +115,9 @@ def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _hook(args: argparse.Namespace) -> int:
-    import time  # noqa: PLC0415  # lazily, like every command's imports (see _cli._run)
-
-    from repeat_guard_hooks import HookOptions, resolve_state, run_hook  # noqa: PLC0415
-
-    state = resolve_state(args.state, os.environ, os.path.expanduser("~"))
-    options = HookOptions(args.agent, state, args.config, args.expire_days * 86400.0)
-    try:
-        data = sys.stdin.buffer.read()
-    except OSError:
-        data = b""  # reported as unusable input, failing open
-    outcome = run_hook(options, data, time.time())
-    if outcome.stdout:
-        sys.stdout.buffer.write(outcome.stdout)
-        sys.stdout.flush()
-    if outcome.stderr:
-        sys.stderr.write(outcome.stderr)
-    return outcome.status
+    # The command line argparse read, when the short way in (see _entry) left it to argparse.
+    arguments = HookArguments(args.agent, args.state, args.config, args.expire_days)
+    return run_hook_process(arguments)
 
 
 def _settings(args: argparse.Namespace, streams: Streams) -> int:

@@ -5,53 +5,62 @@ applies them to the per-agent state kept in a SQLite file between hook processes
 the hook's answer: the reminder as ``additionalContext`` for the model's next request, and a
 refusal (``permissionDecision: "deny"``) for a call past a configured hard limit.
 ``install`` and ``uninstall`` add and remove the hook entries in the agent's settings.
+
+Each name is imported from its module when first used, so that a hook process (a new one for
+every tool call) never loads the installer.
 """
 
-from ._dialects import (
-    DIALECTS,
-    AgentEvent,
-    Dialect,
-    HookInput,
-    SessionEnded,
-    Unused,
-    agent_key,
-    parse_hook_input,
-    render_answer,
-)
-from ._install import (
-    HOOK_EVENTS,
-    HOOK_TIMEOUT_SECONDS,
-    SCOPES,
-    InstallError,
-    Scope,
-    SettingsChange,
-    apply_change,
-    hook_command,
-    install,
-    installed_executable,
-    plan_install,
-    plan_uninstall,
-    settings_path,
-    uninstall,
-)
-from ._run import (
-    CONFIG_FILE_NAME,
-    EXIT_BAD_CONFIG,
-    HookOptions,
-    HookOutcome,
-    find_config_file,
-    resolve_state,
-    run_hook,
-)
-from ._store import (
-    BUSY_TIMEOUT,
-    DEFAULT_EXPIRE_AFTER,
-    CorruptStore,
-    StoreResult,
-    apply_action,
-    default_state_path,
-    open_store,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._dialects import (
+        DIALECTS,
+        AgentEvent,
+        Dialect,
+        HookInput,
+        SessionEnded,
+        Unused,
+        agent_key,
+        parse_hook_input,
+        render_answer,
+    )
+    from ._install import (
+        HOOK_EVENTS,
+        HOOK_TIMEOUT_SECONDS,
+        SCOPES,
+        InstallError,
+        Scope,
+        SettingsChange,
+        apply_change,
+        hook_command,
+        install,
+        installed_executable,
+        plan_install,
+        plan_uninstall,
+        settings_path,
+        uninstall,
+    )
+    from ._run import (
+        CONFIG_FILE_NAME,
+        EXIT_BAD_CONFIG,
+        HookOptions,
+        HookOutcome,
+        find_config_file,
+        resolve_state,
+        run_hook,
+    )
+    from ._store import (
+        BUSY_TIMEOUT,
+        DEFAULT_EXPIRE_AFTER,
+        CorruptStore,
+        StoreResult,
+        apply_action,
+        default_state_path,
+        open_store,
+    )
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -92,3 +101,50 @@ __all__ = [
     "settings_path",
     "uninstall",
 ]
+
+_HOMES = {
+    "DIALECTS": "._dialects",
+    "AgentEvent": "._dialects",
+    "Dialect": "._dialects",
+    "HookInput": "._dialects",
+    "SessionEnded": "._dialects",
+    "Unused": "._dialects",
+    "agent_key": "._dialects",
+    "parse_hook_input": "._dialects",
+    "render_answer": "._dialects",
+    "HOOK_EVENTS": "._install",
+    "HOOK_TIMEOUT_SECONDS": "._install",
+    "SCOPES": "._install",
+    "InstallError": "._install",
+    "Scope": "._install",
+    "SettingsChange": "._install",
+    "apply_change": "._install",
+    "hook_command": "._install",
+    "install": "._install",
+    "installed_executable": "._install",
+    "plan_install": "._install",
+    "plan_uninstall": "._install",
+    "settings_path": "._install",
+    "uninstall": "._install",
+    "CONFIG_FILE_NAME": "._run",
+    "EXIT_BAD_CONFIG": "._run",
+    "HookOptions": "._run",
+    "HookOutcome": "._run",
+    "find_config_file": "._run",
+    "resolve_state": "._run",
+    "run_hook": "._run",
+    "BUSY_TIMEOUT": "._store",
+    "DEFAULT_EXPIRE_AFTER": "._store",
+    "CorruptStore": "._store",
+    "StoreResult": "._store",
+    "apply_action": "._store",
+    "default_state_path": "._store",
+    "open_store": "._store",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home, __name__), name)

@@ -1,0 +1,107 @@
+"""``main``: the command's entry, with a short way in for the hook, a new process per tool call.
+
+``repeat-guard hook AGENT [--state PATH] [--config FILE] [--expire-days DAYS]``, the line
+``install`` writes, is read here by hand and run without building the argparse parser (argparse
+and the translations it loads cost a hook process several milliseconds). Any other command line,
+and any hook command line not of exactly that shape (``--help``, an abbreviated or repeated
+option, a missing or dash-led value, a number ``float`` refuses), goes to the full parser in
+``_cli``, which answers it as it always has: the short way only ever accepts what argparse
+accepts, with the same meaning.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
+
+from ._errors import EXIT_BROKEN_PIPE
+
+__all__ = ["HookArguments", "main", "parse_hook_arguments", "run_hook_process", "silence_stdout"]
+
+Agent = Literal["claude-code", "codex"]
+_AGENTS: dict[str, Agent] = {"claude-code": "claude-code", "codex": "codex"}
+_OPTIONS = ("--state", "--config", "--expire-days")
+_DEFAULT_EXPIRE_DAYS = 7.0
+
+
+class HookArguments(NamedTuple):
+    """A ``hook`` command line: the agent's dialect and the options, as argparse gives them."""
+
+    agent: Agent
+    state: str | None = None
+    config: str | None = None
+    expire_days: float = _DEFAULT_EXPIRE_DAYS
+
+
+def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
+    """Return ``arguments`` (``["hook", agent, option, value, ...]``) read as the ``hook``
+    command, or ``None`` when they are not of that plain shape and argparse must decide."""
+    agent = _AGENTS.get(arguments[1]) if len(arguments) >= 2 else None
+    if arguments[:1] != ["hook"] or agent is None:
+        return None
+    values: dict[str, str] = {}
+    rest = arguments[2:]
+    if len(rest) % 2:
+        return None
+    for option, value in zip(rest[::2], rest[1::2], strict=True):
+        if option not in _OPTIONS or option in values or value.startswith("-"):
+            return None
+        values[option] = value
+    expire_days = _DEFAULT_EXPIRE_DAYS
+    if "--expire-days" in values:
+        try:
+            expire_days = float(values["--expire-days"])
+        except ValueError:
+            return None
+    return HookArguments(agent, values.get("--state"), values.get("--config"), expire_days)
+
+
+def run_hook_process(arguments: HookArguments) -> int:
+    """Run one hook call on this process's stdin and stdout; return the exit status."""
+    import time  # noqa: PLC0415  # only the hook needs it
+
+    from repeat_guard_hooks import HookOptions, resolve_state, run_hook  # noqa: PLC0415
+
+    state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
+    expire_after = arguments.expire_days * 86400.0
+    options = HookOptions(arguments.agent, state, arguments.config, expire_after)
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError:
+        data = b""  # reported as unusable input, failing open
+    outcome = run_hook(options, data, time.time())
+    if outcome.stdout:
+        sys.stdout.buffer.write(outcome.stdout)
+        sys.stdout.flush()
+    if outcome.stderr:
+        sys.stderr.write(outcome.stderr)
+    return outcome.status
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, after its reader went away or writing to it failed, so that
+    the interpreter's final flush of what is still buffered cannot fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command with ``argv`` (default: the process's arguments).
+
+    Returns the exit status documented in each subcommand's ``--help``.
+    """
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    hook = parse_hook_arguments(arguments)
+    if hook is None:
+        from ._cli import main as parse_and_run  # noqa: PLC0415  # see the module's docstring
+
+        return parse_and_run(arguments)
+    try:
+        return run_hook_process(hook)
+    except BrokenPipeError:
+        # The agent stopped reading the answer: stop quietly, as a process killed by SIGPIPE.
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
