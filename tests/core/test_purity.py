@@ -24,6 +24,7 @@ ALLOWED = {
     "collections",  # collections.abc for Mapping and friends
     "dataclasses",
     "hashlib",  # fixed-size digests of long argument texts
+    "_blake2",  # the same BLAKE2 that hashlib.blake2b is, imported without OpenSSL
     "json",  # the canonical text is JSON, written by the standard encoder
     "math",
     "re",  # tool-name patterns

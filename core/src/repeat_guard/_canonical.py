@@ -12,8 +12,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from hashlib import blake2b
 from json.encoder import encode_basestring
+
+try:
+    # hashlib's own BLAKE2, without loading OpenSSL's _hashlib as importing hashlib does (a few
+    # milliseconds of every hook process, which is a new process for every tool call).
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover  # a Python built without it: hashlib finds another
+    from hashlib import blake2b
 
 __all__ = ["KEY_TEXT_LIMIT", "argument_key", "canonical_arguments"]
 

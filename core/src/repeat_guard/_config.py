@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -277,6 +276,14 @@ def config_format(source: str | None, text: str) -> ConfigFormat:
     return "json" if text.lstrip().startswith("{") else "toml"
 
 
+def _parse_toml(text: str) -> object:
+    # tomllib is imported only when a TOML document is read: a hook process with no
+    # configuration file (a new process for every tool call) does not pay for it.
+    import tomllib  # noqa: PLC0415
+
+    return tomllib.loads(text)
+
+
 def _document(
     data: str | bytes, source: str | None, fmt: ConfigFormat | None
 ) -> Result[Mapping[str, object], ConfigError]:
@@ -287,7 +294,7 @@ def _document(
             return Failure(ConfigError("<config>", None, f"config is not UTF-8: {error}"))
     syntax = fmt or config_format(source, data)
     try:
-        loaded: object = tomllib.loads(data) if syntax == "toml" else json.loads(data)
+        loaded: object = _parse_toml(data) if syntax == "toml" else json.loads(data)
     except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         name = "TOML" if syntax == "toml" else "JSON"
         return Failure(ConfigError("<config>", None, f"config is not valid {name}: {error}"))

@@ -92,13 +92,14 @@ def test_a_closed_stdout_ends_the_hook_quietly(
     stdout.close()
 
 
-def test_the_hook_process_loads_neither_argparse_nor_the_installer(tmp_path: Path) -> None:
+def test_the_hook_process_loads_only_what_it_uses(tmp_path: Path) -> None:
+    # No configuration file: no TOML parser. Digests from BLAKE2 itself: no OpenSSL.
     probe = (
         "import sys\n"
         "from repeat_guard_cli import main\n"
         "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
-        "loaded = sorted(m for m in ('argparse', 'shlex', 'repeat_guard_cli._cli',"
-        " 'repeat_guard_hooks._install') if m in sys.modules)\n"
+        "loaded = sorted(m for m in ('argparse', 'shlex', 'tomllib', '_hashlib',"
+        " 'repeat_guard_cli._cli', 'repeat_guard_hooks._install') if m in sys.modules)\n"
         "print(status, loaded, file=sys.stderr)\n"
     )
     done = subprocess.run(
