@@ -217,3 +217,50 @@ def test_an_encoding_short_of_utf8_escapes_instead_of_crashing(
     text, records = outputs
     assert b"  session s\\ud800, 1 agent\n    line 3: " + fired + b"\n" in text
     assert b'"session": "s\\ud800"' in records
+
+
+def _interleaved(tmp_path: Path) -> Path:
+    # Two sessions whose calls alternate, each looping on its own call; one call never ends.
+    frame = (
+        b'{"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "%s", '
+        b'"update": {"sessionUpdate": "tool_call", "toolCallId": "t%d", "title": "%s", '
+        b'"status": "%s", "rawInput": {"x": 1}}}}\n'
+    )
+    lines = [
+        frame % (session, n, tool, b"completed")
+        for n in range(4)
+        for session, tool in ((b"a\\ud800", b"grep"), (b"b", b"ls"))
+    ]
+    lines.append(frame % (b"b", 9, b"sleep", b"pending"))
+    source = tmp_path / "two.jsonl"
+    source.write_bytes(b"".join(lines))
+    return source
+
+
+INTERLEAVED_REPORT = [
+    "  session a\\ud800, 1 agent",
+    "    line 5: grep × 3 (gentle)",
+    "    calls 4, tracked 4, wasted 3, denied 0, reminders 1, longest run 4, unfinished 0",
+    "  session b, 1 agent",
+    "    line 6: ls × 3 (gentle)",
+    "    line 9: sleep never finished",
+    "    calls 4, tracked 4, wasted 3, denied 0, reminders 1, longest run 4, unfinished 1",
+]
+
+
+def test_the_text_report_groups_each_sessions_lines_in_input_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(_interleaved(tmp_path))]) == 0
+    assert capsys.readouterr().out.splitlines()[1:-1] == INTERLEAVED_REPORT
+
+
+def test_the_text_report_keeps_its_lines_in_memory_without_a_temporary_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unwritable() -> None:
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr("tempfile.TemporaryFile", unwritable)
+    assert main(["replay", str(_interleaved(tmp_path))]) == 0
+    assert capsys.readouterr().out.splitlines()[1:-1] == INTERLEAVED_REPORT

@@ -18,6 +18,7 @@ from repeat_guard import GuardConfig
 from repeat_guard_cli._report import (
     check_lines,
     diagnostic_line,
+    noted_line,
     reminder_record,
     summary_record,
     text_report,
@@ -453,7 +454,11 @@ def exercise(fmt: str, lines: list[bytes]) -> int:
     summary = outcomes[-1]
     assert isinstance(summary, FileSummary)
     summary_record(summary, len(lines)).encode("utf-8")
-    "\n".join(text_report(summary, len(lines), noted)).encode("utf-8")
+    by_session: dict[str, list[str]] = {}
+    for item in noted:
+        by_session.setdefault(item.where.session, []).append(noted_line(item))
+    report = text_report(summary, len(lines), lambda session: by_session.get(session, []))
+    "\n".join(report).encode("utf-8")
     "\n".join(check_lines(summary, [o for o in noted if isinstance(o, Fired)])).encode("utf-8")
     if isinstance(reader, Annotating):
         written: list[bytes] = []

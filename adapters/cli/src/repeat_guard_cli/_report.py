@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from repeat_guard import Tally, tally_to_json
 from repeat_guard_transcripts import Diagnostic, FileSummary, Fired, Recorded, Unfinished
@@ -20,6 +20,7 @@ from ._reminder_json import reminder_fields
 __all__ = [
     "check_lines",
     "diagnostic_line",
+    "noted_line",
     "reminder_record",
     "safe",
     "summary_record",
@@ -106,23 +107,25 @@ def _counts(counts: Tally, unfinished: int) -> str:
     )
 
 
+def noted_line(item: Fired | Unfinished) -> str:
+    """Return the text report's line for a firing point or a call that never finished."""
+    if isinstance(item, Fired):
+        reminder = item.reminder
+        return safe(f"    line {item.where.line}: {reminder.summary} ({reminder.form})")
+    return safe(f"    line {item.where.line}: {item.tool} never finished")
+
+
 def text_report(
-    summary: FileSummary, lines: int, noted: Sequence[Fired | Unfinished]
+    summary: FileSummary, lines: int, noted: Callable[[str], Iterable[str]]
 ) -> Iterator[str]:
-    """Yield the lines reporting one file: each session's firing points and unfinished
-    calls (``noted``, in input order) and counts, then the file's totals."""
+    """Yield the lines reporting one file: each session's firing points and unfinished calls
+    (``noted(session)``: its ``noted_line`` lines, in input order) and counts, then the
+    file's totals."""
     sessions = len(summary.sessions)
     yield safe(f"{summary.file}: {_plural(lines, 'line')}, {_plural(sessions, 'session')}")
     for session in summary.sessions:
         yield safe(f"  session {session.session}, {_plural(session.agents, 'agent')}")
-        for item in noted:
-            if item.where.session != session.session:
-                continue
-            if isinstance(item, Fired):
-                reminder = item.reminder
-                yield safe(f"    line {item.where.line}: {reminder.summary} ({reminder.form})")
-            else:
-                yield safe(f"    line {item.where.line}: {item.tool} never finished")
+        yield from noted(session.session)
         yield f"    {_counts(session.tally, session.unfinished)}"
     yield (
         f"  total: {_counts(summary.tally, summary.unfinished)}, "
