@@ -158,3 +158,17 @@ def test_sniffing() -> None:
     assert reader.sniff(OUTPUT.read_bytes()[:4096])
     assert not reader.sniff(b'[{"id": 1}]')
     assert not reader.sniff(b'{"history": []}\n')
+
+
+def test_delegates_that_never_end_are_bounded() -> None:
+    from repeat_guard_transcripts import OPEN_CALLS
+    from repeat_guard_transcripts._openhands import _Session
+
+    session = _Session("e.jsonl", "e")
+    for n in range(OPEN_CALLS + 2):
+        list(session.event(n + 1, event(n, action="delegate", args={})))
+    assert len(session.delegates) == OPEN_CALLS
+    assert session.agent == f"e/delegate-{OPEN_CALLS + 1}"
+    list(session.event(1, event(10**6, observation="delegate", cause=OPEN_CALLS + 1)))
+    assert session.agent == f"e/delegate-{OPEN_CALLS}"
+    assert session.delegates[0][0] == "e/delegate-2"  # the two outermost were forgotten

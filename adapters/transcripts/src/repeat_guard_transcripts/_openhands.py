@@ -9,7 +9,9 @@ in. A call counts at the line of the observation whose ``cause`` is its id; ``fi
 denial. A user's ``message`` is a prompt.
 
 Delegates: a ``delegate`` action starts a sub-agent; the events after it belong to that agent
-(``<session>/delegate-<id>``) until the ``delegate`` observation caused by it.
+(``<session>/delegate-<id>``) until the ``delegate`` observation caused by it. At most
+``OPEN_CALLS`` delegates are nested (a deeper one forgets the outermost), so delegates that
+never end do not grow memory with the file.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
-from ._calls import OpenCall, OpenCalls
+from ._calls import OPEN_CALLS, OpenCall, OpenCalls
 from ._document import cursor, gather, walk_array, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import json_lines
@@ -124,6 +126,8 @@ class _Session:
         yield from self.calls.add(str(ident), call)
         if action == "delegate":
             self.delegates.append((f"{self.session}/delegate-{ident}", ident))
+            if len(self.delegates) > OPEN_CALLS:  # the outermost's action was pushed out
+                del self.delegates[0]
 
     def _observation(
         self, where: Location, event: Mapping[str, object], observation: str
