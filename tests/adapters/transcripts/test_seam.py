@@ -36,6 +36,7 @@ from repeat_guard_transcripts import (
     with_head,
 )
 from repeat_guard_transcripts._calls import OpenCall, OpenCalls
+from repeat_guard_transcripts._lines import decode_json
 
 from ._support import FIXTURES, summary
 
@@ -81,6 +82,23 @@ def test_json_lines_diagnoses_and_skips_blank_lines() -> None:
     assert isinstance(got[3], Diagnostic)
     assert got[3].message.startswith("invalid JSON")
     assert len(got) == 4
+
+
+def test_decode_json_says_what_is_wrong_with_a_line() -> None:
+    assert decode_json(b"\x00" * 8 + b"\n") == (
+        "invalid JSON: Expecting value: line 1 column 1 (char 0)"
+    )  # NUL bytes are UTF-8; the standard library alone would guess UTF-32
+    assert decode_json('"\u00e9"\n'.encode("utf-16-le")) == (
+        "not UTF-8 (invalid continuation byte at byte 2)"
+    )  # the standard library alone read it as UTF-16
+    big = b'{"n": ' + b"9" * 5000 + b"}"
+    assert decode_json(big) == (
+        "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion: value "
+        "has 5000 digits; use sys.set_int_max_str_digits() to increase the limit"
+    )  # complete, if without a newline: not a truncated last line
+    assert decode_json(b'{"n": 1') == (
+        "truncated last line: Expecting ',' delimiter: line 1 column 8 (char 7)"
+    )
 
 
 def test_open_transcript_refuses_what_is_not_a_file(tmp_path: Path) -> None:

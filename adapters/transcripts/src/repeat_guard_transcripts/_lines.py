@@ -89,25 +89,30 @@ class JsonValue:
 
 def decode_json(raw: bytes) -> JsonValue | str:
     """Return the JSON value of ``raw`` in a ``JsonValue`` box, or a message saying why it
-    has none (a line without a newline that fails is called a truncated last line).
+    has none (a line without a newline that fails to parse is called a truncated last line).
 
     orjson parses first, for speed; whatever it refuses goes to the standard library, which
     decides (and words the message), so the values and verdicts are exactly the standard
     library's: orjson accepts nothing it refuses, and refuses some lines it accepts (integers
-    beyond 64 bits, ``\ud800`` escapes, ``NaN``, a byte-order mark)."""
+    beyond 64 bits, ``\ud800`` escapes, ``NaN``). The bytes must be UTF-8: the standard
+    library would take NUL-led bytes for UTF-16 or UTF-32."""
     try:
         return JsonValue(orjson.loads(raw))
     except orjson.JSONDecodeError:
         pass
     try:
-        return JsonValue(json.loads(raw))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return f"not UTF-8 ({error.reason} at byte {error.start})"
+    try:
+        return JsonValue(json.loads(text))
     except RecursionError:
         return "JSON nested too deeply to parse"
-    except ValueError as error:
+    except json.JSONDecodeError as error:
         truncated = not raw.endswith(b"\n")
         return f"{'truncated last line' if truncated else 'invalid JSON'}: {error}"
+    except ValueError as error:  # a number too long to convert, whole or not
+        return f"invalid JSON: {error}"
 
 
 def json_lines(lines: Iterable[bytes], file: str) -> Iterator[tuple[int, object] | Diagnostic]:
