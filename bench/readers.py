@@ -6,8 +6,10 @@ Figures are ratios from one run on generated data (nothing large is committed):
 * throughput of each reader plus the replay, over orjson parsing the same file (every line of
   a JSON Lines file, the whole document of a trajectory), for 200,000 lines of about 360
   bytes and for large lines (1 MiB each); target >= 0.5x;
-* peak RSS (``VmHWM`` of a fresh process) replaying a 1 GB ACP transcript over a 10 MB one;
-  target <= 1.2x;
+* peak RSS (``VmHWM`` of a fresh process) replaying a 1 GB ACP transcript over a 10 MB one,
+  through the library and through ``repeat-guard replay`` (text report); the transcript loops
+  (runs of four identical calls), so reminders pile up as they would in a real loop; target
+  <= 1.2x;
 * per-call cost with 100,000 sessions in one file over one session with as many calls;
   target close to 1x.
 """
@@ -36,14 +38,14 @@ def _pad(text: str, size: int) -> str:
     return text + " " * max(0, size - len(text))
 
 
-def _acp_line(session: str, call: int, payload: str) -> bytes:
+def _acp_line(session: str, call: int, payload: str, pattern: int | None = None) -> bytes:
     update = {
         "sessionUpdate": "tool_call",
         "toolCallId": f"c{call}",
         "status": "completed",
         "title": "grep",
         "kind": "search",
-        "rawInput": {"pattern": f"item{call % 7}", "path": "src/"},
+        "rawInput": {"pattern": f"item{call % 7 if pattern is None else pattern}", "path": "src/"},
         "rawOutput": {"text": payload},
     }
     message = {
@@ -57,6 +59,12 @@ def _acp_line(session: str, call: int, payload: str) -> bytes:
 def acp_lines(count: int, payload: str, sessions: int = 1) -> Iterator[bytes]:
     for call in range(count):
         yield _acp_line(f"s{call % sessions}", call, payload)
+
+
+def looping_acp_lines(count: int, payload: str, sessions: int) -> Iterator[bytes]:
+    """Calls spread over ``sessions``, each session repeating every call four times."""
+    for call in range(count):
+        yield _acp_line(f"s{call % sessions}", call, payload, call // (4 * sessions) % 7)
 
 
 def claude_lines(count: int, payload: str) -> Iterator[bytes]:
@@ -194,33 +202,43 @@ def throughput(folder: Path) -> None:
             )
 
 
-def peak_rss_mb(path: Path) -> float:
-    """Peak resident memory (``VmHWM``) of a fresh process that replays ``path``."""
-    code = (
-        "import sys\n"
-        "from pathlib import Path\n"
-        "from bench.readers import replay_file\n"
-        "replay_file(Path(sys.argv[1]), 'acp')\n"
-        "status = Path('/proc/self/status').read_text()\n"
-        "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
-    )
+_PEAK = (
+    "status = Path('/proc/self/status').read_text()\n"
+    "peak = next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:'))\n"
+    "print(peak, file=sys.__stderr__)\n"
+)
+_LIBRARY = "from bench.readers import replay_file\nreplay_file(Path(sys.argv[1]), 'acp')\n"
+_COMMAND = (
+    "import os\n"
+    "from repeat_guard_cli import main\n"
+    "sys.stdout = open(os.devnull, 'w')\n"
+    "assert main(['replay', sys.argv[1]]) == 0\n"
+)
+
+
+def peak_rss_mb(path: Path, command: bool = False) -> float:
+    """Peak resident memory (``VmHWM``) of a fresh process that replays ``path``, with the
+    library or with the command's text report."""
+    code = "import sys\nfrom pathlib import Path\n" + (_COMMAND if command else _LIBRARY) + _PEAK
     done = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, check=True, text=True
     )
-    return int(done.stdout.strip()) / 1024
+    return int(done.stderr.strip()) / 1024
 
 
 def memory(folder: Path) -> None:
     small, large = folder / "10mb.jsonl", folder / "1gb.jsonl"
     payload = "x" * 200
     line_size = len(_acp_line("s0", 0, payload))
-    write(small, acp_lines(10_000_000 // line_size, payload, sessions=8))
-    size = write(large, acp_lines(1_000_000_000 // line_size, payload, sessions=8))
-    low, high = peak_rss_mb(small), peak_rss_mb(large)
-    print(
-        f"memory: peak RSS replaying 10 MB {low:.0f} MB, {size / 1e9:.2f} GB {high:.0f} MB: "
-        f"ratio {high / low:.2f}x (target <= 1.2x)"
-    )
+    write(small, looping_acp_lines(10_000_000 // line_size, payload, sessions=8))
+    size = write(large, looping_acp_lines(1_000_000_000 // line_size, payload, sessions=8))
+    reminders = replay_file(small, "acp").tally.reminders
+    for label, command in (("library", False), ("command, text report", True)):
+        low, high = peak_rss_mb(small, command), peak_rss_mb(large, command)
+        print(
+            f"memory ({label}): peak RSS replaying 10 MB ({reminders:,} reminders) {low:.0f} MB, "
+            f"{size / 1e9:.2f} GB {high:.0f} MB: ratio {high / low:.2f}x (target <= 1.2x)"
+        )
     large.unlink()
 
 
