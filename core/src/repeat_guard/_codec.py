@@ -4,7 +4,14 @@ A harness that cannot keep one ``GuardState`` in memory (a hook that is a new pr
 tool call) stores the state between calls. This module is the one codec for it: ``encode_*``
 returns plain lists, dicts, strings and integers that ``json`` writes as they are, and
 ``decode_*`` accepts anything at all and returns ``Success`` with the value or ``Failure`` with a
-``CodecError`` that says where and what is wrong. Decoding never raises.
+``CodecError`` that says where and what is wrong. Decoding never raises. ``decode_chain_or_error``
+and ``decode_memory_or_error`` return the value or the ``CodecError`` as it is.
+
+Importing ``returns`` costs more than importing the rest of the core, and a hook process (a new
+process for every tool call) imports the core every time while it needs no ``Result`` on its way:
+it uses the ``*_or_error`` forms, which return the value or the error as they are. So no module of
+the core imports ``returns`` when it is itself imported; a function that builds a ``Result``
+imports it when it runs.
 
 The encoding is versioned: a chain is ``[CHAIN_VERSION, tool, key, repeats]`` and a state is
 ``{"version": STATE_VERSION, "chains": {agent: chain, ...}}``, plus ``"memories": {agent:
@@ -17,12 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from returns.result import Failure, Result, Success
+from typing import TYPE_CHECKING, TypeVar
 
 from ._config import GuardConfig
 from ._policies import Memory
 from ._state import Chain, GuardState
+
+if TYPE_CHECKING:
+    from returns.result import Result
 
 __all__ = [
     "CHAIN_VERSION",
@@ -30,7 +39,9 @@ __all__ = [
     "STATE_VERSION",
     "CodecError",
     "decode_chain",
+    "decode_chain_or_error",
     "decode_memory",
+    "decode_memory_or_error",
     "decode_state",
     "encode_chain",
     "encode_memory",
@@ -61,18 +72,23 @@ def encode_chain(chain: Chain) -> list[object]:
 
 def decode_chain(raw: object, path: str = "chain") -> Result[Chain, CodecError]:
     """Return the chain ``raw`` encodes, or a ``CodecError`` naming ``path`` and the problem."""
+    return _as_result(decode_chain_or_error(raw, path))
+
+
+def decode_chain_or_error(raw: object, path: str = "chain") -> Chain | CodecError:
+    """Return the chain ``raw`` encodes, or the ``CodecError``: ``decode_chain`` unwrapped."""
     if not isinstance(raw, list) or len(raw) != 4:
-        return _failure(path, raw, "a chain must be a list of 4 items")
+        return _error(path, raw, "a chain must be a list of 4 items")
     version, tool, key, repeats = raw
     if version != CHAIN_VERSION or not _is_integer(version):
-        return _failure(f"{path}[0]", version, f"chain version must be {CHAIN_VERSION}")
+        return _error(f"{path}[0]", version, f"chain version must be {CHAIN_VERSION}")
     if not isinstance(tool, str):
-        return _failure(f"{path}[1]", tool, "the tool must be a string")
+        return _error(f"{path}[1]", tool, "the tool must be a string")
     if not isinstance(key, str):
-        return _failure(f"{path}[2]", key, "the argument key must be a string")
+        return _error(f"{path}[2]", key, "the argument key must be a string")
     if not _is_integer(repeats) or repeats < 1:
-        return _failure(f"{path}[3]", repeats, "repeats must be an integer of 1 or more")
-    return Success(Chain(tool, key, repeats))
+        return _error(f"{path}[3]", repeats, "repeats must be an integer of 1 or more")
+    return Chain(tool, key, repeats)
 
 
 def encode_memory(memory: Memory) -> list[object]:
@@ -83,20 +99,25 @@ def encode_memory(memory: Memory) -> list[object]:
 
 def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecError]:
     """Return the policies' memory ``raw`` encodes, or a ``CodecError`` naming the problem."""
+    return _as_result(decode_memory_or_error(raw, path))
+
+
+def decode_memory_or_error(raw: object, path: str = "memory") -> Memory | CodecError:
+    """Return the memory ``raw`` encodes, or the ``CodecError``: ``decode_memory`` unwrapped."""
     if not isinstance(raw, list) or len(raw) != 5:
-        return _failure(path, raw, "a memory must be a list of 5 items")
+        return _error(path, raw, "a memory must be a list of 5 items")
     version, recent, runs, result, spent = raw
     if version != MEMORY_VERSION or not _is_integer(version):
-        return _failure(f"{path}[0]", version, f"memory version must be {MEMORY_VERSION}")
+        return _error(f"{path}[0]", version, f"memory version must be {MEMORY_VERSION}")
     if not isinstance(recent, list) or not all(_is_key(item) for item in recent):
-        return _failure(f"{path}[1]", recent, "recent calls must be a list of [tool, key]")
+        return _error(f"{path}[1]", recent, "recent calls must be a list of [tool, key]")
     for index, counts in ((2, runs), (4, spent)):
         if not isinstance(counts, list) or not all(_is_count(item) for item in counts):
-            return _failure(f"{path}[{index}]", counts, "must be a list of counts (0 or more)")
+            return _error(f"{path}[{index}]", counts, "must be a list of counts (0 or more)")
     if result is not None and not isinstance(result, str):
-        return _failure(f"{path}[3]", result, "the result key must be a string or null")
+        return _error(f"{path}[3]", result, "the result key must be a string or null")
     keys = tuple((tool, key) for tool, key in recent)
-    return Success(Memory(keys, tuple(runs), result, tuple(spent)))
+    return Memory(keys, tuple(runs), result, tuple(spent))
 
 
 def encode_state(state: GuardState) -> dict[str, object]:
@@ -111,39 +132,44 @@ def encode_state(state: GuardState) -> dict[str, object]:
 
 def decode_state(raw: object, config: GuardConfig) -> Result[GuardState, CodecError]:
     """Return the state ``raw`` encodes, under ``config``, or the first problem found."""
+    return _as_result(_state_or_error(raw, config))
+
+
+def _state_or_error(raw: object, config: GuardConfig) -> GuardState | CodecError:
     if not isinstance(raw, Mapping):
-        return _failure("state", raw, "a state must be a mapping")
+        return _error("state", raw, "a state must be a mapping")
     version = raw.get("version")
     if version != STATE_VERSION or not _is_integer(version):
-        return _failure("state.version", version, f"state version must be {STATE_VERSION}")
+        return _error("state.version", version, f"state version must be {STATE_VERSION}")
     encoded = raw.get("chains")
     if not isinstance(encoded, Mapping):
-        return _failure("state.chains", encoded, "chains must be a mapping")
+        return _error("state.chains", encoded, "chains must be a mapping")
     chains: dict[str, Chain] = {}
     for agent, item in encoded.items():
         if not isinstance(agent, str):
-            return _failure("state.chains", agent, "an agent id must be a string")
-        decoded = decode_chain(item, f"state.chains[{agent!r}]")
-        if isinstance(decoded, Failure):
-            return Failure(decoded.failure())
-        chains[agent] = decoded.unwrap()
-    return _memories(raw.get("memories", {})).map(
-        lambda memories: GuardState.from_chains(config, chains, memories)
-    )
+            return _error("state.chains", agent, "an agent id must be a string")
+        chain = decode_chain_or_error(item, f"state.chains[{agent!r}]")
+        if isinstance(chain, CodecError):
+            return chain
+        chains[agent] = chain
+    memories = _memories(raw.get("memories", {}))
+    if isinstance(memories, CodecError):
+        return memories
+    return GuardState.from_chains(config, chains, memories)
 
 
-def _memories(encoded: object) -> Result[dict[str, Memory], CodecError]:
+def _memories(encoded: object) -> dict[str, Memory] | CodecError:
     if not isinstance(encoded, Mapping):
-        return _failure("state.memories", encoded, "memories must be a mapping")
+        return _error("state.memories", encoded, "memories must be a mapping")
     memories: dict[str, Memory] = {}
     for agent, item in encoded.items():
         if not isinstance(agent, str):
-            return _failure("state.memories", agent, "an agent id must be a string")
-        decoded = decode_memory(item, f"state.memories[{agent!r}]")
-        if isinstance(decoded, Failure):
-            return Failure(decoded.failure())
-        memories[agent] = decoded.unwrap()
-    return Success(memories)
+            return _error("state.memories", agent, "an agent id must be a string")
+        memory = decode_memory_or_error(item, f"state.memories[{agent!r}]")
+        if isinstance(memory, CodecError):
+            return memory
+        memories[agent] = memory
+    return memories
 
 
 def _is_key(item: object) -> bool:
@@ -158,5 +184,16 @@ def _is_integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _failure(path: str, value: object, message: str) -> Failure[CodecError]:
-    return Failure(CodecError(path, value, message))
+_Value = TypeVar("_Value")
+
+
+def _as_result(value: _Value | CodecError) -> Result[_Value, CodecError]:
+    from returns.result import Failure, Success  # noqa: PLC0415  # see the module docstring
+
+    if isinstance(value, CodecError):
+        return Failure(value)
+    return Success(value)
+
+
+def _error(path: str, value: object, message: str) -> CodecError:
+    return CodecError(path, value, message)

@@ -2,9 +2,10 @@
 
 Misconfiguration fails loud. ``parse_config`` returns a ``Failure`` naming the key and the
 value for input a user wrote (a YAML, TOML or JSON mapping); ``load_config`` does the same for
-the text of a TOML or JSON file, naming the file, and is the one loader every adapter uses.
-Constructing ``GuardConfig`` directly with bad values is a programming error and raises
-``ValueError``.
+the text of a TOML or JSON file, naming the file, and is the one loader every adapter uses
+(``load_config_or_error`` is the same without the ``Result``, for a hook process: see
+``_codec``). Constructing ``GuardConfig`` directly with bad values is a programming error and
+raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
-
-from returns.result import Failure, Result, Success
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ._reminders import PLUGIN_NAME
+
+if TYPE_CHECKING:
+    from returns.result import Result
 
 __all__ = [
     "ConfigError",
@@ -196,25 +198,27 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
     of tool-name pattern to limit) and ``denyAt`` (or each one's snake-case field name);
     missing keys take their defaults, unknown keys fail.
     """
+    return _as_result(_config_or_error(raw))
+
+
+def _config_or_error(raw: Mapping[str, object]) -> GuardConfig | ConfigError:
     candidate: object = raw  # callers pass whatever a YAML or TOML loader gave them
     if not isinstance(candidate, Mapping):
         message = f"config must be a mapping, got {candidate!r}"
-        return Failure(ConfigError("<config>", candidate, message))
+        return ConfigError("<config>", candidate, message)
     fields: dict[str, object] = {}
     for key, value in raw.items():
         name = _KEYS.get(key) if isinstance(key, str) else None
         if name is None:
             known = ", ".join(_PUBLIC)
-            return Failure(
-                ConfigError(str(key), value, f"unknown config key {key!r} (known: {known})")
-            )
+            return ConfigError(str(key), value, f"unknown config key {key!r} (known: {known})")
         if name in fields:
-            return Failure(ConfigError(str(key), value, f"config key {key!r} given twice"))
+            return ConfigError(str(key), value, f"config key {key!r} given twice")
         fields[name] = value
     error = _first_error(fields)
     if error is not None:
-        return Failure(error)
-    return Success(GuardConfig(**fields))  # type: ignore[arg-type]  # each value checked above
+        return error
+    return GuardConfig(**fields)  # type: ignore[arg-type]  # each value checked above
 
 
 class GuardConfigError(ValueError):
@@ -242,10 +246,10 @@ def resolve_config(config: GuardConfig | Mapping[str, object] | None) -> GuardCo
         return GuardConfig()
     if isinstance(config, GuardConfig):
         return config
-    parsed = parse_config(config)
-    if isinstance(parsed, Failure):
-        raise GuardConfigError(parsed.failure())
-    return parsed.unwrap()
+    parsed = _config_or_error(config)
+    if isinstance(parsed, ConfigError):
+        raise GuardConfigError(parsed)
+    return parsed
 
 
 def load_config(
@@ -262,11 +266,37 @@ def load_config(
     TOML if not. ``overrides`` (keys as in ``parse_config``) replace the document's keys,
     aliases included. Every ``ConfigError`` carries ``source``. Never raises.
     """
-    return (
-        _document(data, source, fmt)
-        .bind(lambda document: parse_config(_overlaid(document, overrides or {})))
-        .alt(lambda error: ConfigError(error.key, error.value, error.message, source))
-    )
+    return _as_result(load_config_or_error(data, source=source, fmt=fmt, overrides=overrides))
+
+
+def load_config_or_error(
+    data: str | bytes,
+    *,
+    source: str | None = None,
+    fmt: ConfigFormat | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> GuardConfig | ConfigError:
+    """Return the ``GuardConfig`` in ``data``, or the ``ConfigError``: ``load_config`` unwrapped."""
+    document = _document(data, source, fmt)
+    if isinstance(document, ConfigError):
+        config: GuardConfig | ConfigError = document
+    else:
+        config = _config_or_error(_overlaid(document, overrides or {}))
+    if isinstance(config, ConfigError):
+        return ConfigError(config.key, config.value, config.message, source)
+    return config
+
+
+_Value = TypeVar("_Value")
+
+
+def _as_result(value: _Value | ConfigError) -> Result[_Value, ConfigError]:
+    # returns is imported when a Result is first built: see _codec's docstring.
+    from returns.result import Failure, Success  # noqa: PLC0415
+
+    if isinstance(value, ConfigError):
+        return Failure(value)
+    return Success(value)
 
 
 def config_format(source: str | None, text: str) -> ConfigFormat:
@@ -286,23 +316,23 @@ def _parse_toml(text: str) -> object:
 
 def _document(
     data: str | bytes, source: str | None, fmt: ConfigFormat | None
-) -> Result[Mapping[str, object], ConfigError]:
+) -> Mapping[str, object] | ConfigError:
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as error:
-            return Failure(ConfigError("<config>", None, f"config is not UTF-8: {error}"))
+            return ConfigError("<config>", None, f"config is not UTF-8: {error}")
     syntax = fmt or config_format(source, data)
     try:
         loaded: object = _parse_toml(data) if syntax == "toml" else json.loads(data)
     except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         name = "TOML" if syntax == "toml" else "JSON"
-        return Failure(ConfigError("<config>", None, f"config is not valid {name}: {error}"))
+        return ConfigError("<config>", None, f"config is not valid {name}: {error}")
     except RecursionError:
-        return Failure(ConfigError("<config>", None, "config is nested too deeply"))
+        return ConfigError("<config>", None, "config is nested too deeply")
     if not isinstance(loaded, dict):
-        return Failure(ConfigError("<config>", loaded, f"config must be a mapping, got {loaded!r}"))
-    return Success(loaded)
+        return ConfigError("<config>", loaded, f"config must be a mapping, got {loaded!r}")
+    return loaded
 
 
 def _overlaid(document: Mapping[str, object], overrides: Mapping[str, object]) -> dict[str, object]:

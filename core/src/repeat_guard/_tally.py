@@ -43,10 +43,12 @@ as small as one over ten.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pyrsistent import PMap, pmap
-from returns.result import Failure, Result, Success
+
+if TYPE_CHECKING:
+    from returns.result import Result
 
 from ._codec import CodecError
 from ._events import Event, ToolCallFinished
@@ -186,6 +188,8 @@ def tally_to_json(counts: Tally) -> dict[str, object]:
 
 def tally_from_json(raw: object) -> Result[Tally, CodecError]:
     """Return the tally ``raw`` encodes (as ``tally_to_json`` writes it), or the first problem."""
+    from returns.result import Failure  # noqa: PLC0415  # when used: see _codec
+
     if not isinstance(raw, Mapping):
         return Failure(CodecError("tally", raw, "a tally must be a mapping"))
     counts: dict[str, int] = {}
@@ -210,6 +214,8 @@ def _count_error(path: str, value: object) -> CodecError | None:
 
 
 def _counts_map(path: str, raw: object) -> Result[PMap[str, int], CodecError]:
+    from returns.result import Failure, Success  # noqa: PLC0415  # when used: see _codec
+
     if not isinstance(raw, Mapping):
         return Failure(CodecError(path, raw, "must be a mapping"))
     for key, value in raw.items():
@@ -222,6 +228,8 @@ def _counts_map(path: str, raw: object) -> Result[PMap[str, int], CodecError]:
 
 
 def _tools_map(raw: object) -> Result[PMap[str, ToolTally], CodecError]:
+    from returns.result import Failure, Success  # noqa: PLC0415  # when used: see _codec
+
     if not isinstance(raw, Mapping):
         return Failure(CodecError("tally.tools", raw, "must be a mapping"))
     tools: dict[str, ToolTally] = {}

@@ -14,13 +14,14 @@ the guard's ``source`` label first.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import assert_never
-
-from returns.result import Failure, Result, Success
+from typing import TYPE_CHECKING, assert_never
 
 from ._codec import CodecError
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._reminders import FORMS, SOURCE, Reminder
+
+if TYPE_CHECKING:
+    from returns.result import Failure, Result
 
 __all__ = ["event_from_json", "event_to_json", "reminder_from_json", "reminder_to_json"]
 
@@ -82,6 +83,8 @@ def event_from_json(raw: object) -> Result[Event, CodecError]:
     agent = raw["agent"]
     if not isinstance(agent, str):
         return _failure("event.agent", agent, f"'agent' must be a string, got {agent!r}")
+    from returns.result import Success  # noqa: PLC0415  # when used: see _codec
+
     return Success(PromptSubmitted(agent) if kind == "prompt" else AgentDisposed(agent))
 
 
@@ -93,6 +96,8 @@ def _call_from_json(raw: Mapping[str, object]) -> Result[Event, CodecError]:
         return _failure("event.tool", tool, f"'tool' must be a string, got {tool!r}")
     if not isinstance(denied, bool):
         return _failure("event.denied", denied, f"'denied' must be true or false, got {denied!r}")
+    from returns.result import Success  # noqa: PLC0415  # when used: see _codec
+
     return Success(ToolCallFinished(agent, tool, raw["arguments"], denied, raw.get("result")))
 
 
@@ -133,8 +138,12 @@ def reminder_from_json(raw: object) -> Result[Reminder, CodecError]:
     if form not in FORMS:
         return _failure("reminder.form", form, f"'form' must be one of {', '.join(FORMS)}")
     # The mapping's values are Any to mypy; each was checked above.
+    from returns.result import Success  # noqa: PLC0415  # when used: see _codec
+
     return Success(Reminder(raw["agent"], raw["tool"], count, form, raw["text"], raw["arguments"]))
 
 
 def _failure(path: str, value: object, message: str) -> Failure[CodecError]:
+    from returns.result import Failure  # noqa: PLC0415  # when used: see _codec
+
     return Failure(CodecError(path, value, message))
