@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -92,20 +93,31 @@ def test_a_closed_stdout_ends_the_hook_quietly(
     stdout.close()
 
 
-def test_the_hook_process_loads_only_what_it_uses(tmp_path: Path) -> None:
-    # No configuration file: no TOML parser. Digests from BLAKE2 itself: no OpenSSL.
-    probe = (
-        "import sys\n"
-        "from repeat_guard_cli import main\n"
-        "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
-        "loaded = sorted(m for m in ('argparse', 'shlex', 'tomllib', '_hashlib',"
-        " 'repeat_guard_cli._cli', 'repeat_guard_hooks._install') if m in sys.modules)\n"
-        "print(status, loaded, file=sys.stderr)\n"
-    )
+_PROBE = (
+    "import sys\n"
+    "from repeat_guard_cli import main\n"
+    "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
+    "loaded = sorted(m for m in ('argparse', 'shlex', 'tomllib', '_hashlib', 'returns',"
+    " 'repeat_guard_cli._cli', 'repeat_guard_hooks._install') if m in sys.modules)\n"
+    "print(status, loaded, file=sys.stderr)\n"
+)
+
+
+def _loaded(state: Path, payload: Mapping[str, object]) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", probe, str(tmp_path / "st.db")],
-        input=json.dumps(PRE).encode(),
+        [sys.executable, "-c", _PROBE, str(state)],
+        input=json.dumps(payload).encode(),
         capture_output=True,
         check=True,
     )
-    assert done.stderr.decode().strip() == "0 []"
+    return done.stderr.decode().strip()
+
+
+def test_the_hook_process_loads_only_what_it_uses(tmp_path: Path) -> None:
+    # No configuration file: no TOML parser. Digests from BLAKE2 itself: no OpenSSL. No
+    # Result on the way: no returns.
+    assert _loaded(tmp_path / "st.db", PRE) == "0 []"
+    # A configuration file adds the TOML parser, and nothing else.
+    (tmp_path / ".repeat-guard.toml").write_text("thresholds = [2]\n")
+    (tmp_path / ".git").mkdir()
+    assert _loaded(tmp_path / "st.db", {**PRE, "cwd": str(tmp_path)}) == "0 ['tomllib']"

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         SessionEnded,
         Unused,
         agent_key,
+        hook_input_or_reason,
         parse_hook_input,
         render_answer,
     )
@@ -89,6 +90,7 @@ __all__ = [
     "default_state_path",
     "find_config_file",
     "hook_command",
+    "hook_input_or_reason",
     "install",
     "installed_executable",
     "open_store",
@@ -110,6 +112,7 @@ _HOMES = {
     "SessionEnded": "._dialects",
     "Unused": "._dialects",
     "agent_key": "._dialects",
+    "hook_input_or_reason": "._dialects",
     "parse_hook_input": "._dialects",
     "render_answer": "._dialects",
     "HOOK_EVENTS": "._install",

@@ -25,11 +25,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-from returns.result import Failure, Result, Success
+from typing import TYPE_CHECKING, Literal
 
 from repeat_guard import AgentDisposed, Event, PromptSubmitted, Reminder, ToolCallFinished
+
+if TYPE_CHECKING:
+    from returns.result import Result
 
 __all__ = [
     "DIALECTS",
@@ -39,6 +40,7 @@ __all__ = [
     "SessionEnded",
     "Unused",
     "agent_key",
+    "hook_input_or_reason",
     "parse_hook_input",
     "render_answer",
 ]
@@ -98,43 +100,54 @@ def parse_hook_input(data: bytes) -> Result[HookInput, str]:
 
     The reason never quotes the input: tool arguments must not reach a log.
     """
+    from returns.result import Failure, Success  # noqa: PLC0415  # see hook_input_or_reason
+
+    read = hook_input_or_reason(data)
+    return Failure(read) if isinstance(read, str) else Success(read)
+
+
+def hook_input_or_reason(data: bytes) -> HookInput | str:
+    """Return what ``data`` means to the guard, or why it is unusable: ``parse_hook_input``
+    without the ``Result``, which a hook process uses so that it never imports ``returns``
+    (a new process for every tool call pays for every import)."""
     try:
         payload: object = json.loads(data)
     except (ValueError, RecursionError):
-        return Failure("stdin is not JSON")
+        return "stdin is not JSON"
     if not isinstance(payload, dict):
-        return Failure(f"stdin is a JSON {type(payload).__name__}, not an object")
+        return f"stdin is a JSON {type(payload).__name__}, not an object"
     hook_event = payload.get("hook_event_name")
     if not isinstance(hook_event, str):
-        return Failure("hook_event_name is missing or not a string")
+        return "hook_event_name is missing or not a string"
     cwd = payload.get("cwd")
     where = cwd if isinstance(cwd, str) else None
     if hook_event not in USED_EVENTS:
-        return Success(HookInput(hook_event, where, Unused()))
-    return _action(hook_event, payload).map(lambda action: HookInput(hook_event, where, action))
+        return HookInput(hook_event, where, Unused())
+    action = _action(hook_event, payload)
+    return action if isinstance(action, str) else HookInput(hook_event, where, action)
 
 
-def _action(hook_event: str, payload: Mapping[str, object]) -> Result[Action, str]:
+def _action(hook_event: str, payload: Mapping[str, object]) -> Action | str:
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
-        return Failure(f"{hook_event}: session_id is missing or not a string")
+        return f"{hook_event}: session_id is missing or not a string"
     if hook_event in _END_EVENTS:
-        return Success(SessionEnded(session))
+        return SessionEnded(session)
     agent_id = payload.get("agent_id")
     if agent_id is not None and not isinstance(agent_id, str):
-        return Failure(f"{hook_event}: agent_id is not a string")
+        return f"{hook_event}: agent_id is not a string"
     agent = agent_key(session, agent_id)
     if hook_event in _PROMPT_EVENTS:
         # The user's message to the main agent, or (Codex) the task a subagent starts with.
-        return Success(AgentEvent(session, PromptSubmitted(agent)))
+        return AgentEvent(session, PromptSubmitted(agent))
     if hook_event in _DISPOSE_EVENTS:
         if agent_id is None:
-            return Failure(f"{hook_event}: agent_id is missing")
-        return Success(AgentEvent(session, AgentDisposed(agent)))
+            return f"{hook_event}: agent_id is missing"
+        return AgentEvent(session, AgentDisposed(agent))
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
-        return Failure(f"{hook_event}: tool_name is missing or not a string")
-    return Success(AgentEvent(session, ToolCallFinished(agent, tool, payload.get("tool_input"))))
+        return f"{hook_event}: tool_name is missing or not a string"
+    return AgentEvent(session, ToolCallFinished(agent, tool, payload.get("tool_input")))
 
 
 def render_answer(

@@ -19,9 +19,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from repeat_guard import ConfigError, GuardConfig, load_config
+from repeat_guard import ConfigError, GuardConfig, load_config_or_error
 
-from ._dialects import AgentEvent, Dialect, SessionEnded, parse_hook_input, render_answer
+from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
 from ._store import (
     BUSY_TIMEOUT,
     DEFAULT_EXPIRE_AFTER,
@@ -79,10 +79,9 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
     """Run one hook call on the input ``data`` at time ``now`` (seconds since the epoch)."""
     hook_event = "?"
     try:
-        parsed = parse_hook_input(data)
-        hook_input = parsed.value_or(None)
-        if hook_input is None:
-            return _fail_open(options, hook_event, parsed.failure(), now)
+        hook_input = hook_input_or_reason(data)
+        if isinstance(hook_input, str):
+            return _fail_open(options, hook_event, hook_input, now)
         hook_event = hook_input.hook_event
         action = hook_input.action
         if not isinstance(action, AgentEvent | SessionEnded):
@@ -150,10 +149,9 @@ def _config(explicit: str | None, cwd: str | None) -> GuardConfig:
             data = stream.read()
     except OSError as error:
         raise _BadConfig(f"cannot read config file {path}: {error.strerror}") from error
-    result = load_config(data, source=path)
-    config: GuardConfig | None = result.value_or(None)
-    if config is None:
-        raise _BadConfig(_config_message(path, result.failure()))
+    config = load_config_or_error(data, source=path)
+    if isinstance(config, ConfigError):
+        raise _BadConfig(_config_message(path, config))
     return config
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from repeat_guard import (
     AgentDisposed,
     Chain,
+    CodecError,
     Deny,
     GuardConfig,
     GuardState,
@@ -43,8 +44,8 @@ from repeat_guard import (
     Reminder,
     ToolCallFinished,
     admit,
-    decode_chain,
-    decode_memory,
+    decode_chain_or_error,
+    decode_memory_or_error,
     encode_chain,
     encode_memory,
     reduce,
@@ -282,16 +283,11 @@ def _load(
         if row is None:
             continue
         stored_chain, stored_memory, memory_for = row
-        chain: Chain | None = None
-        memory: Memory | None = None
-        unreadable = False
-        if stored_chain is not None:
-            chain = decode_chain(_json(stored_chain)).value_or(None)
-            unreadable = chain is None
+        chain = None if stored_chain is None else decode_chain_or_error(_json(stored_chain))
+        memory = None
         if stored_memory is not None and memory_for == policies:
-            memory = decode_memory(_json(stored_memory)).value_or(None)
-            unreadable = unreadable or memory is None
-        if unreadable:
+            memory = decode_memory_or_error(_json(stored_memory))
+        if isinstance(chain, CodecError) or isinstance(memory, CodecError):
             dropped += 1
             continue
         if chain is not None:
