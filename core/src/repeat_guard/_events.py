@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["AgentDisposed", "Event", "PromptSubmitted", "ToolCallFinished"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCallFinished:
     """One finished tool-call attempt.
 
@@ -23,6 +24,30 @@ class ToolCallFinished:
     arguments: object
     denied: bool = False
     result: object = None
+
+    # A harness builds one of these per tool call: setting the slots directly costs half of
+    # the frozen dataclass's generated __init__, which goes through object.__setattr__.
+    def __init__(
+        self,
+        agent: str | None,
+        tool: str,
+        arguments: object,
+        denied: bool = False,
+        result: object = None,
+    ) -> None:
+        _set_agent(self, agent)
+        _set_tool(self, tool)
+        _set_arguments(self, arguments)
+        _set_denied(self, denied)
+        _set_result(self, result)
+
+
+_SetSlot = Callable[[ToolCallFinished, object], None]
+_set_agent: _SetSlot = vars(ToolCallFinished)["agent"].__set__
+_set_tool: _SetSlot = vars(ToolCallFinished)["tool"].__set__
+_set_arguments: _SetSlot = vars(ToolCallFinished)["arguments"].__set__
+_set_denied: _SetSlot = vars(ToolCallFinished)["denied"].__set__
+_set_result: _SetSlot = vars(ToolCallFinished)["result"].__set__
 
 
 @dataclass(frozen=True, slots=True)
