@@ -6,6 +6,7 @@ import copy
 
 from repeat_guard import (
     AgentDisposed,
+    Chain,
     Event,
     GuardConfig,
     GuardState,
@@ -250,6 +251,27 @@ def test_many_agents_spill_out_of_the_recent_slots_and_back() -> None:
         for _ in range(3):
             same, _ = reduce(same, ToolCallFinished(agent, "grep", {"n": agent}))
     assert same == state
+
+
+def test_thousands_of_agents_pass_through_every_layer_of_the_state() -> None:
+    agents = [f"agent-{n}" for n in range(8_300)]  # more than the two dicts hold
+    state = GuardState.initial()
+    for agent in agents:
+        state, _ = reduce(state, ToolCallFinished(agent, "grep", {"n": 1}))
+    for agent in agents[:10]:
+        state, reminders = reduce(state, ToolCallFinished(agent, "grep", {"n": 1}))
+        assert reminders == ()
+        assert state.chain(agent) == Chain("grep", '{"n":1}', 2)
+    assert len(state) == len(state.chains) == 8_300
+    assert state.chain(agents[-1]) == Chain("grep", '{"n":1}', 1)
+    assert state.chain("nobody") is None
+    for agent in (agents[0], agents[1_000], agents[-1]):
+        state, _ = reduce(state, AgentDisposed(agent))
+        assert state.chain(agent) is None
+    assert len(state) == 8_297
+    rebuilt = GuardState.from_chains(state.config, dict(state.chains))
+    assert rebuilt == state
+    assert hash(rebuilt) == hash(state)
 
 
 def test_reduce_never_mutates_its_inputs() -> None:

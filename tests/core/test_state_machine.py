@@ -25,6 +25,7 @@ from repeat_guard import (
     GuardState,
     Reminder,
     ToolCallFinished,
+    _state,
     admit,
     argument_key,
     decode_state,
@@ -135,3 +136,23 @@ class PolicyMachine(GuardMachine):
 
 PolicyMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
 test_policy_machine = PolicyMachine.TestCase
+
+
+class SmallLayersMachine(GuardMachine):
+    """The same check with layers of 2 and 3 agents, so the kit's 12 agents pass through all
+    three layers of the state (the small dict, the larger one and the PMap) and back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saved = (_state._RECENT_SLOTS, _state._MIDDLE_SLOTS)
+        _state._RECENT_SLOTS, _state._MIDDLE_SLOTS = 2, 3
+
+    def teardown(self) -> None:
+        _state._RECENT_SLOTS, _state._MIDDLE_SLOTS = self.saved
+        super().teardown()
+
+
+SmallLayersMachine.TestCase.settings = settings(
+    max_examples=100, stateful_step_count=60, deadline=None
+)
+test_small_layers_machine = SmallLayersMachine.TestCase

@@ -19,22 +19,25 @@ The opt-in policies (cycles, result-aware progress, name budgets; see ``_policie
 (``deny_at``, a spent budget) refuses it. With every policy off no agent has a ``Memory`` and
 ``reduce`` takes exactly the path above; ``admit`` never changes a state.
 
-Representation (a performance choice, invisible through the API): the few most recently
-active agents' chains sit in a short tuple, most recent first, and only the rest live in a
-``PMap``. A loop of a handful of agents then never pays for a ``PMap`` update, while a state
-over many agents stays persistent. Equality and hashing look at the merged mapping only, so two
-states with the same config and chains are equal however they were reached.
+Representation (a performance choice, invisible through the API): three layers, each entry
+hiding the same agent's entries in the layers below it. The chains of the agents that called
+most recently sit in a small dict, copied (never changed) on every call; when a new agent finds
+it full it is merged into a larger dict, copied only then; when that one is full it is written
+into a ``PMap`` in one batch. A loop of a handful of agents never pays for more than a small
+dict copy, a thousand agents never pay for a ``PMap`` update, and beyond that each call pays
+one batched ``PMap`` write. Equality and hashing look at the merged mapping only, so two states
+with the same config and chains are equal however they were reached.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple, assert_never
 
 from pyrsistent import PMap, pmap
 
-from ._canonical import argument_key, canonical_arguments
+from ._canonical import KEY_TEXT_LIMIT, argument_key, canonical_arguments
 from ._config import GuardConfig
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._policies import ADMIT, EMPTY, Admit, Deny, Memory, cycle_of, spend
@@ -50,8 +53,13 @@ from ._reminders import (
 
 __all__ = ["Chain", "GuardState", "admit", "reduce"]
 
-# How many agents' chains stay outside the PMap. Small: lookups scan this tuple.
-_RECENT_SLOTS = 8
+# How many agents' chains the small dict holds before it is merged into the larger one (it is
+# copied on every call), and how many the larger one holds before it is written into the PMap
+# (it is copied once every _RECENT_SLOTS new agents, at a few nanoseconds an entry). Each write
+# into the PMap builds a new vector of buckets as large as the PMap, which the garbage collector
+# then walks while it is young: the larger dict keeps those writes rare.
+_RECENT_SLOTS = 32
+_MIDDLE_SLOTS = 8192
 
 
 class Chain(NamedTuple):
@@ -65,7 +73,6 @@ class Chain(NamedTuple):
     repeats: int
 
 
-_Entry = tuple[str, Chain]
 _EMPTY: PMap[str, Chain] = pmap()
 _NO_MEMORY: PMap[str, Memory] = pmap()
 
@@ -79,7 +86,9 @@ class GuardState:
     """
 
     config: GuardConfig
-    _recent: tuple[_Entry, ...] = ()
+    # Never changed once the state is built: a new state gets new dicts.
+    _recent: Mapping[str, Chain] = field(default_factory=dict)
+    _middle: Mapping[str, Chain] = field(default_factory=dict)
     _rest: PMap[str, Chain] = _EMPTY
     _memory: PMap[str, Memory] = _NO_MEMORY
 
@@ -100,7 +109,7 @@ class GuardState:
         The inverse of ``chains`` and ``memories``:
         ``GuardState.from_chains(s.config, s.chains, s.memories) == s``.
         """
-        return cls(config, (), pmap(chains), pmap(memories or {}))
+        return cls(config, {}, {}, pmap(chains), pmap(memories or {}))
 
     @property
     def memories(self) -> PMap[str, Memory]:
@@ -114,19 +123,22 @@ class GuardState:
     @property
     def chains(self) -> PMap[str, Chain]:
         """Every agent's chain, keyed by agent id."""
-        merged: PMap[str, Chain] = self._rest.update(dict(self._recent))
+        merged: PMap[str, Chain] = self._rest.update(self._middle, self._recent)
         return merged
 
     def chain(self, agent: str) -> Chain | None:
         """Return ``agent``'s chain, or ``None`` when it has none."""
-        for key, chain in self._recent:
-            if key == agent:
-                return chain
-        return self._rest.get(agent)
+        chain = self._recent.get(agent)
+        if chain is None:
+            chain = self._middle.get(agent)
+            if chain is None:
+                chain = self._rest.get(agent)
+        return chain
 
     def __len__(self) -> int:
         """The number of agents holding a chain."""
-        return len(self._recent) + len(self._rest)
+        rest = self._rest
+        return len(rest) + len({agent for agent in (*self._middle, *self._recent)} - set(rest))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GuardState):
@@ -145,37 +157,84 @@ class GuardState:
         return f"GuardState(config={self.config!r}, chains={dict(self.chains)!r}{memory})"
 
     def _with_chain(self, agent: str, chain: Chain) -> GuardState:
-        """Return this state with ``agent``'s chain set and ``agent`` the most recent."""
-        recent = self._recent
-        if recent and recent[0][0] == agent:
-            return GuardState(self.config, ((agent, chain), *recent[1:]), self._rest, self._memory)
-        rest = self._rest
-        others = tuple(entry for entry in recent if entry[0] != agent)
-        if len(others) == len(recent) and agent in rest:
-            rest = rest.discard(agent)
-        if len(others) >= _RECENT_SLOTS:
-            evicted_agent, evicted_chain = others[-1]
-            rest = rest.set(evicted_agent, evicted_chain)
-            others = others[:-1]
-        return GuardState(self.config, ((agent, chain), *others), rest, self._memory)
+        """Return this state with ``agent``'s chain set."""
+        recent, middle, rest = self._recent, self._middle, self._rest
+        if agent in recent or len(recent) < _RECENT_SLOTS:
+            recent = {**recent, agent: chain}
+        elif len(middle) < _MIDDLE_SLOTS:
+            middle = {**middle, **recent}
+            recent = {agent: chain}
+        else:
+            rest = _written(rest, middle, recent)
+            middle = {}
+            recent = {agent: chain}
+        return _new_state(self.config, recent, middle, rest, self._memory)
 
     def _with_memory(self, agent: str, memory: Memory) -> GuardState:
         """Return this state with ``agent``'s memory set (itself when nothing changed)."""
         if memory == self._memory.get(agent, EMPTY):
             return self
-        return GuardState(self.config, self._recent, self._rest, self._memory.set(agent, memory))
+        memories = self._memory.set(agent, memory)
+        return _new_state(self.config, self._recent, self._middle, self._rest, memories)
 
     def _without(self, agent: str) -> GuardState:
         """Return this state with no chain or memory for ``agent`` (itself when it had none)."""
-        state = self
-        if agent in self._memory:
-            state = GuardState(self.config, self._recent, self._rest, self._memory.remove(agent))
-        recent = tuple(entry for entry in state._recent if entry[0] != agent)
-        if len(recent) != len(state._recent):
-            return GuardState(state.config, recent, state._rest, state._memory)
-        if agent in state._rest:
-            return GuardState(state.config, recent, state._rest.remove(agent), state._memory)
-        return state
+        recent, middle, rest, memory = self._recent, self._middle, self._rest, self._memory
+        if (
+            agent not in recent
+            and agent not in middle
+            and agent not in rest
+            and agent not in memory
+        ):
+            return self
+        recent = {key: chain for key, chain in recent.items() if key != agent}
+        middle = {key: chain for key, chain in middle.items() if key != agent}
+        return _new_state(self.config, recent, middle, rest.discard(agent), memory.discard(agent))
+
+
+def _written(rest: PMap[str, Chain], *layers: Mapping[str, Chain]) -> PMap[str, Chain]:
+    """Return ``rest`` with every chain of ``layers`` written into it (later layers win)."""
+    evolver = rest.evolver()
+    for layer in layers:
+        for agent, chain in layer.items():
+            evolver[agent] = chain
+    written: PMap[str, Chain] = evolver.persistent()
+    return written
+
+
+def _new_chain(tool: str, key: str, repeats: int) -> Chain:
+    """``Chain(tool, key, repeats)``, without the named tuple's ``__new__`` in between."""
+    chain: Chain = _tuple_new(Chain, (tool, key, repeats))
+    return chain
+
+
+_tuple_new: Callable[[type[Chain], tuple[str, str, int]], Chain] = tuple.__new__
+
+# A state is built on every call: setting the slots directly skips the frozen dataclass's
+# generic __init__, which costs more than the rest of a call's bookkeeping.
+_object_new = object.__new__
+_SetSlot = Callable[[GuardState, object], None]
+_set_config: _SetSlot = vars(GuardState)["config"].__set__
+_set_recent: _SetSlot = vars(GuardState)["_recent"].__set__
+_set_middle: _SetSlot = vars(GuardState)["_middle"].__set__
+_set_rest: _SetSlot = vars(GuardState)["_rest"].__set__
+_set_memory: _SetSlot = vars(GuardState)["_memory"].__set__
+
+
+def _new_state(
+    config: GuardConfig,
+    recent: Mapping[str, Chain],
+    middle: Mapping[str, Chain],
+    rest: PMap[str, Chain],
+    memory: PMap[str, Memory],
+) -> GuardState:
+    state: GuardState = _object_new(GuardState)
+    _set_config(state, config)
+    _set_recent(state, recent)
+    _set_middle(state, middle)
+    _set_rest(state, rest)
+    _set_memory(state, memory)
+    return state
 
 
 def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
@@ -201,17 +260,19 @@ def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tu
         return state, ()
     if config.policies:
         return _on_call_with_policies(state, event, agent)
-    if not config.tracks(event.tool):
-        return state, ()
     tool = event.tool
+    if not config.tracks(tool):
+        return state, ()
     arguments = canonical_arguments(event.arguments)
-    key = argument_key(arguments)
+    key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
     previous = state.chain(agent)
     if previous is not None and previous.tool == tool and previous.key == key:
         count = previous.repeats + 1
     else:
         count = 1
-    after = state._with_chain(agent, Chain(tool, key, count))
+    after = state._with_chain(agent, _new_chain(tool, key, count))
+    if count not in config.thresholds:
+        return after, ()
     return after, _chain_reminders(config, agent, tool, arguments, count)
 
 
