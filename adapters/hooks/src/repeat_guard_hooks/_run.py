@@ -17,7 +17,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from repeat_guard import ConfigError, GuardConfig, load_config_or_error
 
@@ -47,8 +47,8 @@ CONFIG_FILE_NAME = ".repeat-guard.toml"
 EXIT_BAD_CONFIG = 1
 
 
-@dataclass(frozen=True, slots=True)
-class HookOptions:
+# NamedTuples rather than dataclasses, as in _dialects: cheaper to define in every hook process.
+class HookOptions(NamedTuple):
     """How to run: the agent's dialect, the state file, an explicit config file, expiry.
 
     ``expire_after``: seconds after which an unseen agent's chain is dropped;
@@ -62,8 +62,7 @@ class HookOptions:
     busy_timeout: float = BUSY_TIMEOUT
 
 
-@dataclass(frozen=True, slots=True)
-class HookOutcome:
+class HookOutcome(NamedTuple):
     """What the hook process writes and returns."""
 
     status: int

@@ -31,7 +31,8 @@ import json
 import os
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from repeat_guard import (
     AgentDisposed,
@@ -93,8 +94,7 @@ class CorruptStore(sqlite3.DatabaseError):
     """The state file is not a usable SQLite database of ours."""
 
 
-@dataclass(frozen=True, slots=True)
-class StoreResult:
+class StoreResult(NamedTuple):  # not a dataclass: see _dialects
     """What one hook call produced: the reminders; ``denied``, the reason the core's ``admit``
     refused the call before it ran (``None`` when it may run); and agents' rows found unreadable
     (``dropped``, each agent starting afresh)."""
