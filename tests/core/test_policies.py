@@ -181,7 +181,7 @@ def test_admit_denies_the_call_that_would_reach_deny_at() -> None:
     state, _ = run(state, WRITE, WRITE)
     verdict = admit(state, WRITE)
     assert isinstance(verdict, Deny)
-    assert "3th identical call to `write_file`" in verdict.reason
+    assert "3rd identical call to `write_file`" in verdict.reason
     assert isinstance(admit(state, READ), Admit)
     assert isinstance(admit(state, call("write_file", {"x": 1}, agent="b")), Admit)
     assert isinstance(admit(state, ToolCallFinished(None, "write_file", {"x": 1})), Admit)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from repeat_guard import GuardConfig, GuardState, ToolCallFinished, reduce
+from repeat_guard._reminders import deny_repeat_reason, ordinal
 
 GENTLE = (
     "<system-reminder>\n"
@@ -28,3 +29,14 @@ def test_gentle_and_detailed_texts() -> None:
         state, reminders = reduce(state, ToolCallFinished("a", "grep", {"q": "x"}))
         texts.extend(r.text for r in reminders)
     assert texts == [GENTLE, DETAILED]
+
+
+def test_a_refusal_counts_in_english_ordinals() -> None:
+    ordinals = [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112, 1000)]
+    assert ordinals == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th",
+        "21st", "22nd", "23rd", "101st", "111th", "112th", "1000th",
+    ]  # fmt: skip
+    assert deny_repeat_reason("grep", 3).startswith(
+        "refused: this would be the 3rd identical call to `grep` in a row"
+    )

@@ -134,11 +134,20 @@ def render_budget(agent: str, tool: str, arguments: str, count: int, pattern: st
     return Reminder(agent, tool, count, "budget", text, arguments)
 
 
+def ordinal(number: int) -> str:
+    """``number`` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st."""
+    suffix = "th" if number % 100 in (11, 12, 13) else _SUFFIXES.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+_SUFFIXES = {1: "st", 2: "nd", 3: "rd"}
+
+
 def deny_repeat_reason(tool: str, count: int) -> str:
     """The reason ``admit`` gives for a call that would be the ``count``-th identical one."""
     return (
-        f"refused: this would be the {count}th identical call to `{tool}` in a row, and the "
-        "limit is reached. Change the arguments or the approach, or finish your answer."
+        f"refused: this would be the {ordinal(count)} identical call to `{tool}` in a row, "
+        "and the limit is reached. Change the arguments or the approach, or finish your answer."
     )
 
 

@@ -22,7 +22,7 @@ def test_the_guard_refuses_the_call_that_reaches_deny_at() -> None:
     outcome = [(r.denied, r.is_error) for r in results(loop.log)]
     assert outcome == [(False, False), (False, False), (True, True), (True, True)]
     refused = results(loop.log)[2]
-    assert refused.content.startswith("denied: refused: this would be the 3th identical call")
+    assert refused.content.startswith("denied: refused: this would be the 3rd identical call")
     reminders = [c.reminder for c in contexts(loop.log)]
     assert [(r.form, r.count) for r in reminders if r is not None] == [("gentle", 2)]
 

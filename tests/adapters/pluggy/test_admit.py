@@ -27,7 +27,7 @@ def test_the_call_that_would_reach_deny_at_is_refused_with_the_cores_reason() ->
         execute(pm, agent)
     reason = pre(pm, agent)
     assert reason is not None
-    assert "3th identical call to `grep`" in reason
+    assert "3rd identical call to `grep`" in reason
     assert pre(pm, agent, "read") is None
     assert pre(pm, None) is None
     execute(pm, agent, denied=True)  # the refused attempt is reported, and counts
