@@ -27,6 +27,13 @@ EVENTS = (
     '{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"pattern": "x"}}\n'
     '{"type": "prompt", "agent": "a"}\n'
 )
+ASKS = (
+    '{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"pattern": "x"}}\n'
+    '{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"pattern": "x"}}\n'
+    '{"type": "admit", "agent": "a", "tool": "grep", "arguments": {"pattern": "x"}}\n'
+    '{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"pattern": "x"}, '
+    '"denied": true}\n'
+)
 EXAMPLES = {
     "DEMO": "repeat-guard demo",
     "REPLAY": "repeat-guard replay --config guard.toml session.jsonl",
@@ -39,6 +46,7 @@ EXAMPLES = {
     "BADCONFIG": "repeat-guard check-config bad.json",
     "BADREPLAY": "repeat-guard replay --config bad.json does-not-exist.jsonl",
     "SERVE": "repeat-guard serve --thresholds 3 < events.jsonl",
+    "ADMIT": "repeat-guard serve --config deny.toml < asks.jsonl",
     "DASHM": "python -m repeat_guard_cli check-config guard.toml --thresholds 2,4 "
     "--preview-chars 80",
     "AUDIT": "repeat-guard audit --top 3 --jobs 1 session.jsonl mixed.jsonl",
@@ -55,6 +63,8 @@ def seed(work: Path) -> None:
     )
     (work / "bad.json").write_text('{"thresholds": [3, 1]}\n', encoding="utf-8")
     (work / "events.jsonl").write_text(EVENTS, encoding="utf-8")
+    (work / "deny.toml").write_text("thresholds = [3]\ndenyAt = 3\n", encoding="utf-8")
+    (work / "asks.jsonl").write_text(ASKS, encoding="utf-8")
 
 
 def console(command: str, work: Path) -> str:
@@ -77,6 +87,7 @@ def render() -> str:
         for name, command in EXAMPLES.items():
             text = text.replace("{{" + name + "}}", console(command, work))
     text = text.replace("{{EVENTS}}", f"```console\n$ cat events.jsonl\n{EVENTS}```")
+    text = text.replace("{{ASKS}}", f"```console\n$ cat asks.jsonl\n{ASKS}```")
     if "{{" in text:
         raise SystemExit("README.in.md names an example this script does not define")
     return text

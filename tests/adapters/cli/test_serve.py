@@ -14,8 +14,17 @@ from typing import IO, Any
 
 import pytest
 
-from repeat_guard import AgentDisposed, GuardConfig, PromptSubmitted, ToolCallFinished
-from repeat_guard_cli import LineError, main, parse_event, serve
+from repeat_guard import (
+    AgentDisposed,
+    Deny,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    ToolCallFinished,
+    admit,
+    reduce,
+)
+from repeat_guard_cli import AdmitQuery, LineError, main, parse_event, serve
 
 GREP = b'{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"p": "x"}}\n'
 
@@ -223,3 +232,30 @@ def test_a_call_may_report_its_result_for_result_aware_progress() -> None:
     )
     config = GuardConfig(thresholds=(3,), progress="result")
     assert [answer["reminders"] for answer in answers(polls, config)] == [[], [], []]
+
+
+def test_an_admit_line_asks_the_core_before_a_call_runs_and_changes_nothing() -> None:
+    ask = GREP.replace(b'"tool_call"', b'"admit"')
+    refused = GREP.replace(b"}}", b'}, "denied": true}')
+    got = answers(GREP * 2 + ask * 2 + refused + ask, GuardConfig(thresholds=(5,), deny_at=3))
+    assert got[:2] == [{"reminders": []}] * 2
+    # the third identical call would reach denyAt = 3: refused, and asking twice changes nothing
+    state = GuardState.initial(GuardConfig(thresholds=(5,), deny_at=3))
+    for _ in range(2):
+        state, _ = reduce(state, ToolCallFinished("a", "grep", {"p": "x"}))
+    verdict = admit(state, ToolCallFinished("a", "grep", {"p": "x"}))
+    assert isinstance(verdict, Deny)
+    assert got[2] == got[3] == {"admit": False, "reason": verdict.reason}
+    assert got[4] == {"reminders": []}  # the refused attempt is reported, and counts
+    assert got[5]["admit"] is False
+    assert answers(ask) == [{"admit": True}]
+
+
+def test_an_admit_line_is_read_as_the_call_it_asks_about() -> None:
+    ask = {"type": "admit", "agent": "a", "tool": "grep", "arguments": {"p": 1}}
+    assert parse_event(1, json.dumps(ask).encode()) == AdmitQuery(
+        ToolCallFinished("a", "grep", {"p": 1})
+    )
+    wrong = parse_event(2, json.dumps({**ask, "extra": 1}).encode())
+    assert isinstance(wrong, LineError)
+    assert "extra" in wrong.message

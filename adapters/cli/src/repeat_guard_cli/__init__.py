@@ -16,14 +16,23 @@ if TYPE_CHECKING:
     from ._cli import build_parser
     from ._entry import main
     from ._errors import UsageError
-    from ._serve import LineError, parse_event, serve
+    from ._serve import AdmitQuery, LineError, parse_event, serve
 
-__all__ = ["LineError", "UsageError", "build_parser", "main", "parse_event", "serve"]
+__all__ = [
+    "AdmitQuery",
+    "LineError",
+    "UsageError",
+    "build_parser",
+    "main",
+    "parse_event",
+    "serve",
+]
 
 _HOMES = {
     "build_parser": "._cli",
     "main": "._entry",
     "UsageError": "._errors",
+    "AdmitQuery": "._serve",
     "LineError": "._serve",
     "parse_event": "._serve",
     "serve": "._serve",

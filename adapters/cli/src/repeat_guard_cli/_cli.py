@@ -75,9 +75,13 @@ protocol: one JSON event per input line, exactly one JSON answer per line, in or
       (agent may be null: a call outside any agent, never counted; denied is optional)
   {{"type": "prompt", "agent": "a"}}     a user's message: a's chain starts over
   {{"type": "dispose", "agent": "a"}}    a is gone: its chain is dropped
+  {{"type": "admit", "agent": "a", "tool": "grep", "arguments": {{...}}}}
+      before a call runs: would it pass the configured hard limits (denyAt, budgets)?
+      Changes nothing; report the call afterwards ("denied": true if you refused it).
 answers:
   {{"reminders": [{{"agent", "tool", "count", "form", "summary", "text"}}, ...]}}
       (an empty list when nothing fires)
+  {{"admit": true}}, or {{"admit": false, "reason": "..."}}   to an admit line
   {{"error": "line N: what was wrong"}}  for a line that is not an event (invalid JSON, not
       UTF-8, blank, unknown type, missing, unknown or ill-typed fields); serving goes on.
 

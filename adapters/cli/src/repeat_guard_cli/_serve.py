@@ -12,6 +12,12 @@ so a harness may write one event and block reading its answer. An event is a JSO
 The answer is ``{"reminders": [...]}`` (an empty list when nothing fires), each reminder with
 ``agent``, ``tool``, ``count``, ``form``, ``summary`` and ``text``; a line that is not such an
 event (including a blank line) is answered ``{"error": "line N: ..."}`` and the sidecar goes on.
+
+A harness that can refuse a call asks first, with the call as it would be reported but typed
+``"admit"``: ``{"type": "admit", "agent": "a", "tool": "grep", "arguments": {...}}``. The
+answer is the core's ``admit``, ``{"admit": true}`` or ``{"admit": false, "reason": "..."}``;
+it changes nothing, and the harness then reports the call (``"denied": true`` when it refused
+it), which counts like any other.
 Output is ASCII (``ensure_ascii``), so no locale can garble it.
 """
 
@@ -23,12 +29,21 @@ from typing import BinaryIO
 
 from returns.pipeline import is_successful
 
-from repeat_guard import Event, GuardConfig, GuardState, event_from_json, reduce
+from repeat_guard import (
+    Deny,
+    Event,
+    GuardConfig,
+    GuardState,
+    ToolCallFinished,
+    admit,
+    event_from_json,
+    reduce,
+)
 from repeat_guard_transcripts import LineFault, bounded_lines
 
 from ._reminder_json import reminder_fields
 
-__all__ = ["LineError", "parse_event", "serve"]
+__all__ = ["ADMIT", "AdmitQuery", "LineError", "parse_event", "serve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,19 +81,39 @@ def _decode(data: bytes) -> object:
         return _Problem(f"invalid JSON: {error}")
 
 
-def parse_event(number: int, data: bytes) -> Event | LineError:
-    """Return the event on input line ``number`` (raw bytes), or why it is not one.
+@dataclass(frozen=True, slots=True)
+class AdmitQuery:
+    """A question before a call runs: would ``call`` pass the configured hard limits?"""
+
+    call: ToolCallFinished
+
+
+def parse_event(number: int, data: bytes) -> Event | AdmitQuery | LineError:
+    """Return the event (or admit query) on input line ``number`` (raw bytes), or why it is
+    not one.
 
     The JSON is read here; the mapping becomes an event through the core's one codec,
-    ``event_from_json``, whose message names the problem.
+    ``event_from_json``, whose message names the problem. An ``"admit"`` line is read as the
+    ``"tool_call"`` it asks about.
     """
     value = _decode(data)
     if isinstance(value, _Problem):
         return LineError(number, value.message)
+    query = False
+    if isinstance(value, dict) and value.get("type") == ADMIT:
+        query, value = True, {**value, "type": "tool_call"}
     decoded = event_from_json(value)
     if not is_successful(decoded):
         return LineError(number, decoded.failure().message)
-    return decoded.unwrap()
+    event = decoded.unwrap()
+    if query:
+        assert isinstance(event, ToolCallFinished)  # a "tool_call" decodes to nothing else
+        return AdmitQuery(event)
+    return event
+
+
+ADMIT = "admit"
+"""The ``type`` of a line asking whether a call may run."""
 
 
 def _answer(state: GuardState, number: int, data: bytes) -> tuple[GuardState, dict[str, object]]:
@@ -87,6 +122,11 @@ def _answer(state: GuardState, number: int, data: bytes) -> tuple[GuardState, di
     event = parse_event(number, data)
     if isinstance(event, LineError):
         return state, {"error": str(event)}
+    if isinstance(event, AdmitQuery):
+        verdict = admit(state, event.call)
+        if isinstance(verdict, Deny):
+            return state, {"admit": False, "reason": verdict.reason}
+        return state, {"admit": True}
     state, reminders = reduce(state, event)
     return state, {"reminders": [reminder_fields(r) for r in reminders]}
 
