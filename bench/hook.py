@@ -85,7 +85,8 @@ def main() -> None:
                 elapsed = _time(command, stdin)
                 if run >= WARMUP:
                     samples[name].append(elapsed)
-        imports = _heaviest_imports(["-m", "repeat_guard_cli", *ours[1:]], data)
+        # The console script itself, as an agent runs it (no runpy, unlike -m).
+        imports = _heaviest_imports(ours, data)
     print(f"hook: one PreToolUse hook process, {RUNS} runs each, alternating")
     labels = {
         "baseline": "do-nothing Python hook",
