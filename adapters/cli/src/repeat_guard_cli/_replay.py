@@ -260,7 +260,8 @@ def _print_summary(
     if noted is None:
         print(summary_record(summary, lines), file=streams.out)
     else:
-        print("\n".join(text_report(summary, lines, noted.lines)), file=streams.out)
+        for line in text_report(summary, lines, noted.lines):  # one by one: it may be long
+            print(line, file=streams.out)
 
 
 def replay_files(
