@@ -45,15 +45,15 @@ class OpenCalls:
     def __len__(self) -> int:
         return len(self._open)
 
-    def add(self, ident: str, call: OpenCall) -> Iterator[Unfinished]:
-        """Hold ``call`` until its result; a known id is ignored. Yields the call pushed out
-        when too many are open."""
+    def add(self, ident: str, call: OpenCall) -> tuple[Unfinished, ...]:
+        """Hold ``call`` until its result; a known id is ignored. Returns the call pushed out
+        when too many are open (a tuple, which a reader extends its items with)."""
         if ident in self._open or ident in self._done:
-            return
+            return ()
         self._open[ident] = call
         if len(self._open) > OPEN_CALLS:
-            oldest = next(iter(self._open))
-            yield self._unfinished(oldest)
+            return (self._unfinished(next(iter(self._open))),)
+        return ()
 
     def finish(self, ident: str) -> OpenCall | None:
         """Take the call ``ident`` out, marked finished; ``None`` when it is not open."""

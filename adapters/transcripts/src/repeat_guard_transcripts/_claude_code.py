@@ -59,7 +59,11 @@ def _string(record: Mapping[str, object], key: str) -> str | None:
 
 
 class _ClaudeFile:
-    """The state of one file being read."""
+    """The state of one file being read.
+
+    Each record's items are collected in a list rather than yielded through a generator per
+    layer: a line of a Claude Code transcript is small, and a generator per layer per line
+    cost more than parsing the line."""
 
     def __init__(self, file: str) -> None:
         self.file = file
@@ -76,25 +80,28 @@ class _ClaudeFile:
             if not isinstance(record, dict):
                 yield Diagnostic(self.file, self.line, "expected a JSON object")
                 continue
-            yield from self._record(record)
+            items = self._record(record)
+            if items:
+                yield from items
         yield from self.calls.drop_all()
 
-    def _record(self, record: Mapping[str, object]) -> Iterator[Item]:
-        session = _string(record, "sessionId")
-        if session is None:
-            return
+    def _record(self, record: Mapping[str, object]) -> list[Item]:
+        session = record.get("sessionId")
+        if not isinstance(session, str):
+            return []
+        items: list[Item] = []
         if session not in self.sessions:
             self.sessions.add(session)
-            yield SessionSeen(Location(self.file, self.line, session))
+            items.append(SessionSeen(Location(self.file, self.line, session)))
         message = record.get("message")
-        if not isinstance(message, dict):
-            return
-        kind = record.get("type")
-        content = message.get("content")
-        if kind == "assistant" and isinstance(content, list):
-            yield from self._assistant(record, session, message, content)
-        elif kind == "user":
-            yield from self._user(record, session, content)
+        if isinstance(message, dict):
+            kind = record.get("type")
+            content = message.get("content")
+            if kind == "assistant" and isinstance(content, list):
+                self._assistant(items, record, session, message, content)
+            elif kind == "user":
+                self._user(items, record, session, content)
+        return items
 
     def _agent(self, record: Mapping[str, object], session: str) -> str:
         if record.get("isSidechain") is True:
@@ -103,35 +110,39 @@ class _ClaudeFile:
 
     def _assistant(
         self,
+        items: list[Item],
         record: Mapping[str, object],
         session: str,
         message: Mapping[str, object],
         content: list[object],
-    ) -> Iterator[Item]:
+    ) -> None:
         usage = message.get("usage")
         tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
+            tokens = None
         where = Location(self.file, self.line, session)
+        agent = self._agent(record, session)
+        turn = _string(record, "promptId")
+        timestamp = _string(record, "timestamp")
+        project = _string(record, "cwd")
         for block in content:
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             ident, name = block.get("id"), block.get("name")
             if not isinstance(ident, str) or not isinstance(name, str):
-                yield Diagnostic(self.file, self.line, "tool_use without a string id and name")
+                items.append(
+                    Diagnostic(self.file, self.line, "tool_use without a string id and name")
+                )
                 continue
             call = OpenCall(
-                where,
-                self._agent(record, session),
-                name,
-                block.get("input"),
-                turn=_string(record, "promptId"),
-                tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
-                timestamp=_string(record, "timestamp"),
-                project=_string(record, "cwd"),
+                where, agent, name, block.get("input"), turn, tokens, timestamp, project
             )
             tokens = None  # the step's tokens go with its first call
-            yield from self.calls.add(ident, call)
+            items += self.calls.add(ident, call)
 
-    def _user(self, record: Mapping[str, object], session: str, content: object) -> Iterator[Item]:
+    def _user(
+        self, items: list[Item], record: Mapping[str, object], session: str, content: object
+    ) -> None:
         results = (
             [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
             if isinstance(content, list)
@@ -139,43 +150,55 @@ class _ClaudeFile:
         )
         if results:
             for block in results:
-                yield from self._result(record, session, block)
+                self._result(items, record, session, block)
         elif not (record.get("isMeta") is True or record.get("isCompactSummary") is True):
             agent = self._agent(record, session)
-            yield from self.calls.drop_agent(agent)
-            yield Located(
-                Location(self.file, self.line, session),
-                PromptSubmitted(agent),
-                turn=_string(record, "promptId"),
-                timestamp=_string(record, "timestamp"),
-                project=_string(record, "cwd"),
+            items += self.calls.drop_agent(agent)
+            items.append(
+                Located(
+                    Location(self.file, self.line, session),
+                    PromptSubmitted(agent),
+                    turn=_string(record, "promptId"),
+                    timestamp=_string(record, "timestamp"),
+                    project=_string(record, "cwd"),
+                )
             )
 
     def _result(
-        self, record: Mapping[str, object], session: str, block: Mapping[str, object]
-    ) -> Iterator[Item]:
+        self,
+        items: list[Item],
+        record: Mapping[str, object],
+        session: str,
+        block: Mapping[str, object],
+    ) -> None:
         ident = block.get("tool_use_id")
         if not isinstance(ident, str):
-            yield Diagnostic(self.file, self.line, "tool_result without a string tool_use_id")
+            items.append(
+                Diagnostic(self.file, self.line, "tool_result without a string tool_use_id")
+            )
             return
         call = self.calls.finish(ident)
         if call is None:
             if not self.calls.is_finished(ident):
-                yield Diagnostic(
-                    self.file,
-                    self.line,
-                    f"tool_result for tool_use {ident!r} that is not in this file",
-                    "note",
+                items.append(
+                    Diagnostic(
+                        self.file,
+                        self.line,
+                        f"tool_result for tool_use {ident!r} that is not in this file",
+                        "note",
+                    )
                 )
             return
         event = ToolCallFinished(call.agent, call.tool, call.arguments, _is_denial(block, record))
-        yield Located(
-            Location(self.file, self.line, session),
-            event,
-            turn=call.turn,
-            tokens=call.tokens,
-            timestamp=_string(record, "timestamp"),
-            project=call.project,
+        items.append(
+            Located(
+                Location(self.file, self.line, session),
+                event,
+                call.turn,
+                call.tokens,
+                _string(record, "timestamp"),
+                call.project,
+            )
         )
 
 
