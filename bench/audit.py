@@ -35,15 +35,19 @@ FILE_COUNTS = (1_000, 4_000, 16_000)
 BOUND = 1.2
 
 
-def _records(session: str, calls: int, output: int, rng: random.Random) -> list[bytes]:
+def _records(
+    session: str, calls: int, output: int, rng: random.Random, first: int = 0
+) -> list[bytes]:
     """A Claude Code session: each call a tool_use line and a tool_result line of about
-    ``output`` bytes; about 30% of calls repeat the previous one."""
+    ``output`` bytes; about 30% of calls repeat the previous one. Call ids count from
+    ``first``: ids are unique in a file, as Claude Code's are, and a reader ignores a call whose
+    id it has just seen finish."""
     common = {"sessionId": session, "cwd": "/home/dev/proj", "timestamp": "2026-12-01T10:00:00Z"}
     lines = [
         {**common, "type": "user", "promptId": "p", "message": {"role": "user", "content": "go"}}
     ]
     arguments: dict[str, object] = {}
-    for n in range(calls):
+    for n in range(first, first + calls):
         if not arguments or rng.random() >= 0.3:
             arguments = {"command": f"grep -rn item{rng.randrange(10**6)} src/", "timeout": 60}
         use = {"type": "tool_use", "id": f"toolu_{n:08d}", "name": "Bash", "input": arguments}
@@ -77,7 +81,7 @@ def write_file(
         while written < target:
             session += 1
             name = "s1" if one_session else f"s{session}"
-            for line in _records(name, 50, output, rng):
+            for line in _records(name, 50, output, rng, first=50 * (session - 1)):
                 out.write(line)
                 written += len(line)
 
