@@ -8,6 +8,7 @@ them (the oldest beyond that is reported unfinished), and remembers the most rec
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from typing import Final, NamedTuple
 
@@ -40,7 +41,11 @@ class OpenCalls:
 
     def __init__(self) -> None:
         self._open: dict[str, OpenCall] = {}
-        self._done: dict[str, None] = {}
+        # Finished ids, and the same ids oldest first. Not one insertion-ordered dict: taking
+        # the oldest key of a dict that keeps losing its oldest keys walks past every deleted
+        # slot since the dict last resized (4 us a call against 0.45 us here, timeit).
+        self._done: set[str] = set()
+        self._done_order: deque[str] = deque()
 
     def __len__(self) -> int:
         return len(self._open)
@@ -88,6 +93,9 @@ class OpenCalls:
         return Unfinished(call.where, call.tool)
 
     def _mark(self, ident: str) -> None:
-        self._done[ident] = None
-        if len(self._done) > DONE_MARKS:
-            del self._done[next(iter(self._done))]
+        # Only an open id is marked, and an open id is never in ``_done`` (``add`` refuses
+        # it), so each finished id is in ``_done_order`` once.
+        self._done.add(ident)
+        self._done_order.append(ident)
+        if len(self._done_order) > DONE_MARKS:
+            self._done.remove(self._done_order.popleft())
