@@ -86,6 +86,8 @@ def test_the_encoding_is_versioned_plain_data() -> None:
 def test_a_bad_chain_is_named(raw: object, path: str, message: str) -> None:
     error = decode_chain(raw).failure()
     assert (error.path, error.message) == (path, message)
+    at = raw if path == "chain" else raw[int(path[-2])]  # type: ignore[index]  # a list here
+    assert error.value == at
     assert str(error) == f"{path}: {message}"
 
 

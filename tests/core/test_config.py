@@ -178,8 +178,24 @@ def test_load_config_names_the_source_and_the_key(
     error = load_config(data, source=source).failure()
     assert error.key == key
     assert error.source == source
-    assert message in error.message
+    assert error.message.startswith(message)
     assert str(error) == (error.message if source is None else f"{source}: {error.message}")
+
+
+def test_a_suffix_decides_the_syntax_before_the_text_does() -> None:
+    error = load_config("{}", source="g.toml").failure()
+    assert error.message.startswith("config is not valid TOML")
+    assert load_config("{}", source="g.json").unwrap() == GuardConfig()
+    assert load_config("[1]", source="g.json").failure() == ConfigError(
+        "<config>", [1], "config must be a mapping, got [1]", "g.json"
+    )
+
+
+def test_an_override_replaces_the_files_key_under_its_other_spelling() -> None:
+    text = '{"argumentsPreviewChars": 9, "denyAt": 4}'
+    overrides = {"arguments_preview_chars": 12, "deny_at": 6}
+    config = load_config(text, overrides=overrides).unwrap()
+    assert (config.arguments_preview_chars, config.deny_at) == (12, 6)
 
 
 def test_an_override_is_judged_like_the_file() -> None:

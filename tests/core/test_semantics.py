@@ -230,6 +230,7 @@ def test_states_compare_by_value_however_they_were_reached() -> None:
     assert direct != GuardState.initial(GuardConfig(thresholds=(2,)))
     assert direct.__eq__("not a state") is NotImplemented
     assert "grep" in repr(direct)
+    assert repr(start) == f"GuardState(config={start.config!r}, chains={{}})"
 
 
 def test_many_agents_spill_out_of_the_recent_slots_and_back() -> None:

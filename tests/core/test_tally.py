@@ -177,3 +177,59 @@ def test_non_mappings_and_non_string_keys_are_refused() -> None:
     assert tally_from_json(forms).failure().message == "keys must be strings"
     tools = {**GOOD, "tools": {1: GOOD["tools"]["grep"]}}  # type: ignore[index]  # a dict
     assert tally_from_json(tools).failure().path == "tally.tools[1]"
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ([], CodecError("tally", [], "a tally must be a mapping")),
+        (
+            {**GOOD, "calls": -1},
+            CodecError("tally.calls", -1, "a count must be an integer of 0 or more"),
+        ),
+        (
+            {**GOOD, "reminders_by_form": ["gentle"]},
+            CodecError("tally.reminders_by_form", ["gentle"], "must be a mapping"),
+        ),
+        (
+            {**GOOD, "reminders_by_form": {"gentle": -2}},
+            CodecError(
+                "tally.reminders_by_form['gentle']", -2, "a count must be an integer of 0 or more"
+            ),
+        ),
+        (
+            {**GOOD, "reminders_by_form": {7: 1}},
+            CodecError("tally.reminders_by_form", 7, "keys must be strings"),
+        ),
+        ({**GOOD, "tools": "grep"}, CodecError("tally.tools", "grep", "must be a mapping")),
+        (
+            {**GOOD, "tools": {"grep": {"calls": 1}}},
+            CodecError(
+                "tally.tools['grep']",
+                {"calls": 1},
+                f"a tool's counts are {ToolTally._fields}",
+            ),
+        ),
+        (
+            {**GOOD, "tools": {"grep": [1]}},
+            CodecError("tally.tools['grep']", [1], "a tool's counts must map its fields"),
+        ),
+    ],
+)
+def test_each_problem_is_named_with_its_value_and_why(raw: object, error: CodecError) -> None:
+    assert tally_from_json(raw).failure() == error
+
+
+def test_the_json_shape_is_pinned() -> None:
+    assert GOOD == {
+        "calls": 2,
+        "tracked": 2,
+        "wasted": 1,
+        "denied": 0,
+        "reminders": 1,
+        "longest_run": 2,
+        "reminders_by_form": {"gentle": 1},
+        "tools": {
+            "grep": {"calls": 2, "tracked": 2, "wasted": 1, "reminders": 1, "longest_run": 2}
+        },
+    }

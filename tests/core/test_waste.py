@@ -19,6 +19,7 @@ from repeat_guard import (
     ToolTally,
     Waste,
     merge_waste,
+    tally_to_json,
     waste_to_json,
     worst_runs,
     worst_sessions,
@@ -159,6 +160,10 @@ def test_json_is_plain_and_sorted() -> None:
         Tally(calls=2, wasted=1, tools=pmap({"grep": ToolTally(2, 2, 1, 0, 2)})),
         files=1,
         sessions=1,
+        diagnostics=3,
+        bytes=4,
+        wasted_turns=5,
+        wasted_tokens=6,
         days=pmap({"2026-12-02": DayTally(1, 1), "2026-12-01": DayTally(1, 0)}),
         projects=pmap({"p": ProjectTally(1, 2, 1, 0)}),
         worst=(Run(2, "grep", '{"p":1}', "f", "s", "a", (1, 2)),),
@@ -182,6 +187,29 @@ def test_json_is_plain_and_sorted() -> None:
         {"wasted": 1, "calls": 2, "file": "f", "session": "s", "project": "p"}
     ]
     assert encoded["calls"] == 2
+    assert {key: value for key, value in encoded.items() if key not in tally_to_json(Tally())} == {
+        "files": 1,
+        "sessions": 1,
+        "diagnostics": 3,
+        "bytes": 4,
+        "wasted_turns": 5,
+        "wasted_tokens": 6,
+        "days": {
+            "2026-12-01": {"calls": 1, "wasted": 0},
+            "2026-12-02": {"calls": 1, "wasted": 1},
+        },
+        "projects": {"p": {"sessions": 1, "calls": 2, "wasted": 1, "wasted_tokens": 0}},
+        "worst_runs": encoded["worst_runs"],
+        "worst_sessions": encoded["worst_sessions"],
+    }
     assert encoded["tools"] == {
         "grep": {"calls": 2, "tracked": 2, "wasted": 1, "reminders": 0, "longest_run": 2}
     }
+
+
+def test_a_run_without_lines_ranks_as_if_it_began_at_line_zero() -> None:
+    bare = Run(2, "t", "x", "f", "s2", "a", ())
+    later = Run(2, "t", "x", "f", "s1", "a", (1,))
+    assert worst_runs([later, bare], 2) == (bare, later)
+    earlier = Run(2, "t", "x", "f", "s3", "a", (0,))
+    assert worst_runs([earlier, bare], 2) == (bare, earlier)
