@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repeat_guard import GuardConfig, GuardState, ToolCallFinished, reduce
+from repeat_guard import Deny, GuardConfig, GuardState, ToolCallFinished, admit, reduce
 from repeat_guard._reminders import deny_repeat_reason, ordinal
 
 GENTLE = (
@@ -39,4 +39,47 @@ def test_a_refusal_counts_in_english_ordinals() -> None:
     ]  # fmt: skip
     assert deny_repeat_reason("grep", 3).startswith(
         "refused: this would be the 3rd identical call to `grep` in a row"
+    )
+
+
+BUDGET = (
+    "<system-reminder>\n"
+    "You have made 2 calls to tools matching `gr*` (this one to `grep`) since the user's last "
+    "message, which is the budget for them. Do not call them again for this task: finish with "
+    "what you have.\n"
+    "</system-reminder>"
+)
+
+CYCLE = (
+    "<system-reminder>\n"
+    'You have repeated the same cycle of 2 tool calls 3 times: `read` {"p":0} → `write` {"p":1}\n'
+    "Going round this cycle again will not give a different result: change your approach, or, "
+    "if you have already gathered enough evidence, stop calling tools and finish your answer.\n"
+    "</system-reminder>"
+)
+
+
+def test_budget_and_cycle_texts() -> None:
+    state = GuardState.initial(GuardConfig(budgets=(("gr*", 2),), cycle_period=2))
+    texts: list[str] = []
+    for n in range(8):
+        call = ToolCallFinished("a", "grep" if n < 2 else ["read", "write"][n % 2], {"p": n % 2})
+        state, reminders = reduce(state, call)
+        texts.extend(r.text for r in reminders)
+    assert texts == [BUDGET, CYCLE]
+
+
+def test_the_reasons_admit_gives() -> None:
+    state = GuardState.initial(GuardConfig(budgets=(("gr*", 2),), deny_at=3))
+    call = ToolCallFinished("a", "grep", {"q": "x"})
+    for _ in range(2):
+        state, _ = reduce(state, call)
+    assert admit(state, call) == Deny(
+        "refused: this would be the 3rd identical call to `grep` in a row, and the limit is "
+        "reached. Change the arguments or the approach, or finish your answer."
+    )
+    other = ToolCallFinished("a", "grep", {"q": "y"})
+    assert admit(state, other) == Deny(
+        "refused: the budget of 2 calls to tools matching `gr*` since the user's last message "
+        "is spent, so `grep` cannot run now. Finish with what you have."
     )
