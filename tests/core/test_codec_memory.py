@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from repeat_guard import (
+    CodecError,
     GuardConfig,
     GuardState,
     Memory,
@@ -36,20 +37,32 @@ def test_every_memory_field_round_trips_and_an_all_off_state_writes_none() -> No
     assert decode_memory(encode_memory(Memory())).unwrap() == Memory()
 
 
+SHAPE = "a memory must be a list of 5 items"
+VERSION = "memory version must be 1"
+RECENT = "recent calls must be a list of [tool, key]"
+COUNTS = "must be a list of counts (0 or more)"
+RESULT = "the result key must be a string or null"
+
+
 @pytest.mark.parametrize(
-    ("raw", "path"),
+    ("raw", "path", "message"),
     [
-        ("x", "memory"),
-        ([2, [], [], None, []], "memory[0]"),
-        ([1, [["t"]], [], None, []], "memory[1]"),
-        ([1, "x", [], None, []], "memory[1]"),
-        ([1, [], [-1], None, []], "memory[2]"),
-        ([1, [], [], None, [True]], "memory[4]"),
-        ([1, [], [], 3, []], "memory[3]"),
+        ("x", "memory", SHAPE),
+        ([1, [], [], None], "memory", SHAPE),
+        ([2, [], [], None, []], "memory[0]", VERSION),
+        ([True, [], [], None, []], "memory[0]", VERSION),
+        ([1, [["t"]], [], None, []], "memory[1]", RECENT),
+        ([1, [["t", 2]], [], None, []], "memory[1]", RECENT),
+        ([1, "x", [], None, []], "memory[1]", RECENT),
+        ([1, [], [-1], None, []], "memory[2]", COUNTS),
+        ([1, [], "x", None, []], "memory[2]", COUNTS),
+        ([1, [], [], None, [True]], "memory[4]", COUNTS),
+        ([1, [], [], 3, []], "memory[3]", RESULT),
     ],
 )
-def test_a_broken_memory_names_where(raw: object, path: str) -> None:
-    assert decode_memory(raw).failure().path == path
+def test_a_broken_memory_names_where(raw: object, path: str, message: str) -> None:
+    value = raw if path == "memory" else raw[int(path[-2])]  # type: ignore[index]  # a list
+    assert decode_memory(raw).failure() == CodecError(path, value, message)
 
 
 def test_a_broken_memories_mapping_names_where() -> None:
