@@ -23,16 +23,16 @@ __all__ = ["HookArguments", "main", "parse_hook_arguments", "run_hook_process", 
 Agent = Literal["claude-code", "codex"]
 _AGENTS: dict[str, Agent] = {"claude-code": "claude-code", "codex": "codex"}
 _OPTIONS = ("--state", "--config", "--expire-days")
-_DEFAULT_EXPIRE_DAYS = 7.0
 
 
 class HookArguments(NamedTuple):
-    """A ``hook`` command line: the agent's dialect and the options, as argparse gives them."""
+    """A ``hook`` command line: the agent's dialect and the options, as argparse gives them
+    (``expire_days`` ``None``: the store's own default)."""
 
     agent: Agent
     state: str | None = None
     config: str | None = None
-    expire_days: float = _DEFAULT_EXPIRE_DAYS
+    expire_days: float | None = None
 
 
 def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
@@ -49,7 +49,7 @@ def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
         if option not in _OPTIONS or option in values or value.startswith("-"):
             return None
         values[option] = value
-    expire_days = _DEFAULT_EXPIRE_DAYS
+    expire_days = None
     if "--expire-days" in values:
         try:
             expire_days = float(values["--expire-days"])
@@ -65,8 +65,9 @@ def run_hook_process(arguments: HookArguments) -> int:
     from repeat_guard_hooks import HookOptions, resolve_state, run_hook  # noqa: PLC0415
 
     state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
-    expire_after = arguments.expire_days * 86400.0
-    options = HookOptions(arguments.agent, state, arguments.config, expire_after)
+    options = HookOptions(arguments.agent, state, arguments.config)
+    if arguments.expire_days is not None:
+        options = options._replace(expire_after=arguments.expire_days * 86400.0)
     try:
         data = sys.stdin.buffer.read()
     except OSError:

@@ -71,6 +71,12 @@ class HookHelpFormatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, width=max(columns, 40) - 2)
 
 
+def _default_expire_days() -> float:
+    from repeat_guard_hooks import DEFAULT_EXPIRE_AFTER  # noqa: PLC0415  # the store's own
+
+    return DEFAULT_EXPIRE_AFTER / 86400.0
+
+
 def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``hook``, ``install`` and ``uninstall`` to the command's subparsers."""
     hook = commands.add_parser(
@@ -86,9 +92,8 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     hook.add_argument(
         "--expire-days",
         type=float,
-        default=7.0,
         metavar="DAYS",
-        help="drop chains of agents not seen for this long (default 7)",
+        help=f"drop chains of agents not seen for this long (default {_default_expire_days():g})",
     )
     for name, verb in (("install", "Add"), ("uninstall", "Remove")):
         parser = commands.add_parser(
