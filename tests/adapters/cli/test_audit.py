@@ -15,6 +15,7 @@ from repeat_guard_audit import _engine as engine
 from repeat_guard_audit import _fold as fold
 from repeat_guard_cli import _audit as command
 from repeat_guard_cli import main
+from repeat_guard_cli._errors import UsageError
 
 STAMP = "2026-12-01T10:00:00Z"
 
@@ -103,7 +104,8 @@ def test_an_output_that_is_not_a_regular_file_is_refused_before_reading(
         target.symlink_to(tmp_path / "elsewhere")
     status, out, err = run([str(tmp_path / "missing"), "--html", str(target)])
     assert (status, out) == (2, "")
-    assert f"refusing to replace {target}: it is not a regular file" in err
+    reason = "it is a symbolic link; name its target" if kind == "symlink" else "not a regular file"
+    assert f"cannot write {target}: {reason}" in err
     if kind == "symlink":
         assert (tmp_path / "elsewhere").read_text() == "keep"
 
@@ -122,7 +124,7 @@ def test_a_failed_write_leaves_no_temporary_file(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(UsageError, match="No space left"):
         command.write_atomically(str(tmp_path / "page.html"), "text")
     assert os.listdir(tmp_path) == []
 

@@ -64,40 +64,6 @@ def test_a_signal_during_annotate_removes_the_temporary_file(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]
 
 
-def test_termination_raises_only_while_annotating_in_the_main_thread() -> None:
-    from repeat_guard_cli._replay import _termination_raises
-
-    before = signal.getsignal(signal.SIGTERM)
-    for sent in (signal.SIGTERM, signal.SIGHUP):
-        with pytest.raises(SystemExit) as exit_, _termination_raises():
-            os.kill(os.getpid(), sent)
-        assert exit_.value.code == 128 + sent
-    assert signal.getsignal(signal.SIGTERM) is before
-    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
-    seen: list[object] = []
-
-    def in_a_thread() -> None:
-        with _termination_raises():
-            seen.append(signal.getsignal(signal.SIGTERM))
-
-    worker = threading.Thread(target=in_a_thread)
-    worker.start()
-    worker.join()
-    assert seen == [before]
-
-
-def test_an_ignored_hangup_stays_ignored_while_annotating() -> None:
-    from repeat_guard_cli._replay import _termination_raises
-
-    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
-    try:
-        with _termination_raises():
-            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
-            os.kill(os.getpid(), signal.SIGHUP)  # ignored: nothing happens
-    finally:
-        signal.signal(signal.SIGHUP, previous)
-
-
 def test_ctrl_c_ends_the_command_with_130_and_no_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

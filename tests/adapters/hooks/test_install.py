@@ -13,6 +13,7 @@ import repeat_guard_hooks
 from repeat_guard_hooks import (
     HOOK_EVENTS,
     InstallError,
+    TargetError,
     apply_change,
     hook_command,
     install,
@@ -220,16 +221,33 @@ def test_a_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
         plan_install(str(undecodable), "claude-code", COMMAND)
 
 
-def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+def test_a_failed_write_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "settings.json"
     _write(path, {"model": "opus"})
-    path.chmod(0o600)
     change = plan_install(str(path), "claude-code", COMMAND)
-    path.unlink()
-    path.mkdir()  # os.replace cannot put a file over a directory
-    with pytest.raises(OSError, match="Is a directory"):
+
+    def failing(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(TargetError, match=f"cannot write {path}: No space left on device"):
         apply_change(change)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+    assert json.loads(path.read_text()) == {"model": "opus"}
+
+
+def test_a_settings_file_that_became_a_directory_is_not_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, {"model": "opus"})
+    change = plan_install(str(path), "claude-code", COMMAND)
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(TargetError, match="not a regular file"):
+        apply_change(change)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["settings.json"]
+    assert path.is_dir()
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

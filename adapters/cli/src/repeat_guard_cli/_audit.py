@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
@@ -114,36 +113,24 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
 def _check_output_target(target: str) -> None:
     """Refuse an output path that exists and is not a regular file (a device, a FIFO, a
     directory, a symbolic link), before any work is done."""
+    from repeat_guard_hooks import TargetError, check_target
+
     try:
-        status = os.lstat(target)
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise UsageError(f"cannot write {target}: {error.strerror}") from error
-    if not stat.S_ISREG(status.st_mode):
-        raise UsageError(f"refusing to replace {target}: it is not a regular file")
+        check_target(target)
+    except TargetError as error:
+        raise UsageError(str(error)) from error
 
 
 def write_atomically(target: str, text: str) -> None:
-    """Replace ``target`` with ``text`` (UTF-8) through a temporary file in its directory."""
-    import tempfile
+    """Replace ``target`` with ``text`` (UTF-8), atomically; ``UsageError`` when it cannot."""
+    from repeat_guard_hooks import TargetError
+    from repeat_guard_hooks import write_atomically as write
 
-    _check_output_target(target)
-    directory = os.path.dirname(os.path.abspath(target))
+    data = text.encode("utf-8")
     try:
-        handle, temporary = tempfile.mkstemp(
-            dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
-        )
-    except OSError as error:
-        raise UsageError(f"cannot write {target}: {error.strerror}") from error
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        write(target, lambda stream: stream.write(data))
+    except TargetError as error:
+        raise UsageError(str(error)) from error
 
 
 def _paths(given: list[str]) -> list[str]:

@@ -129,6 +129,7 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
     from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
         SCOPES,
         InstallError,
+        TargetError,
         hook_command,
         install,
         installed_executable,
@@ -145,7 +146,7 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
             change = install(path, agent, command, dry_run=args.dry_run)
         else:
             change = uninstall(path, agent, dry_run=args.dry_run)
-    except InstallError as error:
+    except (InstallError, TargetError) as error:
         raise UsageError(str(error)) from error
     except OSError as error:
         raise UsageError(f"cannot write {error.filename}: {error.strerror}") from error

@@ -11,19 +11,16 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import signal
-import stat
 import struct
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
-from types import FrameType
 from typing import IO, BinaryIO, Literal, assert_never
 
 from repeat_guard import GuardConfig
+from repeat_guard_hooks import TargetError, check_target, write_atomically
 from repeat_guard_transcripts import (
     READERS,
     Annotating,
@@ -351,15 +348,9 @@ def _same_file(source: str, target: str) -> bool:
 def _refuse_target(target: str) -> None:
     """Raise ``UsageError`` unless ``target`` is a new path or an existing regular file."""
     try:
-        status = os.lstat(target)
-    except FileNotFoundError:
-        return
-    except OSError as error:
-        raise UsageError(f"cannot write {target}: {error.strerror}") from error
-    if stat.S_ISLNK(status.st_mode):
-        raise UsageError(f"cannot write {target}: it is a symbolic link; name its target")
-    if not stat.S_ISREG(status.st_mode):
-        raise UsageError(f"cannot write {target}: not a regular file")
+        check_target(target)
+    except TargetError as error:
+        raise UsageError(str(error)) from error
 
 
 def _write_outcomes(outcomes: Iterable[Outcome], label: str, streams: Streams) -> int:
@@ -418,90 +409,17 @@ def _annotate_into(
     return _write_outcomes(outcomes, opened.label, streams)
 
 
-class _Terminated(SystemExit):
-    """SIGTERM or SIGHUP arrived while a temporary file existed: exit as a process killed by
-    it would be reported."""
-
-
-def _on_termination(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated(128 + signum)
-
-
-_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
-_INTERRUPTING = (signal.SIGINT, *_TERMINATING)
-
-
-@contextlib.contextmanager
-def _termination_raises() -> Iterator[None]:
-    # SIGTERM's and SIGHUP's (the terminal closed) default ends the process at once, leaving
-    # the temporary file behind; while it exists, they raise instead, so the cleanup below runs
-    # (SIGINT already raises). A signal the caller ignores (nohup) stays ignored.
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {
-        number: signal.signal(number, _on_termination)
-        for number in _TERMINATING
-        if signal.getsignal(number) is signal.SIG_DFL
-    }
-    try:
-        yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-
-def _new_file_mode(target: str) -> int:
-    try:
-        return os.stat(target).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def _temporary_beside(target: str) -> tuple[int, str]:
-    """Create the temporary file the annotated copy is written to, in ``target``'s folder."""
-    try:
-        return tempfile.mkstemp(
-            dir=os.path.dirname(os.path.abspath(target)),
-            prefix=f".{os.path.basename(target)}.",
-            suffix=".tmp",
-        )
-    except OSError as error:
-        raise UsageError(f"cannot write {target}: {error.strerror}") from error
-
-
 def _annotate_atomically(opened: _Input, config: GuardConfig, target: str, streams: Streams) -> int:
-    with _termination_raises():
-        # A signal that lands while the temporary file is being created would leave it
-        # behind: signals wait until the cleanup below is in place.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTING)
-        try:
-            handle, temporary = _temporary_beside(target)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                status = _annotate_into(opened, config, stream.write, streams)
-            if opened.faults:
-                raise UsageError(
-                    f"{target} not written: line {opened.faults[0]} of {opened.label} could "
-                    "not be read whole, and the annotated copy would lack it"
-                )
-            _refuse_target(target)  # it may have changed into what must not be replaced
-            os.chmod(temporary, _new_file_mode(target))
-            os.replace(temporary, target)
-        except OSError as error:
-            _remove(temporary)
-            raise UsageError(f"cannot write {target}: {error.strerror}") from error
-        except BaseException:
-            _remove(temporary)
-            raise
-    return status
+    def into(stream: BinaryIO) -> int:
+        status = _annotate_into(opened, config, stream.write, streams)
+        if opened.faults:
+            raise UsageError(
+                f"{target} not written: line {opened.faults[0]} of {opened.label} could "
+                "not be read whole, and the annotated copy would lack it"
+            )
+        return status
 
-
-def _remove(temporary: str) -> None:
-    # Gone already when a signal lands just after the rename.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temporary)
+    try:
+        return write_atomically(target, into)
+    except TargetError as error:
+        raise UsageError(str(error)) from error

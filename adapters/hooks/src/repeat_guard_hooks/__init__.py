@@ -4,7 +4,8 @@
 applies them to the per-agent state kept in a SQLite file between hook processes, and returns
 the hook's answer: the reminder as ``additionalContext`` for the model's next request, and a
 refusal (``permissionDecision: "deny"``) for a call past a configured hard limit.
-``install`` and ``uninstall`` add and remove the hook entries in the agent's settings.
+``install`` and ``uninstall`` add and remove the hook entries in the agent's settings, through
+``write_atomically``, the writer every command that replaces a file uses.
 
 Each name is imported from its module when first used, so that a hook process (a new one for
 every tool call) never loads the installer.
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         parse_hook_input,
         render_answer,
     )
+    from ._files import TargetError, Terminated, check_target, write_atomically
     from ._install import (
         HOOK_EVENTS,
         HOOK_TIMEOUT_SECONDS,
@@ -83,10 +85,13 @@ __all__ = [
     "SessionEnded",
     "SettingsChange",
     "StoreResult",
+    "TargetError",
+    "Terminated",
     "Unused",
     "agent_key",
     "apply_action",
     "apply_change",
+    "check_target",
     "default_state_path",
     "find_config_file",
     "hook_command",
@@ -102,6 +107,7 @@ __all__ = [
     "run_hook",
     "settings_path",
     "uninstall",
+    "write_atomically",
 ]
 
 _HOMES = {
@@ -115,6 +121,10 @@ _HOMES = {
     "hook_input_or_reason": "._dialects",
     "parse_hook_input": "._dialects",
     "render_answer": "._dialects",
+    "TargetError": "._files",
+    "Terminated": "._files",
+    "check_target": "._files",
+    "write_atomically": "._files",
     "HOOK_EVENTS": "._install",
     "HOOK_TIMEOUT_SECONDS": "._install",
     "SCOPES": "._install",

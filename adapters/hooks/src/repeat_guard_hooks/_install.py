@@ -8,8 +8,9 @@ key, group and hook stays as it was. An entry is ours when its command runs ``re
 moved), and ``uninstall`` removes exactly our entries, then the lists and the ``hooks`` table it
 left empty.
 
-Writes are atomic (a temporary file in the same directory, then ``os.replace``), keep the file's
-mode, and go through a symlink to its target. A path that exists and is not a regular file, or
+Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
+to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
+target. A path that exists and is not a regular file, or
 a file that is not a JSON object, is refused and left untouched.
 """
 
@@ -243,29 +244,22 @@ def _change(
 
 
 def apply_change(change: SettingsChange) -> None:
-    """Write ``change`` to its file atomically (or remove the file when ``after`` is ``None``)."""
+    """Write ``change`` to its file atomically (or remove the file when ``after`` is ``None``).
+
+    A settings file reached through a symbolic link is written where the link points, and the
+    link kept. Raises ``TargetError`` when the file cannot be written.
+    """
     if not change.changed:
         return
     target = os.path.realpath(change.path)
     if change.after is None:
         os.remove(target)
         return
-    import tempfile  # noqa: PLC0415  # not on the hook path, which imports this module
+    from ._files import write_atomically  # noqa: PLC0415  # not on the hook path, which imports this module
 
-    directory = os.path.dirname(target)
-    os.makedirs(directory, exist_ok=True)
-    mode = os.stat(target).st_mode & 0o7777 if os.path.exists(target) else 0o644
-    descriptor, temporary = tempfile.mkstemp(prefix=".repeat-guard-", dir=directory)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(change.after)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    text = change.after.encode("utf-8")
+    write_atomically(target, lambda stream: stream.write(text))
 
 
 def install(path: str, dialect: Dialect, command: str, *, dry_run: bool = False) -> SettingsChange:
