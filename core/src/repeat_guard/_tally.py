@@ -61,13 +61,16 @@ __all__ = [
     "ProjectTally",
     "Run",
     "SessionWaste",
+    "Step",
     "Tally",
     "ToolTally",
     "Waste",
     "merge_tallies",
     "merge_waste",
+    "run_length",
     "tally",
     "tally_from_json",
+    "tally_steps",
     "tally_to_json",
     "waste_to_json",
     "worst_runs",
@@ -107,6 +110,21 @@ class Tally(NamedTuple):
     tools: PMap[str, ToolTally] = _NO_TOOLS
 
 
+def run_length(state: GuardState, event: Event) -> int:
+    """Return the count of the run ``event`` belongs to: its agent's chain in ``state`` (the
+    state ``reduce`` returned for ``event``) when ``event`` is a tracked call with an agent,
+    else 0.
+
+    A run starts at 1; a call whose run length is 2 or more is wasted (see the definitions).
+    """
+    if not isinstance(event, ToolCallFinished) or event.agent is None:
+        return 0
+    if not state.config.tracks(event.tool):
+        return 0
+    chain = state.chain(event.agent)
+    return 0 if chain is None else chain.repeats
+
+
 def tally(counts: Tally, state: GuardState, event: Event, reminders: tuple[Reminder, ...]) -> Tally:
     """Return ``counts`` with ``event`` added.
 
@@ -117,9 +135,8 @@ def tally(counts: Tally, state: GuardState, event: Event, reminders: tuple[Remin
         return counts
     tool = event.tool
     before = counts.tools.get(tool, _NO_TOOL)
-    chain = state.chain(event.agent) if state.config.tracks(tool) else None
-    run = 0 if chain is None else chain.repeats
-    tracked = int(chain is not None)
+    run = run_length(state, event)
+    tracked = int(run > 0)
     wasted = int(run >= 2)
     spoken = len(reminders)
     forms = counts.reminders_by_form
@@ -142,6 +159,58 @@ def tally(counts: Tally, state: GuardState, event: Event, reminders: tuple[Remin
         forms,
         counts.tools.set(tool, after),
     )
+
+
+Step = tuple[GuardState, Event, tuple[Reminder, ...]]
+"""One step of a replay: the state ``reduce`` returned for an event, the event, its reminders."""
+
+
+def tally_steps(counts: Tally, steps: Iterable[Step]) -> Tally:
+    """Return ``counts`` with every step of ``steps`` added, in order.
+
+    Equal to folding ``tally`` over the steps one at a time, and cheaper: the steps are counted
+    in plain local counters and become one ``Tally``, merged into ``counts`` once. Feed it a
+    bounded chunk at a time (it holds nothing beyond one counter per tool and per form).
+    """
+    denied = 0
+    forms: dict[str, int] = {}
+    # Per tool: [calls, tracked, wasted, reminders, longest_run], as in ``ToolTally``; the
+    # totals are their sums (and the longest of their runs), as every counted call has a tool.
+    tools: dict[str, list[int]] = {}
+    for state, event, reminders in steps:
+        if not isinstance(event, ToolCallFinished) or event.agent is None:
+            continue
+        run = run_length(state, event)
+        mine = tools.get(event.tool)
+        if mine is None:
+            mine = tools[event.tool] = [0, 0, 0, 0, 0]
+        mine[0] += 1
+        mine[1] += run > 0
+        mine[2] += run >= 2
+        mine[4] = max(mine[4], run)
+        denied += event.denied
+        if reminders:
+            mine[3] += len(reminders)
+            _count_forms(forms, reminders)
+    if not tools:
+        return counts
+    calls, tracked, wasted, spoken, _ = map(sum, zip(*tools.values(), strict=True))
+    chunk = Tally(
+        calls,
+        tracked,
+        wasted,
+        denied,
+        spoken,
+        max(mine[4] for mine in tools.values()),
+        pmap(forms),
+        pmap({name: ToolTally(*mine) for name, mine in tools.items()}),
+    )
+    return merge_tallies(counts, chunk)
+
+
+def _count_forms(forms: dict[str, int], reminders: tuple[Reminder, ...]) -> None:
+    for reminder in reminders:
+        forms[reminder.form] = forms.get(reminder.form, 0) + 1
 
 
 def merge_tallies(first: Tally, second: Tally) -> Tally:
