@@ -1,7 +1,8 @@
 """One file's located events, folded into per-session ``Waste`` values.
 
-Each session gets its own guard state: the core's ``reduce`` decides, the core's ``tally``
-counts, and this module only remembers where things happened. A run is the chain the reducer
+Each session gets its own guard state: the core's ``reduce`` decides, the core's tally counts
+(``SessionTallies``, in chunks, as a replay does), the core's ``run_length`` says what each
+call was, and this module only remembers where things happened. A run is the chain the reducer
 keeps for an agent: it starts when the chain's count is 1 and ends when the agent's next
 tracked call starts another chain, when a prompt or a disposal drops the chain, or at the end
 of the file. The arguments of a run are made canonical only once it is a loop.
@@ -23,17 +24,16 @@ from repeat_guard import (
     ProjectTally,
     Run,
     SessionWaste,
-    Tally,
     ToolCallFinished,
     Waste,
     canonical_arguments,
     merge_waste,
     preview_arguments,
     reduce,
-    tally,
+    run_length,
     worst_runs,
 )
-from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen
+from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen, SessionTallies
 
 from ._model import AuditSettings, FileAudit, Problem, SessionAudit
 
@@ -70,7 +70,6 @@ class _Session:
 
     name: str
     state: GuardState
-    counts: Tally = field(default_factory=Tally)
     project: str | None = None
     days: dict[str, list[int]] = field(default_factory=dict)
     open_runs: dict[str, _OpenRun] = field(default_factory=dict)
@@ -103,6 +102,7 @@ class _Folder:
         self.settings = settings
         self.initial = GuardState.initial(settings.config)
         self.sessions: dict[str, _Session] = {}
+        self.tallies = SessionTallies()
         self.problems: list[Problem] = []
         self.diagnostics = 0
 
@@ -118,28 +118,39 @@ class _Folder:
         if session.project is None:
             session.project = item.project
         event = item.event
-        before = session.state
-        state, reminders = reduce(before, event)
+        state, reminders = reduce(session.state, event)
         session.state = state
         since = self.settings.since
         day = _day(item.timestamp)
         # An undated call counts: its file was written on or after ``since`` to get here.
         counted = since is None or day == UNKNOWN_DAY or day >= since
-        agent = event.agent
+        if counted:
+            self.tallies.add(session.name, state, event, reminders)
         if not isinstance(event, ToolCallFinished):
             self.close_run(session, event.agent)
-        elif agent is not None and item.tokens is not None:
+        elif event.agent is not None:
+            self.call(session, item, event, event.agent, run_length(state, event), day, counted)
+
+    def call(
+        self,
+        session: _Session,
+        item: Located,
+        event: ToolCallFinished,
+        agent: str,
+        run: int,
+        day: str,
+        counted: bool,
+    ) -> None:
+        """Follow a call with an agent: its day, its turn's cost, its run (``run`` is the
+        core's ``run_length``: 0 untracked, 1 a run's first call, 2 or more wasted)."""
+        if item.tokens is not None:
             session.steps[agent] = _Step(item.tokens)
         if counted:
-            old = session.counts
-            session.counts = tally(old, state, event, reminders)
-            wasted = session.counts.wasted != old.wasted
-            if session.counts.calls != old.calls:
-                self.count_day(session, day, wasted)
-            if wasted and agent is not None:
+            self.count_day(session, day, run >= 2)
+            if run >= 2:
                 self.count_turn(session, agent)
-        if isinstance(event, ToolCallFinished) and agent is not None and state is not before:
-            self.follow_run(session, event, agent, state, where.line, counted)
+        if run:
+            self.follow_run(session, event, agent, run, item.where.line, counted)
 
     def count_day(self, session: _Session, day: str, wasted: bool) -> None:
         counts = session.days.get(day)
@@ -163,12 +174,10 @@ class _Folder:
         session: _Session,
         event: ToolCallFinished,
         agent: str,
-        state: GuardState,
+        length: int,
         line: int,
         counted: bool,
     ) -> None:
-        chain = state.chain(agent)
-        length = 1 if chain is None else chain.repeats
         current = session.open_runs.get(agent)
         if length == 1 or current is None:
             self.close_run(session, agent)
@@ -206,7 +215,7 @@ class _Folder:
     def finish_session(self, session: _Session, fmt: str) -> SessionAudit:
         for agent in list(session.open_runs):
             self.close_run(session, agent)
-        counts = session.counts
+        counts = self.tallies.tally(session.name)
         project = session.project or ""
         keep = self.settings.keep
         waste = Waste(
@@ -253,7 +262,7 @@ def fold_file(
     sessions = tuple(
         folder.finish_session(session, fmt)
         for session in folder.sessions.values()
-        if settings.since is None or session.counts.calls
+        if settings.since is None or folder.tallies.tally(session.name).calls
     )
     if len(sessions) == 1:
         # Most files hold one session; by the merge's identity its counts are the file's.

@@ -41,6 +41,7 @@ from ._openhands import OpenHandsReader
 from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_head
 from ._replay import FileSummary, Fired, Outcome, SessionSummary, replay
 from ._swe_agent import SweAgentReader
+from ._tallies import CHUNK_STEPS, SessionTallies
 
 for _reader in (
     AcpReader(),
@@ -55,6 +56,7 @@ READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
 
 __all__ = [
+    "CHUNK_STEPS",
     "DONE_MARKS",
     "FIFO_WAIT_SECONDS",
     "HEAD_BYTES",
@@ -79,6 +81,7 @@ __all__ = [
     "Recorded",
     "SessionSeen",
     "SessionSummary",
+    "SessionTallies",
     "Severity",
     "SweAgentReader",
     "Unfinished",

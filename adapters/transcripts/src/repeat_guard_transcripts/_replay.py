@@ -1,10 +1,11 @@
 """One replay for every format: a reader's items through the core, written once.
 
-``replay`` feeds each located event to the core's ``reduce`` and ``tally`` and passes the rest
-through, so the command's reports, ``--check`` and ``--annotate`` never know which format they
-read. Each session has its own ``GuardState`` (readers qualify agent ids by their session, so
-no chain is ever shared), which keeps the cost of a call the same however many sessions a
-file holds. Counts are kept per session; the file's totals are their merge.
+``replay`` feeds each located event to the core's ``reduce``, counts it with the core's tally
+(through ``SessionTallies``, as the audit does) and passes the rest through, so the command's
+reports, ``--check`` and ``--annotate`` never know which format they read. Each session has
+its own ``GuardState`` (readers qualify agent ids by their session, so no chain is ever
+shared), which keeps the cost of a call the same however many sessions a file holds. Counts
+are kept per session; the file's totals are their merge.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from repeat_guard import (
     ToolCallFinished,
     merge_tallies,
     reduce,
-    tally,
 )
 
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
+from ._tallies import SessionTallies
 
 __all__ = ["FileSummary", "Fired", "Outcome", "SessionSummary", "replay"]
 
@@ -72,11 +73,7 @@ Outcome = Fired | Diagnostic | Unfinished | Recorded | FileSummary
 class _Session:
     state: GuardState
     agents: set[str] = field(default_factory=set)
-    tally: Tally = field(default_factory=Tally)
     unfinished: int = 0
-
-    def summary(self, session: str) -> SessionSummary:
-        return SessionSummary(session, len(self.agents), self.tally, self.unfinished)
 
 
 class _Replay:
@@ -85,6 +82,7 @@ class _Replay:
     def __init__(self, config: GuardConfig) -> None:
         self.initial = GuardState.initial(config)
         self.sessions: dict[str, _Session] = {}
+        self.tallies = SessionTallies()
         self.recorded: list[Recorded] = []
         self.errors = 0
         self.notes = 0
@@ -96,10 +94,11 @@ class _Replay:
         return counts
 
     def on_event(self, item: Located) -> Iterator[Fired]:
-        counts = self.session(item.where.session)
+        name = item.where.session
+        counts = self.session(name)
         event = item.event
         counts.state, reminders = reduce(counts.state, event)
-        counts.tally = tally(counts.tally, counts.state, event, reminders)
+        self.tallies.add(name, counts.state, event, reminders)
         if isinstance(event, ToolCallFinished) and event.agent is not None:
             counts.agents.add(event.agent)
         for reminder in reminders:
@@ -126,7 +125,10 @@ class _Replay:
                 assert_never(item)
 
     def summary(self, file: str) -> FileSummary:
-        summaries = tuple(counts.summary(name) for name, counts in self.sessions.items())
+        summaries = tuple(
+            SessionSummary(name, len(counts.agents), self.tallies.tally(name), counts.unfinished)
+            for name, counts in self.sessions.items()
+        )
         total = Tally()
         for summary in summaries:
             total = merge_tallies(total, summary.tally)
