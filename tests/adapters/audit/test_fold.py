@@ -80,6 +80,16 @@ def test_untracked_and_agentless_calls_leave_runs_alone() -> None:
     assert result.waste.counts.calls == 3
 
 
+def test_an_untracked_call_a_budget_remembers_leaves_runs_alone() -> None:
+    # With a budget on, an untracked call changes the state (the budget's memory): it must
+    # still neither end the agent's run nor start one of its own.
+    config = GuardConfig(exclude=("todo",), budgets=(("todo", 9),))
+    items: list[Item] = [call(1), call(2, "todo"), call(3), call(4, "todo")]
+    result = fold_file(F, "test", items, 0, AuditSettings(config))
+    assert result.waste.worst == (Run(2, "grep", '{"q":1}', F, "s", "a", (1, 3)),)
+    assert result.waste.counts.wasted == 1
+
+
 def test_a_step_is_charged_once_whichever_of_its_calls_is_wasted() -> None:
     items: list[Item] = [
         call(1, tokens=10),  # step 1: one call

@@ -1,0 +1,58 @@
+"""SessionTallies: each session's steps counted in bounded chunks, as ``tally`` counts them one
+by one, however the sessions interleave."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from repeat_guard import GuardConfig, GuardState, PromptSubmitted, Tally, ToolCallFinished, reduce
+from repeat_guard import tally as tally_one
+from repeat_guard_transcripts import CHUNK_STEPS, SessionTallies
+
+CONFIG = GuardConfig(thresholds=(2, 5))
+
+
+def feed(script: list[tuple[str, ToolCallFinished | PromptSubmitted]]) -> dict[str, Tally]:
+    """Feed ``script`` to a ``SessionTallies`` and, beside it, to ``tally`` step by step;
+    return the step-by-step tallies after checking that the two agree."""
+    tallies = SessionTallies()
+    states: dict[str, GuardState] = {}
+    expected: dict[str, Tally] = {}
+    for session, event in script:
+        state, reminders = reduce(states.get(session, GuardState.initial(CONFIG)), event)
+        states[session] = state
+        tallies.add(session, state, event, reminders)
+        expected[session] = tally_one(expected.get(session, Tally()), state, event, reminders)
+    for session, counts in expected.items():
+        assert tallies.tally(session) == counts, session
+    return expected
+
+
+steps = st.tuples(
+    st.sampled_from(["s", "t"]),
+    st.builds(ToolCallFinished, st.just("a"), st.sampled_from(["grep", "read"]), st.just(1))
+    | st.builds(PromptSubmitted, st.just("a")),
+)
+
+
+@given(st.lists(steps, max_size=40))
+def test_interleaved_sessions_are_counted_apart(
+    script: list[tuple[str, ToolCallFinished | PromptSubmitted]],
+) -> None:
+    feed(script)
+
+
+def test_a_long_session_is_counted_in_chunks_and_read_at_any_time() -> None:
+    grep = ToolCallFinished("a", "grep", 1)
+    counts = feed([("s", grep)] * (2 * CHUNK_STEPS + 3))
+    assert (counts["s"].calls, counts["s"].wasted) == (2 * CHUNK_STEPS + 3, 2 * CHUNK_STEPS + 2)
+    # Reading a tally counts what waits; steps added after it are counted on top.
+    tallies = SessionTallies()
+    first, _ = reduce(GuardState.initial(CONFIG), grep)
+    tallies.add("s", first, grep, ())
+    assert tallies.tally("s").calls == 1
+    second, reminders = reduce(first, grep)
+    tallies.add("s", second, grep, reminders)
+    assert (tallies.tally("s").calls, tallies.tally("s").reminders) == (2, 1)
+    assert tallies.tally("unseen") == Tally()
