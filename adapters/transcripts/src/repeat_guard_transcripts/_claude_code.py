@@ -11,7 +11,7 @@ Agents: the session's main agent is ``<sessionId>``; a subagent (``isSidechain``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
@@ -30,6 +30,9 @@ DENIAL_MARKERS: Final = (
 )
 """Texts of an error ``tool_result`` that mean the call was refused, not that it failed."""
 
+# An ``OpenCall`` per call without the named tuple's ``__new__`` in between.
+_open_call: Callable[[type[OpenCall], tuple[object, ...]], OpenCall] = tuple.__new__
+
 _RECORD_TYPES = frozenset({"user", "assistant", "system", "summary", "queue-operation"})
 
 
@@ -47,8 +50,7 @@ def _text(value: object) -> str:
 
 
 def _is_denial(block: Mapping[str, object], record: Mapping[str, object]) -> bool:
-    if block.get("is_error") is not True:
-        return False
+    """Whether an error result (``is_error``, checked by the caller) says it was refused."""
     said = _text(block.get("content")) + " " + _text(record.get("toolUseResult"))
     return any(marker in said for marker in DENIAL_MARKERS)
 
@@ -118,13 +120,19 @@ class _ClaudeFile:
     ) -> None:
         usage = message.get("usage")
         tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
-        if not isinstance(tokens, int) or isinstance(tokens, bool):
-            tokens = None
+        # Values come from JSON, so ``type(...) is`` is ``isinstance`` without the bool that
+        # is an int; here, once per record, each check inline rather than a call.
+        tokens = tokens if type(tokens) is int else None
         where = Location(self.file, self.line, session)
-        agent = self._agent(record, session)
-        turn = _string(record, "promptId")
-        timestamp = _string(record, "timestamp")
-        project = _string(record, "cwd")
+        agent = self._agent(record, session) if record.get("isSidechain") is True else session
+        turn, timestamp, project = (
+            record.get("promptId"),
+            record.get("timestamp"),
+            record.get("cwd"),
+        )
+        turn = turn if type(turn) is str else None
+        timestamp = timestamp if type(timestamp) is str else None
+        project = project if type(project) is str else None
         for block in content:
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
@@ -134,8 +142,9 @@ class _ClaudeFile:
                     Diagnostic(self.file, self.line, "tool_use without a string id and name")
                 )
                 continue
-            call = OpenCall(
-                where, agent, name, block.get("input"), turn, tokens, timestamp, project
+            call = _open_call(
+                OpenCall,
+                (where, agent, name, block.get("input"), turn, tokens, timestamp, project),
             )
             tokens = None  # the step's tokens go with its first call
             items += self.calls.add(ident, call)
@@ -189,15 +198,17 @@ class _ClaudeFile:
                     )
                 )
             return
-        event = ToolCallFinished(call.agent, call.tool, call.arguments, _is_denial(block, record))
+        _, agent, tool, arguments, turn, tokens, _, project = call
+        denied = block.get("is_error") is True and _is_denial(block, record)
+        timestamp = record.get("timestamp")
         items.append(
             Located(
                 Location(self.file, self.line, session),
-                event,
-                call.turn,
-                call.tokens,
-                _string(record, "timestamp"),
-                call.project,
+                ToolCallFinished(agent, tool, arguments, denied),
+                turn,
+                tokens,
+                timestamp if type(timestamp) is str else None,
+                project,
             )
         )
 
