@@ -110,6 +110,9 @@ class Tally(NamedTuple):
     tools: PMap[str, ToolTally] = _NO_TOOLS
 
 
+_EMPTY = Tally()
+
+
 def run_length(state: GuardState, event: Event) -> int:
     """Return the count of the run ``event`` belongs to: its agent's chain in ``state`` (the
     state ``reduce`` returned for ``event``) when ``event`` is a tracked call with an agent,
@@ -205,7 +208,8 @@ def tally_steps(counts: Tally, steps: Iterable[Step]) -> Tally:
         pmap(forms),
         pmap({name: ToolTally(*mine) for name, mine in tools.items()}),
     )
-    return merge_tallies(counts, chunk)
+    # A session's first chunk is most chunks: by the merge's identity it is the total.
+    return chunk if counts == _EMPTY else merge_tallies(counts, chunk)
 
 
 def _count_forms(forms: dict[str, int], reminders: tuple[Reminder, ...]) -> None:
