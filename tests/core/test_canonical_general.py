@@ -8,6 +8,7 @@ it exactly as the fast path would. Each case here pins text that only the genera
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 
 import pytest
 
@@ -94,3 +95,42 @@ def test_plain_json_data_never_reaches_the_general_encoder(
         canonical_arguments({1: "non-string key"})
     with pytest.raises(AssertionError, match="general encoder used"):
         canonical_arguments([math.nan])
+
+
+class _FrozenMapping(Mapping[object, object]):
+    """A mapping that can sit in a set: the way to put a mapping many levels deep."""
+
+    def __init__(self, *items: tuple[object, object]) -> None:
+        self._items = dict(items)
+
+    def __getitem__(self, key: object) -> object:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _tied_keys_at(depth: int, *values: int) -> str:
+    """The text of a mapping ``depth`` nested sets down whose keys all share one text."""
+    keys = [_Unprintable() for _ in values]
+    inner: object = _FrozenMapping(*zip(keys, values, strict=True))
+    for _ in range(depth):
+        inner = frozenset([inner])
+    return canonical_arguments(inner)
+
+
+def test_the_tie_break_between_keys_sees_the_same_depth_limit() -> None:
+    # The values of tied keys are compared one level below their mapping, like its keys. Just
+    # above the limit, they still order the keys whatever the insertion order.
+    assert _tied_keys_at(49, 2, 1) == _tied_keys_at(49, 1, 2)
+    assert _tied_keys_at(49, 2, 1).index(":1") < _tied_keys_at(49, 2, 1).index(":2")
+    # At the limit the keys' texts and the values compared are all the fixed marker, so the
+    # tie stands and the mapping keeps its own order: how deep the cut is stays visible.
+    tied = '{"<nested too deep>":2,"<nested too deep>":1}'
+    assert _tied_keys_at(50, 2, 1) == "<set [" * 50 + tied + "]>" * 50
