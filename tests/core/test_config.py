@@ -14,6 +14,7 @@ from repeat_guard import (
     parse_config,
     resolve_config,
 )
+from repeat_guard._config import config_format
 
 
 def error_of(result: Result[GuardConfig, ConfigError]) -> ConfigError:
@@ -196,6 +197,31 @@ def test_an_override_replaces_the_files_key_under_its_other_spelling() -> None:
     overrides = {"arguments_preview_chars": 12, "deny_at": 6}
     config = load_config(text, overrides=overrides).unwrap()
     assert (config.arguments_preview_chars, config.deny_at) == (12, 6)
+
+
+@pytest.mark.parametrize(
+    ("source", "text", "syntax"),
+    [
+        ("g.toml", "{}", "toml"),
+        ("g.json", "x = 1", "json"),
+        ("g.conf", ' \n {"a": 1}', "json"),
+        (None, "{}", "json"),
+        (None, "a = 1", "toml"),
+        ("g.json.bak", "", "toml"),
+    ],
+)
+def test_config_format_names_the_syntax(source: str | None, text: str, syntax: str) -> None:
+    assert config_format(source, text) == syntax
+
+
+def test_overrides_are_read_after_the_files_keys() -> None:
+    # An override of a key the file holds too moves it after the file's keys: of two unknown
+    # keys, the one only the file names is the first reported, whatever the file's order.
+    text = '{"colour": 1, "size": 2}'
+    for override in ("colour", "size"):
+        other = "size" if override == "colour" else "colour"
+        error = load_config(text, source="g.json", overrides={override: 3}).failure()
+        assert (error.key, error.value) == (other, {"colour": 1, "size": 2}[other])
 
 
 def test_an_override_is_judged_like_the_file() -> None:
