@@ -72,6 +72,8 @@ def model(script: list[Event]) -> dict[str, object]:
         runs[event.agent] = (event.tool, event.arguments, count)
         totals["wasted"] += count >= 2
         totals["reminders"] += count in (2, 4)
+        totals["gentle"] += count == 2
+        totals["detailed"] += count == 4
         longest = max(longest, count)
     return {**totals, "longest_run": longest}
 
@@ -84,7 +86,8 @@ def test_the_fold_agrees_with_a_model(script: list[Event]) -> None:
         assert getattr(counts, name) == expected.get(name, 0), name
     assert sum(tool.calls for tool in counts.tools.values()) == counts.calls
     assert sum(tool.wasted for tool in counts.tools.values()) == counts.wasted
-    assert sum(counts.reminders_by_form.values()) == counts.reminders
+    forms = {form: expected[form] for form in ("gentle", "detailed") if expected.get(form)}
+    assert dict(counts.reminders_by_form) == forms
 
 
 def test_a_scripted_example() -> None:
@@ -108,6 +111,12 @@ def test_a_scripted_example() -> None:
             }
         ),
     )
+
+
+def test_reminders_of_one_form_add_up() -> None:
+    grep, read = ToolCallFinished("a", "grep", 1), ToolCallFinished("b", "read", 1)
+    counts = fold([grep, read, grep, read, grep, grep])
+    assert counts.reminders_by_form == pmap({"gentle": 2, "detailed": 1})
 
 
 @st.composite
