@@ -115,6 +115,15 @@ def test_the_worst_runs_of_a_split_are_the_worst_runs_of_the_whole(
     assert merge_waste(a, b, KEEP).worst == worst_runs(first + second, KEEP)
 
 
+@given(st.lists(sessions, max_size=12), st.lists(sessions, max_size=12))
+def test_the_worst_sessions_of_a_split_are_the_worst_sessions_of_the_whole(
+    first: list[SessionWaste], second: list[SessionWaste]
+) -> None:
+    a = Waste(worst_sessions=worst_sessions(first, KEEP))
+    b = Waste(worst_sessions=worst_sessions(second, KEEP))
+    assert merge_waste(a, b, KEEP).worst_sessions == worst_sessions(first + second, KEEP)
+
+
 def test_counts_add_up_and_maps_merge_pointwise() -> None:
     a = Waste(
         Tally(calls=4, wasted=2, reminders_by_form=pmap({"gentle": 1})),
