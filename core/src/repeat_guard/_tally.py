@@ -445,9 +445,17 @@ def _merge_projects(
     merged = first
     for name, theirs in second.items():
         mine = merged.get(name)
-        both = theirs if mine is None else ProjectTally(*map(sum, zip(mine, theirs, strict=True)))
-        merged = merged.set(name, both)
+        merged = merged.set(name, theirs if mine is None else _merge_project(mine, theirs))
     return merged
+
+
+def _merge_project(first: ProjectTally, second: ProjectTally) -> ProjectTally:
+    return ProjectTally(
+        first.sessions + second.sessions,
+        first.calls + second.calls,
+        first.wasted + second.wasted,
+        first.wasted_tokens + second.wasted_tokens,
+    )
 
 
 def waste_to_json(waste: Waste) -> dict[str, object]:
