@@ -67,6 +67,7 @@ __all__ = [
     "Waste",
     "merge_tallies",
     "merge_waste",
+    "merge_wastes",
     "run_length",
     "tally",
     "tally_from_json",
@@ -428,6 +429,91 @@ def merge_waste(first: Waste, second: Waste, keep: int) -> Waste:
         worst_runs(first.worst + second.worst, keep),
         worst_sessions(first.worst_sessions + second.worst_sessions, keep),
     )
+
+
+def merge_wastes(wastes: Iterable[Waste], keep: int) -> Waste:
+    """Return the counts of all of ``wastes``, keeping the ``keep`` worst runs and sessions.
+
+    Equal to folding ``merge_waste`` over ``wastes`` from ``Waste()``, and cheaper for many:
+    the sums gather in plain counters and become one ``Waste`` at the end, and the rankings are
+    cut to ``keep`` whenever ``4 * keep`` entries wait, so what is held stays bounded however
+    many wastes come.
+    """
+    sums = _WasteSums()
+    for waste in wastes:
+        sums.add(waste, keep)
+    return sums.waste(keep)
+
+
+class _WasteSums:
+    """The mutable counters of one ``merge_wastes`` call; never leaves it."""
+
+    def __init__(self) -> None:
+        # files, sessions, diagnostics, bytes, wasted_turns, wasted_tokens, as in ``Waste``;
+        # calls, tracked, wasted, denied, reminders, as in ``Tally``, and its longest run.
+        self.numbers = [0] * 6
+        self.counts = [0] * 5
+        self.longest = 0
+        self.forms: dict[str, int] = {}
+        self.tools: dict[str, list[int]] = {}
+        self.days: dict[str, list[int]] = {}
+        self.projects: dict[str, list[int]] = {}
+        self.runs: list[Run] = []
+        self.sessions: list[SessionWaste] = []
+
+    def add(self, waste: Waste, keep: int) -> None:
+        counts = waste.counts
+        _add_into(self.numbers, waste[1:7])
+        _add_into(self.counts, counts[:5])
+        self.longest = max(self.longest, counts.longest_run)
+        for form, count in counts.reminders_by_form.items():
+            self.forms[form] = self.forms.get(form, 0) + count
+        for name, tool in counts.tools.items():
+            mine = self.tools.setdefault(name, [0] * 5)
+            _add_into(mine, tool[:4])
+            mine[4] = max(mine[4], tool.longest_run)
+        for day, both in waste.days.items():
+            _add_into(self.days.setdefault(day, [0, 0]), both)
+        for project, four in waste.projects.items():
+            _add_into(self.projects.setdefault(project, [0] * 4), four)
+        self.runs += waste.worst
+        self.sessions += waste.worst_sessions
+        if len(self.runs) >= 4 * keep:
+            self.runs[:] = worst_runs(self.runs, keep)
+        if len(self.sessions) >= 4 * keep:
+            self.sessions[:] = worst_sessions(self.sessions, keep)
+
+    def waste(self, keep: int) -> Waste:
+        calls, tracked, wasted, denied, reminders = self.counts
+        counts = Tally(
+            calls,
+            tracked,
+            wasted,
+            denied,
+            reminders,
+            self.longest,
+            pmap(self.forms),
+            pmap({name: ToolTally(*mine) for name, mine in self.tools.items()}),
+        )
+        files, sessions, diagnostics, size, turns, tokens = self.numbers
+        return Waste(
+            counts,
+            files,
+            sessions,
+            diagnostics,
+            size,
+            turns,
+            tokens,
+            pmap({day: DayTally(*both) for day, both in self.days.items()}),
+            pmap({name: ProjectTally(*four) for name, four in self.projects.items()}),
+            worst_runs(self.runs, keep),
+            worst_sessions(self.sessions, keep),
+        )
+
+
+def _add_into(sums: list[int], values: tuple[int, ...]) -> None:
+    for index, value in enumerate(values):
+        sums[index] += value
 
 
 def _merge_days(first: PMap[str, DayTally], second: PMap[str, DayTally]) -> PMap[str, DayTally]:
