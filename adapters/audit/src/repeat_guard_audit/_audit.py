@@ -2,7 +2,7 @@
 
 The file list is a generator and every engine keeps a bounded window of batches in flight, so
 memory does not grow with the number of files; the results come back in listing order whatever
-the engine, and ``merge_waste`` adds them up, so every engine gives the same totals and the
+the engine, and ``merge_wastes`` adds them up, so every engine gives the same totals and the
 same lines.
 """
 
@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Iterator
 from functools import partial
 
-from repeat_guard import Waste, merge_waste
+from repeat_guard import Waste, merge_wastes
 from repeat_guard_transcripts import discover
 
 from ._engine import EngineName, run
@@ -72,7 +72,4 @@ def audit(
 
 def total(results: Iterable[FileAudit], keep: int) -> Waste:
     """Return the merged counts of ``results``."""
-    merged = Waste()
-    for result in results:
-        merged = merge_waste(merged, result.waste, keep)
-    return merged
+    return merge_wastes((result.waste for result in results), keep)

@@ -27,7 +27,7 @@ from repeat_guard import (
     ToolCallFinished,
     Waste,
     canonical_arguments,
-    merge_waste,
+    merge_wastes,
     preview_arguments,
     reduce,
     run_length,
@@ -268,8 +268,6 @@ def fold_file(
         # Most files hold one session; by the merge's identity its counts are the file's.
         total = sessions[0].waste
     else:
-        total = Waste()
-        for session in sessions:
-            total = merge_waste(total, session.waste, settings.keep)
+        total = merge_wastes((session.waste for session in sessions), settings.keep)
     total = total._replace(files=1, bytes=size, diagnostics=folder.diagnostics)
     return FileAudit(file, fmt, sessions, total, tuple(folder.problems))
