@@ -11,6 +11,7 @@ from repeat_guard import (
     Memory,
     ToolCallFinished,
     decode_memory,
+    decode_memory_or_error,
     decode_state,
     encode_memory,
     encode_state,
@@ -63,6 +64,12 @@ RESULT = "the result key must be a string or null"
 def test_a_broken_memory_names_where(raw: object, path: str, message: str) -> None:
     value = raw if path == "memory" else raw[int(path[-2])]  # type: ignore[index]  # a list
     assert decode_memory(raw).failure() == CodecError(path, value, message)
+
+
+def test_the_unwrapped_decoder_names_the_same_place_by_default() -> None:
+    assert decode_memory_or_error("x") == CodecError("memory", "x", SHAPE)
+    assert decode_memory_or_error("x", "m") == CodecError("m", "x", SHAPE)
+    assert decode_memory_or_error([1, [], [], None, []]) == Memory()
 
 
 def test_a_broken_memories_mapping_names_where() -> None:
