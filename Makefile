@@ -87,7 +87,8 @@ mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minut
 	cp tests/__init__.py .mutation/tests/ && cp -r tests/core .mutation/tests/core
 	mkdir -p .mutation/core && cp core/README.md .mutation/core/README.md
 	cp mutation/pyproject.toml .mutation/pyproject.toml
-	cd .mutation && ../.venv/bin/mutmut run --max-children $${MUTMUT_CHILDREN:-2} > run.log 2>&1 \
+	cd .mutation && REPEAT_GUARD_MACHINE_EXAMPLES=$${MACHINE_EXAMPLES:-30} \
+		../.venv/bin/mutmut run --max-children $${MUTMUT_CHILDREN:-2} > run.log 2>&1 \
 		|| tail -20 run.log; \
 		../.venv/bin/mutmut results --all true > results.txt; \
 		../.venv/bin/python ../mutation/summary.py results.txt

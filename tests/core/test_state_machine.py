@@ -9,6 +9,7 @@ agents that are gone).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -40,6 +41,15 @@ TOOLS = ("grep", "read", "todo_write")
 ARGUMENTS: tuple[object, ...] = ({"p": 1}, {"p": 1.0, "q": None}, "raw{")
 
 
+def examples(usual: int) -> int:
+    """How many runs of a machine to try: ``usual``, or fewer when ``make mutation`` asks.
+
+    A mutation campaign runs these machines once per mutant that survives the other tests,
+    hundreds of times; it sets ``REPEAT_GUARD_MACHINE_EXAMPLES`` to bound each one.
+    """
+    return min(usual, int(os.environ.get("REPEAT_GUARD_MACHINE_EXAMPLES", usual)))
+
+
 class GuardMachine(HarnessMachine):
     state: GuardState
     history: list[tuple[GuardState, dict[str, Chain]]]
@@ -68,7 +78,9 @@ class GuardMachine(HarnessMachine):
             assert dict(state.chains) == earlier
 
 
-GuardMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
+GuardMachine.TestCase.settings = settings(
+    max_examples=examples(150), stateful_step_count=60, deadline=None
+)
 test_guard_machine = GuardMachine.TestCase
 
 
@@ -134,7 +146,9 @@ class PolicyMachine(GuardMachine):
         assert decoded.unwrap() == self.state
 
 
-PolicyMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=60, deadline=None)
+PolicyMachine.TestCase.settings = settings(
+    max_examples=examples(150), stateful_step_count=60, deadline=None
+)
 test_policy_machine = PolicyMachine.TestCase
 
 
@@ -153,6 +167,6 @@ class SmallLayersMachine(GuardMachine):
 
 
 SmallLayersMachine.TestCase.settings = settings(
-    max_examples=100, stateful_step_count=60, deadline=None
+    max_examples=examples(100), stateful_step_count=60, deadline=None
 )
 test_small_layers_machine = SmallLayersMachine.TestCase
