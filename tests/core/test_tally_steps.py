@@ -101,6 +101,17 @@ def test_a_chunk_is_counted_like_the_steps_in_it() -> None:
     )
 
 
+def test_reminders_add_up_within_a_chunk() -> None:
+    # Agent a's grep reminds at 2 and 4 calls, agent b's at 2: three reminders for one tool
+    # and two of one form, all in one chunk.
+    first, second = ToolCallFinished("a", "grep", 1), ToolCallFinished("b", "grep", 2)
+    steps = replayed([first, second, first, second, first, first], CONFIGS[1])
+    counts = tally_steps(Tally(), steps)
+    assert counts.reminders_by_form == pmap({"gentle": 2, "detailed": 1})
+    assert counts.tools["grep"].reminders == 3
+    assert counts == one_by_one(Tally(), steps)
+
+
 def test_a_chunk_without_calls_changes_nothing() -> None:
     counts = tally_steps(Tally(), replayed([ToolCallFinished("a", "grep", 1)], GuardConfig()))
     steps = replayed([PromptSubmitted("a"), ToolCallFinished(None, "grep", 1)], GuardConfig())
