@@ -21,6 +21,7 @@ from repeat_guard import (
     PromptSubmitted,
     ToolCallFinished,
     decode_chain,
+    decode_chain_or_error,
     decode_state,
     encode_chain,
     encode_state,
@@ -78,6 +79,7 @@ def test_the_encoding_is_versioned_plain_data() -> None:
         ([True, "t", "k", 1], "chain[0]", "chain version must be 1"),
         ([1, 5, "k", 1], "chain[1]", "the tool must be a string"),
         ([1, "t", None, 1], "chain[2]", "the argument key must be a string"),
+        ([1, "t", 7, 1], "chain[2]", "the argument key must be a string"),
         ([1, "t", "k", 0], "chain[3]", "repeats must be an integer of 1 or more"),
         ([1, "t", "k", True], "chain[3]", "repeats must be an integer of 1 or more"),
         ([1, "t", "k", 1.5], "chain[3]", "repeats must be an integer of 1 or more"),
@@ -89,6 +91,13 @@ def test_a_bad_chain_is_named(raw: object, path: str, message: str) -> None:
     at = raw if path == "chain" else raw[int(path[-2])]  # type: ignore[index]  # a list here
     assert error.value == at
     assert str(error) == f"{path}: {message}"
+
+
+def test_the_unwrapped_decoder_names_the_same_place_by_default() -> None:
+    shape = "a chain must be a list of 4 items"
+    assert decode_chain_or_error("x") == CodecError("chain", "x", shape)
+    assert decode_chain_or_error("x", "c") == CodecError("c", "x", shape)
+    assert decode_chain_or_error([1, "t", "k", 2]) == Chain("t", "k", 2)
 
 
 @pytest.mark.parametrize(
