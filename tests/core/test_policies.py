@@ -242,6 +242,8 @@ def test_the_policy_keys_parse_in_both_spellings_and_round_trip() -> None:
     )
     assert GuardConfig(progress="result").policies
     assert not GuardConfig(deny_at=3).policies  # admit needs no memory
+    # The bounds of the period are both allowed (9 and 1 are refused below).
+    assert [parse_config({"cyclePeriod": p}).unwrap().cycle_period for p in (0, 2, 8)] == [0, 2, 8]
 
 
 @pytest.mark.parametrize(
