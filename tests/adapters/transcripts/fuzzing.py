@@ -207,15 +207,27 @@ def acp_line(draw: st.DrawFn, noise: int) -> bytes:
         message = draw(response(noise))
     else:
         message = draw(ANY_JSON)
-    if draw(st.booleans()):
+    form = draw(st.integers(0, 2))
+    if form == 1:
         direction = draw(field(st.sampled_from(["c2a", "a2c"]), noise))
         record: object = {"dir": direction, "msg": message}
     else:
         record = message
-    return (
-        json.dumps(record, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
-        + b"\n"
-    )
+    text = json.dumps(record, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+    if form == 2:  # an IDE's transport log line, or another logger's line among them
+        text = draw(st.sampled_from(LOG_PREFIXES)) + text
+    return text + b"\n"
+
+
+LOG_PREFIXES = (
+    b"2025-11-14 19:57:12,975 [     34]   FINE - AcpTransport - OUT: ",
+    b"2025-11-14 19:57:13,401 [    460]   FINE - AcpTransport - IN: ",
+    b"2025-11-14T19:57:13 AcpTransport - IN: ",
+    b"2025-11-14 19:57:13.4 FINE - AcpTransport - SIDEWAYS: ",
+    b"2025-11-14 19:57:13,401 [    460]   INFO - #c.i.Other - ",
+    b"2025-13-99 99:99:99 AcpTransport - IN: ",
+    b"2025-11-14 19:57 AcpTransport - IN: ",
+)
 
 
 @st.composite

@@ -17,6 +17,7 @@ from repeat_guard_transcripts import (
     Diagnostic,
     Located,
     Unfinished,
+    annotate,
 )
 from repeat_guard_transcripts import _acp as acp_module
 
@@ -217,3 +218,87 @@ def test_sniffing_passes_by_files_that_only_quote_acp() -> None:
     cut = frame(rawInput={"text": "x" * 5000})[:3000]  # a first line longer than the head
     assert reader.sniff(cut)
     assert not reader.sniff(b'{"jsonrpc": "2.0", "result": {"x": "' + b"y" * 5000)
+
+
+# -- an IDE's transport log ----------------------------------------------------------------
+
+IDE_LOG = ACP / "ide_transport_log.log"
+_PREFIX = "2025-11-14 19:57:21,{ms:03d} [   8648]   FINE - AcpTransport - {way}: "
+
+
+def log_line(message: Mapping[str, object], way: str = "IN", ms: int = 0) -> bytes:
+    return (_PREFIX.format(ms=ms, way=way) + json.dumps(message)).encode() + b"\n"
+
+
+def log_call(call_id: str, path: str = "README.md") -> bytes:
+    update = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": f"Read {path}",
+        "kind": "read",
+        "status": "completed",
+        "rawInput": {"path": path},
+    }
+    params = {"sessionId": "s", "update": update}
+    return log_line({"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+
+def test_an_ide_transport_log_reads_as_the_records_it_logs() -> None:
+    # The same lines as recorder records, made here from the log's own parts.
+    records = []
+    for raw in IDE_LOG.read_bytes().splitlines(keepends=True):
+        head, way, body = raw.partition(b" AcpTransport - ")[2].partition(b": ")
+        if not way:
+            continue  # the other logger's line
+        direction = "c2a" if head == b"OUT" else "a2c"
+        stamp = raw[:23].decode().replace(" ", "T").replace(",", ".")
+        records.append(json.dumps({"dir": direction, "ts": stamp, "msg": json.loads(body)}))
+    as_log = run_file("acp", IDE_LOG)
+    as_records = run_reader("acp", [r.encode() + b"\n" for r in records])
+    assert diagnostics(as_log) == []
+    assert diagnostics(as_log, "note") == [
+        (5, "1 log line carrying no ACP message skipped, the first on this line")
+    ]
+    log_tally, record_tally = summary(as_log).tally, summary(as_records).tally
+    assert log_tally == record_tally
+    assert (log_tally.calls, log_tally.wasted) == (5, 0)
+    assert [s.session for s in summary(as_log).sessions] == ["4a152829-869d-4813-b0b5-c43a7decd492"]
+
+
+def test_a_transport_log_is_sniffed_and_its_times_kept() -> None:
+    reader = READERS["acp"]
+    assert reader.sniff(IDE_LOG.read_bytes()[:4096])
+    assert reader.sniff(b"2025-11-14 19:57:12 INFO - app - started\n" + log_call("a"))
+    other = b"2025-11-14 19:57:12,975 [ 34] FINE - AcpTransport - OUT: "
+    assert not reader.sniff(other + b'{"jsonrpc": "2.0", "method": "other/thing"}\n')
+    assert not reader.sniff(other + b"{not json\n")
+    assert not reader.sniff(b"2025-11-14 19:57:12 INFO - app - started\n")
+    mixed = [log_call("a"), log_call("b").replace(b",000 ", b" "), frame(toolCallId="c")]
+    located = [item for item in reader.read(mixed, "f") if isinstance(item, Located)]
+    assert [item.timestamp for item in located] == [
+        "2025-11-14T19:57:21.000",
+        "2025-11-14T19:57:21",
+        None,  # a raw JSON line among the log's: no time of its own
+    ]
+
+
+def test_a_loop_in_a_transport_log_fires_and_annotates_in_the_log_s_form() -> None:
+    lines = [log_call(f"c{n}") for n in range(3)]
+    lines.insert(1, b"2025-11-14 19:57:21,100 [ 1] WARN - #c.i.Other - unrelated\n")
+    lines.insert(2, b"2025-11-14 19:57:21,200 [ 2] FINE - AcpTransport - IN: {broken\n")
+    outcomes = run_reader("acp", lines)
+    assert fired(outcomes) == [(5, "read", 3, "gentle")]
+    assert [line for line, _ in diagnostics(outcomes)] == [3]
+    assert diagnostics(outcomes, "note") == [
+        (2, "1 log line carrying no ACP message skipped, the first on this line")
+    ]
+    written: list[bytes] = []
+    list(annotate(lines, READERS["acp"], GuardConfig(), file="t", write=written.append))
+    assert written[:5] == lines
+    reminder = written[5]
+    assert reminder.startswith(_PREFIX.format(ms=0, way="IN").encode())
+    message = json.loads(reminder.partition(b" - IN: ")[2])
+    assert message["params"]["update"]["_meta"]["repeatGuard"]["count"] == 3
+    again: list[bytes] = []
+    list(annotate(written, READERS["acp"], GuardConfig(), file="t", write=again.append))
+    assert again == written  # the earlier reminder is recognised, dropped and written again

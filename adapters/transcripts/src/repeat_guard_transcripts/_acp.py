@@ -27,7 +27,16 @@ from typing import Final
 from repeat_guard import PromptSubmitted, Reminder, ToolCallFinished
 
 from ._acp_lifecycle import Effect, Phase, Signal, step
-from ._acp_wire import Direction, Ident, Request, Response, decode_message, is_record
+from ._acp_wire import (
+    Direction,
+    Ident,
+    LogLine,
+    Request,
+    Response,
+    decode_message,
+    is_record,
+    log_line,
+)
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
 from ._lines import json_lines
 from ._registry import head_objects
@@ -56,6 +65,8 @@ _STATUS_SIGNALS = {
 }
 _REJECT_KINDS = frozenset({"reject_once", "reject_always"})
 _ID_NAME = re.compile(r"(.+)-\d+")
+# How many of an IDE log's first lines sniffing looks at for an AcpTransport line.
+_SNIFFED_LOG_LINES = 50
 _ACP_METHOD = re.compile(rb'"method" ?: ?"(initialize|session/)')
 # Typed fields of a tool call frame: name -> (accepted type, its name for a diagnostic).
 _FIELD_TYPES: Mapping[str, tuple[type, str]] = {
@@ -169,16 +180,23 @@ class _AcpFile:
         self.open: dict[_CallKey, _Call] = {}
         self.done: dict[_CallKey, None] = {}
         self.pending: dict[tuple[Direction, Ident], _Pending] = {}
+        # The IDE log line being decoded (its number and parts), and the first line and
+        # count of the log lines that carried no ACP message.
+        self.logged: tuple[int, LogLine] | None = None
+        self.other_log_lines: tuple[int, int] | None = None
 
     # -- lines ---------------------------------------------------------------------------
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        for decoded in json_lines(lines, self.file):
+        for decoded in json_lines(self._unlogged(lines), self.file):
             if isinstance(decoded, Diagnostic):
                 self.line = decoded.line
                 yield decoded
                 continue
             self.line, value = decoded
+            logged = self.logged
+            if logged is not None and logged[0] == self.line:
+                value = {"dir": logged[1].direction, "ts": logged[1].timestamp, "msg": value}
             ts = value.get("ts") if isinstance(value, dict) and is_record(value) else None
             self.timestamp = ts if isinstance(ts, str) else None
             message = decode_message(value)
@@ -190,6 +208,33 @@ class _AcpFile:
                 yield from self._on_response(message)
         for key in list(self.open):
             yield from self._signal(key, Signal.TURN_END, None)
+        if self.other_log_lines:
+            first, count = self.other_log_lines
+            yield Diagnostic(
+                self.file,
+                first,
+                f"{count} log line{'s' * (count > 1)} carrying no ACP message skipped, "
+                "the first on this line",
+                "note",
+            )
+
+    def _unlogged(self, lines: Iterable[bytes]) -> Iterator[bytes]:
+        """The lines, each IDE log line replaced by the JSON text it carries (its direction
+        and time kept in ``logged`` until the line is decoded) or, for another logger's
+        line, by an empty line, which decodes to nothing."""
+        for number, raw in enumerate(lines, start=1):
+            if raw[:1].isdigit():
+                logged = log_line(raw)
+                if isinstance(logged, LogLine):
+                    self.logged = (number, logged)
+                    yield logged.payload
+                    continue
+                if logged is not None:
+                    first, count = self.other_log_lines or (number, 0)
+                    self.other_log_lines = (first, count + 1)
+                    yield b""
+                    continue
+            yield raw
 
     def _error(self, message: str) -> Diagnostic:
         return Diagnostic(self.file, self.line, message)
@@ -435,8 +480,22 @@ def _is_acp_message(value: Mapping[str, object]) -> bool:
     return isinstance(method, str) and (method == "initialize" or method.startswith("session/"))
 
 
+def _is_acp_log(head: bytes) -> bool:
+    for raw in head.split(b"\n")[:-1][:_SNIFFED_LOG_LINES]:
+        logged = log_line(raw)
+        if isinstance(logged, LogLine):
+            try:
+                message = json.loads(logged.payload)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(message, dict) and _is_acp_message(message):
+                return True
+    return False
+
+
 class AcpReader:
-    """Reads ACP traffic: raw JSON-RPC lines or ``{"dir", "msg"}`` recorder records."""
+    """Reads ACP traffic: raw JSON-RPC lines, ``{"dir", "msg"}`` recorder records, or an
+    IDE's log with ``AcpTransport - IN|OUT:`` lines."""
 
     name: Final = "acp"
 
@@ -444,7 +503,10 @@ class AcpReader:
         """Whether ``head`` (the file's first bytes) looks like ACP traffic: it opens with a
         JSON object, and one of its first lines is an ACP message (``initialize`` or a
         ``session/`` method), raw or in a record. Source files and notes that quote ACP
-        traffic open otherwise, so a directory walk passes them by."""
+        traffic open otherwise, so a directory walk passes them by. An IDE's log counts when
+        one of its first lines is an ``AcpTransport`` line carrying an ACP message."""
+        if head[:1].isdigit():
+            return _is_acp_log(head)
         if head.lstrip()[:1] != b"{":
             return False
         objects = head_objects(head)
@@ -461,6 +523,9 @@ class AcpReader:
         """The line to write after ``line`` (where ``reminder`` fired) when annotating: the
         reminder's notification, in a record when ``line`` is one."""
         message = reminder_notification(session, reminder)
+        logged = log_line(line)
+        if isinstance(logged, LogLine):  # in the log's form, as a message the IDE received
+            return logged.prefix + b"IN: " + json.dumps(message).encode("ascii") + b"\n"
         try:
             record = is_record(json.loads(line))
         except (ValueError, RecursionError):

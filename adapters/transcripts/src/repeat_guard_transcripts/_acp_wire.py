@@ -1,19 +1,39 @@
 """ACP bytes to messages: one JSON-RPC message per line, raw or in a recorder's record.
 
 A line is a raw JSON-RPC message, or a record ``{"dir": "c2a"|"a2c", "msg": ..., "ts"?}``
-written by a recorder (``c2a``: client to agent). Each message is validated before anything
-is read from it: a request's id must be a string or an integer (never a boolean, a float, an
-object), and is then tagged by its type, so ``1`` and ``"1"`` stay distinct keys. Anything
-else becomes a message for a diagnostic; nothing here raises.
+written by a recorder (``c2a``: client to agent), or a line of an IDE's log, whose
+``AcpTransport`` lines carry the messages the IDE (the client) sent (``OUT``) and received
+(``IN``) after a timestamp::
+
+    2025-11-14 19:57:12,975 [     34]   FINE - AcpTransport - OUT: {"jsonrpc": "2.0", ...}
+
+``log_line`` splits such a line; the reader treats it as the record it stands for.
+
+Each message is validated before anything is read from it: a request's id must be a string or
+an integer (never a boolean, a float, an object), and is then tagged by its type, so ``1`` and
+``"1"`` stay distinct keys. Anything else becomes a message for a diagnostic; nothing here
+raises.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
-__all__ = ["Direction", "Ident", "Message", "Request", "Response", "decode_message", "is_record"]
+__all__ = [
+    "OTHER_LOG_LINE",
+    "Direction",
+    "Ident",
+    "LogLine",
+    "Message",
+    "Request",
+    "Response",
+    "decode_message",
+    "is_record",
+    "log_line",
+]
 
 Direction = Literal["c2a", "a2c"]
 _DIRECTIONS: tuple[Direction, ...] = ("c2a", "a2c")
@@ -107,3 +127,44 @@ def _request(
     if isinstance(ident, str):
         return f"{method}: request {ident}"
     return Request(direction, method, ident, params)
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """An IDE log's ``AcpTransport`` line: who sent the message, when, and its JSON text.
+
+    ``prefix`` is the line up to and including ``AcpTransport - ``, so a line written beside
+    it can take the same form."""
+
+    direction: Direction
+    timestamp: str
+    prefix: bytes
+    payload: bytes
+
+
+OTHER_LOG_LINE: Final = "another logger's line"
+"""What ``log_line`` says of a log line that carries no ACP message (another logger's)."""
+
+# A log line opens with its date and time; JSON lines open with a brace or a space.
+_LOG_OPENING = re.compile(rb"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+_TRANSPORT = re.compile(
+    rb"(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[,.](?P<fraction>\d+))?"
+    rb"[^\n]*? AcpTransport - (?P<direction>IN|OUT): "
+)
+
+
+def log_line(raw: bytes) -> LogLine | str | None:
+    """Split an IDE log line: its ``LogLine`` when it carries an ACP message,
+    ``OTHER_LOG_LINE`` when it is another logger's, ``None`` when it is no log line at all."""
+    if _LOG_OPENING.match(raw) is None:
+        return None
+    found = _TRANSPORT.match(raw)
+    if found is None:
+        return OTHER_LOG_LINE
+    fraction = found["fraction"]
+    timestamp = (found["date"] + b"T" + found["time"]).decode("ascii")
+    if fraction is not None:
+        timestamp += "." + fraction.decode("ascii")
+    direction: Direction = "c2a" if found["direction"] == b"OUT" else "a2c"
+    prefix = raw[: found.start("direction")]
+    return LogLine(direction, timestamp, prefix, raw[found.end() :])
