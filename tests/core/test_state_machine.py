@@ -153,16 +153,16 @@ test_policy_machine = PolicyMachine.TestCase
 
 
 class SmallLayersMachine(GuardMachine):
-    """The same check with layers of 2 and 3 agents, so the kit's 12 agents pass through all
-    three layers of the state (the small dict, the larger one and the PMap) and back."""
+    """The same check with a small dict of 2 agents and shards of 1 on average, so the kit's 12
+    agents pass between the two layers of the state and the shards double while they do."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.saved = (_state._RECENT_SLOTS, _state._MIDDLE_SLOTS)
-        _state._RECENT_SLOTS, _state._MIDDLE_SLOTS = 2, 3
+        self.saved = (_state._RECENT_SLOTS, _state._SHARD_LOAD)
+        _state._RECENT_SLOTS, _state._SHARD_LOAD = 2, 1
 
     def teardown(self) -> None:
-        _state._RECENT_SLOTS, _state._MIDDLE_SLOTS = self.saved
+        _state._RECENT_SLOTS, _state._SHARD_LOAD = self.saved
         super().teardown()
 
 

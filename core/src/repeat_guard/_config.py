@@ -88,6 +88,7 @@ class GuardConfig:
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _policies: bool = field(init=False, repr=False, compare=False)
+    _plain: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         budgets: object = self.budgets
@@ -120,11 +121,17 @@ class GuardConfig:
         set_(self, "_budget_res", tuple(_compile_one(pattern) for pattern, _ in pairs))
         policies = self.cycle_period > 0 or self.progress != "off" or bool(pairs)
         set_(self, "_policies", policies)
+        set_(self, "_plain", not policies and not self.include and not self.exclude)
 
     @property
     def policies(self) -> bool:
         """Whether any opt-in policy that remembers calls (cycles, progress, budgets) is on."""
         return self._policies
+
+    @property
+    def plain(self) -> bool:
+        """Whether every tool is tracked and no policy that remembers calls is on (the default)."""
+        return self._plain
 
     def budget_matches(self, index: int, tool: str) -> bool:
         """Return whether budget ``index``'s pattern matches ``tool``."""

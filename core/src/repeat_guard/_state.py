@@ -19,23 +19,31 @@ The opt-in policies (cycles, result-aware progress, name budgets; see ``_policie
 (``deny_at``, a spent budget) refuses it. With every policy off no agent has a ``Memory`` and
 ``reduce`` takes exactly the path above; ``admit`` never changes a state.
 
-Representation (a performance choice, invisible through the API): three layers, each entry
-hiding the same agent's entries in the layers below it. The chains of the agents that called
-most recently sit in a small dict, copied (never changed) on every call; when a new agent finds
-it full it is merged into a larger dict, copied only then; when that one is full it is written
-into a ``PMap`` in one batch. A loop of a handful of agents never pays for more than a small
-dict copy, a thousand agents never pay for a ``PMap`` update, and beyond that each call pays
-one batched ``PMap`` write. Equality and hashing look at the merged mapping only, so two states
-with the same config and chains are equal however they were reached.
+Representation (a performance choice, invisible through the API): two layers, an entry in the
+first hiding the same agent's entry in the second. The chains of the agents that called most
+recently sit in a small dict, copied (never changed) on every call. When a new agent finds it
+full, its chains are written into the second layer, a ``PVector`` of shards: each shard is a
+dict of the agents whose hash falls on it, copied (never changed) when one of its agents is
+written, so a write copies a handful of entries and the vector's path to it. The number of
+shards doubles as agents arrive, keeping shards small. A loop of a handful of agents never pays
+for more than a small dict copy, and any number of agents pays a few shard copies per
+``_RECENT_SLOTS`` new agents.
+
+Inside the state a chain is an exact ``(tool, key, repeats)`` tuple, never a ``Chain``: the
+garbage collector stops tracking an exact tuple of strings and ints once it has seen it, but
+never a tuple subclass, so a hundred thousand ``Chain`` values would be walked by every full
+collection. ``chain`` and ``chains`` hand out ``Chain`` values. Equality and hashing look at the
+merged mapping only, so two states with the same config and chains are equal however they were
+reached.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, assert_never
 
-from pyrsistent import PMap, pmap
+from pyrsistent import PMap, PVector, pmap, pvector
 
 from ._canonical import KEY_TEXT_LIMIT, argument_key, canonical_arguments
 from ._config import GuardConfig
@@ -53,13 +61,12 @@ from ._reminders import (
 
 __all__ = ["Chain", "GuardState", "admit", "reduce"]
 
-# How many agents' chains the small dict holds before it is merged into the larger one (it is
-# copied on every call), and how many the larger one holds before it is written into the PMap
-# (it is copied once every _RECENT_SLOTS new agents, at a few nanoseconds an entry). Each write
-# into the PMap builds a new vector of buckets as large as the PMap, which the garbage collector
-# then walks while it is young: the larger dict keeps those writes rare.
+# How many agents' chains the small dict holds (it is copied on every call) before they are
+# written into the shards, and how many chains a shard holds on average before the number of
+# shards doubles (a shard is copied whenever one of its agents is written).
 _RECENT_SLOTS = 32
-_MIDDLE_SLOTS = 8192
+_SHARD_LOAD = 8
+_FIRST_SHARDS = 8  # a power of two, as every shard count is
 
 
 class Chain(NamedTuple):
@@ -73,8 +80,21 @@ class Chain(NamedTuple):
     repeats: int
 
 
-_EMPTY: PMap[str, Chain] = pmap()
+Stored = tuple[str, str, int]
+"""A chain as the state keeps it: ``(tool, key, repeats)`` in an exact tuple (see above)."""
+
+
+class _Rest(NamedTuple):
+    """What a call of a recent agent leaves as it is: the shards and the policies' memories."""
+
+    shards: PVector[Mapping[str, Stored]]
+    stored: int  # how many chains the shards hold
+    memories: PMap[str, Memory]
+
+
+_NO_CHAINS: dict[str, Stored] = {}
 _NO_MEMORY: PMap[str, Memory] = pmap()
+_EMPTY_REST = _Rest(pvector([_NO_CHAINS] * _FIRST_SHARDS), 0, _NO_MEMORY)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -86,11 +106,9 @@ class GuardState:
     """
 
     config: GuardConfig
-    # Never changed once the state is built: a new state gets new dicts.
-    _recent: Mapping[str, Chain] = field(default_factory=dict)
-    _middle: Mapping[str, Chain] = field(default_factory=dict)
-    _rest: PMap[str, Chain] = _EMPTY
-    _memory: PMap[str, Memory] = _NO_MEMORY
+    # Never changed once the state is built: a new state gets a new dict.
+    _recent: dict[str, Stored] = field(default_factory=dict)
+    _rest: _Rest = _EMPTY_REST
 
     @classmethod
     def initial(cls, config: GuardConfig | None = None) -> GuardState:
@@ -109,106 +127,150 @@ class GuardState:
         The inverse of ``chains`` and ``memories``:
         ``GuardState.from_chains(s.config, s.chains, s.memories) == s``.
         """
-        return cls(config, {}, {}, pmap(chains), pmap(memories or {}))
+        stored = {agent: _stored(chain) for agent, chain in chains.items()}
+        return cls(config, {}, _Rest(_sharded(stored), len(stored), pmap(memories or {})))
 
     @property
     def memories(self) -> PMap[str, Memory]:
         """What the opt-in policies remember, per agent (empty while they are all off)."""
-        return self._memory
+        return self._rest.memories
 
     def memory(self, agent: str) -> Memory:
         """Return what the policies remember about ``agent`` (the empty ``Memory`` if nothing)."""
-        return self._memory.get(agent, EMPTY)
+        return self._rest.memories.get(agent, EMPTY)
 
     @property
     def chains(self) -> PMap[str, Chain]:
         """Every agent's chain, keyed by agent id."""
-        merged: PMap[str, Chain] = self._rest.update(self._middle, self._recent)
-        return merged
+        return pmap({agent: _as_chain(stored) for agent, stored in self._merged().items()})
 
     def chain(self, agent: str) -> Chain | None:
         """Return ``agent``'s chain, or ``None`` when it has none."""
-        chain = self._recent.get(agent)
-        if chain is None:
-            chain = self._middle.get(agent)
-            if chain is None:
-                chain = self._rest.get(agent)
-        return chain
+        stored = self._recent.get(agent)
+        if stored is None:
+            stored = _shard_of(self._rest.shards, agent).get(agent)
+            if stored is None:
+                return None
+        return _as_chain(stored)
 
     def __len__(self) -> int:
         """The number of agents holding a chain."""
-        rest = self._rest
-        return len(rest) + len({agent for agent in (*self._middle, *self._recent)} - set(rest))
+        shards = self._rest.shards
+        hidden = sum(agent in _shard_of(shards, agent) for agent in self._recent)
+        return self._rest.stored + len(self._recent) - hidden
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GuardState):
             return NotImplemented
         return (
             self.config == other.config
-            and self.chains == other.chains
-            and self._memory == other._memory
+            and self._merged() == other._merged()
+            and self.memories == other.memories
         )
 
     def __hash__(self) -> int:
-        return hash((self.config, self.chains, self._memory))
+        return hash((self.config, frozenset(self._merged().items()), self.memories))
 
     def __repr__(self) -> str:
-        memory = f", memories={dict(self._memory)!r}" if self._memory else ""
+        memories = self.memories
+        memory = f", memories={dict(memories)!r}" if memories else ""
         return f"GuardState(config={self.config!r}, chains={dict(self.chains)!r}{memory})"
 
-    def _with_chain(self, agent: str, chain: Chain) -> GuardState:
+    def _merged(self) -> dict[str, Stored]:
+        """Every agent's stored chain in one new dict."""
+        merged: dict[str, Stored] = {}
+        for shard in self._rest.shards:
+            merged.update(shard)
+        merged.update(self._recent)
+        return merged
+
+    def _with_chain(self, agent: str, chain: Stored) -> GuardState:
         """Return this state with ``agent``'s chain set."""
-        recent, middle, rest = self._recent, self._middle, self._rest
-        if agent in recent or len(recent) < _RECENT_SLOTS:
-            recent = {**recent, agent: chain}
-        elif len(middle) < _MIDDLE_SLOTS:
-            middle = {**middle, **recent}
-            recent = {agent: chain}
-        else:
-            rest = _written(rest, middle, recent)
-            middle = {}
-            recent = {agent: chain}
-        return _new_state(self.config, recent, middle, rest, self._memory)
+        recent, rest = self._recent, self._rest
+        if agent not in recent and len(recent) >= _RECENT_SLOTS:
+            rest, recent = _written(rest, recent), _NO_CHAINS
+        fresh = dict(recent)
+        fresh[agent] = chain
+        return _new_state(self.config, fresh, rest)
 
     def _with_memory(self, agent: str, memory: Memory) -> GuardState:
         """Return this state with ``agent``'s memory set (itself when nothing changed)."""
-        if memory == self._memory.get(agent, EMPTY):
+        shards, stored, memories = self._rest
+        if memory == memories.get(agent, EMPTY):
             return self
-        memories = self._memory.set(agent, memory)
-        return _new_state(self.config, self._recent, self._middle, self._rest, memories)
+        return _new_state(
+            self.config, self._recent, _Rest(shards, stored, memories.set(agent, memory))
+        )
 
     def _without(self, agent: str) -> GuardState:
         """Return this state with no chain or memory for ``agent`` (itself when it had none)."""
-        recent, middle, rest, memory = self._recent, self._middle, self._rest, self._memory
-        if (
-            agent not in recent
-            and agent not in middle
-            and agent not in rest
-            and agent not in memory
-        ):
+        recent = self._recent
+        shards, stored, memories = self._rest
+        index = hash(agent) & (len(shards) - 1)
+        shard = shards[index]
+        if agent not in recent and agent not in shard and agent not in memories:
             return self
+        if agent in shard:
+            shard = {key: chain for key, chain in shard.items() if key != agent}
+            shards, stored = shards.set(index, shard), stored - 1
         recent = {key: chain for key, chain in recent.items() if key != agent}
-        middle = {key: chain for key, chain in middle.items() if key != agent}
-        return _new_state(self.config, recent, middle, rest.discard(agent), memory.discard(agent))
+        rest = _Rest(shards, stored, memories.discard(agent))
+        return _new_state(self.config, recent, rest)
 
 
-def _written(rest: PMap[str, Chain], *layers: Mapping[str, Chain]) -> PMap[str, Chain]:
-    """Return ``rest`` with every chain of ``layers`` written into it (later layers win)."""
-    evolver = rest.evolver()
-    for layer in layers:
-        for agent, chain in layer.items():
-            evolver[agent] = chain
-    written: PMap[str, Chain] = evolver.persistent()
-    return written
+def _shard_of(shards: PVector[Mapping[str, Stored]], agent: str) -> Mapping[str, Stored]:
+    """The shard that holds ``agent``'s chain if the shards hold one."""
+    return shards[hash(agent) & (len(shards) - 1)]
 
 
-def _new_chain(tool: str, key: str, repeats: int) -> Chain:
-    """``Chain(tool, key, repeats)``, without the named tuple's ``__new__`` in between."""
-    chain: Chain = _tuple_new(Chain, (tool, key, repeats))
+def _written(rest: _Rest, chains: Mapping[str, Stored]) -> _Rest:
+    """Return ``rest`` with every chain of ``chains`` written into its shards."""
+    shards, stored, memories = rest
+    mask = len(shards) - 1
+    copies: dict[int, dict[str, Stored]] = {}
+    for agent, chain in chains.items():
+        index = hash(agent) & mask
+        copy = copies.get(index)
+        if copy is None:
+            copy = copies[index] = dict(shards[index])
+        copy[agent] = chain
+    evolver = shards.evolver()
+    for index, copy in copies.items():
+        stored += len(copy) - len(shards[index])
+        evolver[index] = copy
+    written: PVector[Mapping[str, Stored]] = evolver.persistent()
+    if stored > _SHARD_LOAD * len(shards):
+        merged: dict[str, Stored] = {}
+        for shard in written:
+            merged.update(shard)
+        written = _sharded(merged)
+    return _Rest(written, stored, memories)
+
+
+def _sharded(chains: Mapping[str, Stored]) -> PVector[Mapping[str, Stored]]:
+    """``chains`` in as many shards as keep them ``_SHARD_LOAD`` a shard or fewer."""
+    count = _FIRST_SHARDS
+    while count * _SHARD_LOAD < len(chains):
+        count *= 2
+    shards: list[dict[str, Stored]] = [{} for _ in range(count)]
+    for agent, chain in chains.items():
+        shards[hash(agent) & (count - 1)][agent] = chain
+    return pvector(shards)
+
+
+def _stored(chain: Iterable[object]) -> Stored:
+    """``chain`` as an exact tuple."""
+    tool, key, repeats = chain
+    return (tool, key, repeats)  # type: ignore[return-value]  # a Chain's fields
+
+
+def _as_chain(stored: Stored) -> Chain:
+    """``Chain(*stored)``, without the named tuple's ``__new__`` in between."""
+    chain: Chain = _tuple_new(Chain, stored)
     return chain
 
 
-_tuple_new: Callable[[type[Chain], tuple[str, str, int]], Chain] = tuple.__new__
+_tuple_new: Callable[[type[Chain], Stored], Chain] = tuple.__new__
 
 # A state is built on every call: setting the slots directly skips the frozen dataclass's
 # generic __init__, which costs more than the rest of a call's bookkeeping.
@@ -216,24 +278,14 @@ _object_new = object.__new__
 _SetSlot = Callable[[GuardState, object], None]
 _set_config: _SetSlot = vars(GuardState)["config"].__set__
 _set_recent: _SetSlot = vars(GuardState)["_recent"].__set__
-_set_middle: _SetSlot = vars(GuardState)["_middle"].__set__
 _set_rest: _SetSlot = vars(GuardState)["_rest"].__set__
-_set_memory: _SetSlot = vars(GuardState)["_memory"].__set__
 
 
-def _new_state(
-    config: GuardConfig,
-    recent: Mapping[str, Chain],
-    middle: Mapping[str, Chain],
-    rest: PMap[str, Chain],
-    memory: PMap[str, Memory],
-) -> GuardState:
+def _new_state(config: GuardConfig, recent: dict[str, Stored], rest: _Rest) -> GuardState:
     state: GuardState = _object_new(GuardState)
     _set_config(state, config)
     _set_recent(state, recent)
-    _set_middle(state, middle)
     _set_rest(state, rest)
-    _set_memory(state, memory)
     return state
 
 
@@ -244,6 +296,36 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     default config; with the opt-in policies, the chain's, then a cycle's, then a budget's.
     Never raises for well-typed events and never mutates its inputs.
     """
+    config = state.config
+    if type(event) is not ToolCallFinished or event.agent is None or not config._plain:
+        return _on_event(state, event)
+    # The default config's call, written out: it runs for every call a harness makes. It is
+    # the path of _on_call below, with the chain looked up and written in place.
+    agent, tool = event.agent, event.tool
+    arguments = canonical_arguments(event.arguments)
+    key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
+    recent, rest = state._recent, state._rest
+    previous = recent.get(agent)
+    if previous is None:
+        previous = _shard_of(rest.shards, agent).get(agent)
+        if len(recent) >= _RECENT_SLOTS:
+            rest, recent = _written(rest, recent), _NO_CHAINS
+    if previous is not None and previous[1] == key and previous[0] == tool:
+        count = previous[2] + 1
+    else:
+        count = 1
+    fresh = recent.copy()
+    fresh[agent] = (tool, key, count)
+    after: GuardState = _object_new(GuardState)
+    _set_config(after, config)
+    _set_recent(after, fresh)
+    _set_rest(after, rest)
+    if count not in config.thresholds:
+        return after, ()
+    return after, _chain_reminders(config, agent, tool, arguments, count)
+
+
+def _on_event(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
     match event:
         case ToolCallFinished():
             return _on_call(state, event)
@@ -270,7 +352,7 @@ def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tu
         count = previous.repeats + 1
     else:
         count = 1
-    after = state._with_chain(agent, _new_chain(tool, key, count))
+    after = state._with_chain(agent, (tool, key, count))
     if count not in config.thresholds:
         return after, ()
     return after, _chain_reminders(config, agent, tool, arguments, count)
@@ -302,7 +384,7 @@ def _on_call_with_policies(
         same = previous is not None and previous.tool == tool and previous.key == key
         progressed = same and None not in (result, memory.result) and result != memory.result
         count = previous.repeats + 1 if same and not progressed else 1  # type: ignore[union-attr]  # same: not None
-        state = state._with_chain(agent, Chain(tool, key, count))
+        state = state._with_chain(agent, (tool, key, count))
         reminders.extend(_chain_reminders(config, agent, tool, arguments, count))
         if config.cycle_period:
             recent, runs, fired = cycle_of(config, memory, (tool, key))
