@@ -88,6 +88,7 @@ class GuardConfig:
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _policies: bool = field(init=False, repr=False, compare=False)
+    # Every tool tracked and no policy on: reduce() reads this on every call, past the property.
     _plain: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -127,11 +128,6 @@ class GuardConfig:
     def policies(self) -> bool:
         """Whether any opt-in policy that remembers calls (cycles, progress, budgets) is on."""
         return self._policies
-
-    @property
-    def plain(self) -> bool:
-        """Whether every tool is tracked and no policy that remembers calls is on (the default)."""
-        return self._plain
 
     def budget_matches(self, index: int, tool: str) -> bool:
         """Return whether budget ``index``'s pattern matches ``tool``."""

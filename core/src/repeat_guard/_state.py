@@ -20,14 +20,15 @@ The opt-in policies (cycles, result-aware progress, name budgets; see ``_policie
 ``reduce`` takes exactly the path above; ``admit`` never changes a state.
 
 Representation (a performance choice, invisible through the API): two layers, an entry in the
-first hiding the same agent's entry in the second. The chains of the agents that called most
-recently sit in a small dict, copied (never changed) on every call. When a new agent finds it
-full, its chains are written into the second layer, a ``PVector`` of shards: each shard is a
-dict of the agents whose hash falls on it, copied (never changed) when one of its agents is
-written, so a write copies a handful of entries and the vector's path to it. The number of
-shards doubles as agents arrive, keeping shards small. A loop of a handful of agents never pays
-for more than a small dict copy, and any number of agents pays a few shard copies per
-``_RECENT_SLOTS`` new agents.
+first hiding the same agent's entry in the second. The chains of up to ``_RECENT_SLOTS`` agents
+sit in a small dict, copied (never changed) on every call of one of them. Every other agent's
+chain lives in a ``PVector`` of shards: a shard is a small dict of the agents whose hash falls
+on it, copied (never changed) when one of them calls, so such a call copies a handful of
+entries and the vector's path to that shard. The number of shards doubles as agents arrive,
+keeping shards small. New agents join the small dict while it has room; once ``_PATIENCE``
+calls in a row have gone to the shards, its agents are no longer the busy ones, and it is
+written into the shards and emptied for the next. A loop of a handful of agents never pays
+for more than a small dict copy, and any number of agents pays one small shard copy a call.
 
 Inside the state a chain is an exact ``(tool, key, repeats)`` tuple, never a ``Chain``: the
 garbage collector stops tracking an exact tuple of strings and ints once it has seen it, but
@@ -40,7 +41,7 @@ reached.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple, assert_never
 
 from pyrsistent import PMap, PVector, pmap, pvector
@@ -65,6 +66,7 @@ __all__ = ["Chain", "GuardState", "admit", "reduce"]
 # written into the shards, and how many chains a shard holds on average before the number of
 # shards doubles (a shard is copied whenever one of its agents is written).
 _RECENT_SLOTS = 32
+_PATIENCE = 8 * _RECENT_SLOTS
 _SHARD_LOAD = 8
 _FIRST_SHARDS = 8  # a power of two, as every shard count is
 
@@ -84,36 +86,42 @@ Stored = tuple[str, str, int]
 """A chain as the state keeps it: ``(tool, key, repeats)`` in an exact tuple (see above)."""
 
 
-class _Rest(NamedTuple):
-    """What a call of a recent agent leaves as it is: the shards and the policies' memories."""
+Shards = PVector[Mapping[str, Stored]]
+Parts = tuple[GuardConfig, dict[str, Stored], Shards, int, PMap[str, Memory], int]
+"""What a state holds: config, recent, shards, stored, memories, apart.
 
-    shards: PVector[Mapping[str, Stored]]
-    stored: int  # how many chains the shards hold
-    memories: PMap[str, Memory]
-
+``recent`` maps the agents that called last to their chains (at most ``_RECENT_SLOTS``);
+``shards`` holds the chains of the others, ``stored`` says how many; ``memories`` is the
+policies' memory per agent; ``apart`` counts the chains written into the shards since
+``recent`` was last emptied. The dicts are never changed once a state holds them.
+"""
 
 _NO_CHAINS: dict[str, Stored] = {}
 _NO_MEMORY: PMap[str, Memory] = pmap()
-_EMPTY_REST = _Rest(pvector([_NO_CHAINS] * _FIRST_SHARDS), 0, _NO_MEMORY)
+_NO_SHARDS: Shards = pvector([_NO_CHAINS] * _FIRST_SHARDS)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class GuardState:
     """The guard's immutable state: its config and one chain per agent that has one.
 
-    Build the first state with ``GuardState.initial(config)``; every later one comes from
-    ``reduce``.
+    Build the first state with ``GuardState.initial(config)`` (or ``GuardState(config)``);
+    every later one comes from ``reduce``.
     """
 
-    config: GuardConfig
-    # Never changed once the state is built: a new state gets a new dict.
-    _recent: dict[str, Stored] = field(default_factory=dict)
-    _rest: _Rest = _EMPTY_REST
+    # One slot, set once: see Parts. A state is built on every call, and one slot costs less
+    # to set than one per part.
+    _parts: Parts
+
+    def __init__(self, config: GuardConfig | None = None) -> None:
+        """The state with no chains for ``config`` (the default config if omitted)."""
+        config = GuardConfig() if config is None else config
+        _set_parts(self, (config, _NO_CHAINS, _NO_SHARDS, 0, _NO_MEMORY, 0))
 
     @classmethod
     def initial(cls, config: GuardConfig | None = None) -> GuardState:
         """Return the state with no chains, for ``config`` (the default config if omitted)."""
-        return cls(GuardConfig() if config is None else config)
+        return cls(config)
 
     @classmethod
     def from_chains(
@@ -128,16 +136,22 @@ class GuardState:
         ``GuardState.from_chains(s.config, s.chains, s.memories) == s``.
         """
         stored = {agent: _stored(chain) for agent, chain in chains.items()}
-        return cls(config, {}, _Rest(_sharded(stored), len(stored), pmap(memories or {})))
+        shards = _sharded(stored)
+        return _new_state((config, _NO_CHAINS, shards, len(stored), pmap(memories or {}), 0))
+
+    @property
+    def config(self) -> GuardConfig:
+        """The config this state follows."""
+        return self._parts[0]
 
     @property
     def memories(self) -> PMap[str, Memory]:
         """What the opt-in policies remember, per agent (empty while they are all off)."""
-        return self._rest.memories
+        return self._parts[4]
 
     def memory(self, agent: str) -> Memory:
         """Return what the policies remember about ``agent`` (the empty ``Memory`` if nothing)."""
-        return self._rest.memories.get(agent, EMPTY)
+        return self._parts[4].get(agent, EMPTY)
 
     @property
     def chains(self) -> PMap[str, Chain]:
@@ -146,18 +160,19 @@ class GuardState:
 
     def chain(self, agent: str) -> Chain | None:
         """Return ``agent``'s chain, or ``None`` when it has none."""
-        stored = self._recent.get(agent)
+        recent, shards = self._parts[1:3]
+        stored = recent.get(agent)
         if stored is None:
-            stored = _shard_of(self._rest.shards, agent).get(agent)
+            stored = _shard_of(shards, agent).get(agent)
             if stored is None:
                 return None
         return _as_chain(stored)
 
     def __len__(self) -> int:
         """The number of agents holding a chain."""
-        shards = self._rest.shards
-        hidden = sum(agent in _shard_of(shards, agent) for agent in self._recent)
-        return self._rest.stored + len(self._recent) - hidden
+        recent, shards, stored = self._parts[1:4]
+        hidden = sum(agent in _shard_of(shards, agent) for agent in recent)
+        return stored + len(recent) - hidden
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GuardState):
@@ -178,34 +193,32 @@ class GuardState:
 
     def _merged(self) -> dict[str, Stored]:
         """Every agent's stored chain in one new dict."""
+        recent, shards = self._parts[1:3]
         merged: dict[str, Stored] = {}
-        for shard in self._rest.shards:
+        for shard in shards:
             merged.update(shard)
-        merged.update(self._recent)
+        merged.update(recent)
         return merged
 
     def _with_chain(self, agent: str, chain: Stored) -> GuardState:
         """Return this state with ``agent``'s chain set."""
-        recent, rest = self._recent, self._rest
-        if agent not in recent and len(recent) >= _RECENT_SLOTS:
-            rest, recent = _written(rest, recent), _NO_CHAINS
-        fresh = dict(recent)
-        fresh[agent] = chain
-        return _new_state(self.config, fresh, rest)
+        config, recent, shards, stored, memories, apart = parts = self._parts
+        if agent in recent or len(recent) < _RECENT_SLOTS:
+            fresh = recent.copy()
+            fresh[agent] = chain
+            return _new_state((config, fresh, shards, stored, memories, apart))
+        return _new_state(_written_apart(parts, hash(agent) & (len(shards) - 1), agent, chain))
 
     def _with_memory(self, agent: str, memory: Memory) -> GuardState:
         """Return this state with ``agent``'s memory set (itself when nothing changed)."""
-        shards, stored, memories = self._rest
+        config, recent, shards, stored, memories, apart = self._parts
         if memory == memories.get(agent, EMPTY):
             return self
-        return _new_state(
-            self.config, self._recent, _Rest(shards, stored, memories.set(agent, memory))
-        )
+        return _new_state((config, recent, shards, stored, memories.set(agent, memory), apart))
 
     def _without(self, agent: str) -> GuardState:
         """Return this state with no chain or memory for ``agent`` (itself when it had none)."""
-        recent = self._recent
-        shards, stored, memories = self._rest
+        config, recent, shards, stored, memories, apart = self._parts
         index = hash(agent) & (len(shards) - 1)
         shard = shards[index]
         if agent not in recent and agent not in shard and agent not in memories:
@@ -214,18 +227,38 @@ class GuardState:
             shard = {key: chain for key, chain in shard.items() if key != agent}
             shards, stored = shards.set(index, shard), stored - 1
         recent = {key: chain for key, chain in recent.items() if key != agent}
-        rest = _Rest(shards, stored, memories.discard(agent))
-        return _new_state(self.config, recent, rest)
+        return _new_state((config, recent, shards, stored, memories.discard(agent), apart))
 
 
-def _shard_of(shards: PVector[Mapping[str, Stored]], agent: str) -> Mapping[str, Stored]:
+def _shard_of(shards: Shards, agent: str) -> Mapping[str, Stored]:
     """The shard that holds ``agent``'s chain if the shards hold one."""
     return shards[hash(agent) & (len(shards) - 1)]
 
 
-def _written(rest: _Rest, chains: Mapping[str, Stored]) -> _Rest:
-    """Return ``rest`` with every chain of ``chains`` written into its shards."""
-    shards, stored, memories = rest
+def _written_apart(parts: Parts, index: int, agent: str, chain: Stored) -> Parts:
+    """Return ``parts`` with ``agent``'s chain written into shard ``index``, past the recent.
+
+    Once ``_PATIENCE`` chains in a row have been written past them, the recent agents are no
+    longer the busy ones: their chains are written into the shards too, and the next agents to
+    call take their place.
+    """
+    config, recent, shards, stored, memories, apart = parts
+    shard = shards[index]
+    copy = dict(shard)
+    copy[agent] = chain
+    stored += len(copy) - len(shard)
+    shards = shards.set(index, copy)
+    apart += 1
+    if apart >= _PATIENCE:
+        shards, stored = _written(shards, stored, recent)
+        recent, apart = _NO_CHAINS, 0
+    if stored > _SHARD_LOAD * len(shards):
+        shards = _resharded(shards)
+    return config, recent, shards, stored, memories, apart
+
+
+def _written(shards: Shards, stored: int, chains: Mapping[str, Stored]) -> tuple[Shards, int]:
+    """Return ``shards`` with every chain of ``chains`` written in, and how many they hold."""
     mask = len(shards) - 1
     copies: dict[int, dict[str, Stored]] = {}
     for agent, chain in chains.items():
@@ -238,16 +271,19 @@ def _written(rest: _Rest, chains: Mapping[str, Stored]) -> _Rest:
     for index, copy in copies.items():
         stored += len(copy) - len(shards[index])
         evolver[index] = copy
-    written: PVector[Mapping[str, Stored]] = evolver.persistent()
-    if stored > _SHARD_LOAD * len(shards):
-        merged: dict[str, Stored] = {}
-        for shard in written:
-            merged.update(shard)
-        written = _sharded(merged)
-    return _Rest(written, stored, memories)
+    written: Shards = evolver.persistent()
+    return written, stored
 
 
-def _sharded(chains: Mapping[str, Stored]) -> PVector[Mapping[str, Stored]]:
+def _resharded(shards: Shards) -> Shards:
+    """The chains of ``shards`` in twice as many shards."""
+    merged: dict[str, Stored] = {}
+    for shard in shards:
+        merged.update(shard)
+    return _sharded(merged)
+
+
+def _sharded(chains: Mapping[str, Stored]) -> Shards:
     """``chains`` in as many shards as keep them ``_SHARD_LOAD`` a shard or fewer."""
     count = _FIRST_SHARDS
     while count * _SHARD_LOAD < len(chains):
@@ -272,20 +308,15 @@ def _as_chain(stored: Stored) -> Chain:
 
 _tuple_new: Callable[[type[Chain], Stored], Chain] = tuple.__new__
 
-# A state is built on every call: setting the slots directly skips the frozen dataclass's
-# generic __init__, which costs more than the rest of a call's bookkeeping.
+# A state is built on every call: setting its slot directly skips the frozen dataclass's
+# __setattr__, which refuses, and an __init__, which costs more than a call's bookkeeping.
 _object_new = object.__new__
-_SetSlot = Callable[[GuardState, object], None]
-_set_config: _SetSlot = vars(GuardState)["config"].__set__
-_set_recent: _SetSlot = vars(GuardState)["_recent"].__set__
-_set_rest: _SetSlot = vars(GuardState)["_rest"].__set__
+_set_parts: Callable[[GuardState, object], None] = vars(GuardState)["_parts"].__set__
 
 
-def _new_state(config: GuardConfig, recent: dict[str, Stored], rest: _Rest) -> GuardState:
+def _new_state(parts: Parts) -> GuardState:
     state: GuardState = _object_new(GuardState)
-    _set_config(state, config)
-    _set_recent(state, recent)
-    _set_rest(state, rest)
+    _set_parts(state, parts)
     return state
 
 
@@ -296,7 +327,8 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     default config; with the opt-in policies, the chain's, then a cycle's, then a budget's.
     Never raises for well-typed events and never mutates its inputs.
     """
-    config = state.config
+    parts = state._parts
+    config = parts[0]
     if type(event) is not ToolCallFinished or event.agent is None or not config._plain:
         return _on_event(state, event)
     # The default config's call, written out: it runs for every call a harness makes. It is
@@ -304,22 +336,26 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     agent, tool = event.agent, event.tool
     arguments = canonical_arguments(event.arguments)
     key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
-    recent, rest = state._recent, state._rest
+    _config, recent, shards, stored, memories, apart = parts
     previous = recent.get(agent)
+    index = -1  # the shard the chain is written into, if not into recent
     if previous is None:
-        previous = _shard_of(rest.shards, agent).get(agent)
-        if len(recent) >= _RECENT_SLOTS:
-            rest, recent = _written(rest, recent), _NO_CHAINS
+        index = hash(agent) & (len(shards) - 1)
+        previous = shards[index].get(agent)
+        if len(recent) < _RECENT_SLOTS:
+            index = -1
     if previous is not None and previous[1] == key and previous[0] == tool:
         count = previous[2] + 1
     else:
         count = 1
-    fresh = recent.copy()
-    fresh[agent] = (tool, key, count)
+    if index < 0:
+        fresh = recent.copy()
+        fresh[agent] = (tool, key, count)
+        parts = (config, fresh, shards, stored, memories, apart)
+    else:
+        parts = _written_apart(parts, index, agent, (tool, key, count))
     after: GuardState = _object_new(GuardState)
-    _set_config(after, config)
-    _set_recent(after, fresh)
-    _set_rest(after, rest)
+    _set_parts(after, parts)
     if count not in config.thresholds:
         return after, ()
     return after, _chain_reminders(config, agent, tool, arguments, count)
