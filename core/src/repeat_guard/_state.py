@@ -86,7 +86,7 @@ Stored = tuple[str, str, int]
 """A chain as the state keeps it: ``(tool, key, repeats)`` in an exact tuple (see above)."""
 
 
-Shards = PVector[Mapping[str, Stored]]
+Shards = PVector[dict[str, Stored]]  # each dict never changed once in the vector
 Parts = tuple[GuardConfig, dict[str, Stored], Shards, int, PMap[str, Memory], int]
 """What a state holds: config, recent, shards, stored, memories, apart.
 
@@ -244,7 +244,7 @@ def _written_apart(parts: Parts, index: int, agent: str, chain: Stored) -> Parts
     """
     config, recent, shards, stored, memories, apart = parts
     shard = shards[index]
-    copy = dict(shard)
+    copy = shard.copy()
     copy[agent] = chain
     stored += len(copy) - len(shard)
     shards = shards.set(index, copy)
@@ -265,7 +265,7 @@ def _written(shards: Shards, stored: int, chains: Mapping[str, Stored]) -> tuple
         index = hash(agent) & mask
         copy = copies.get(index)
         if copy is None:
-            copy = copies[index] = dict(shards[index])
+            copy = copies[index] = shards[index].copy()
         copy[agent] = chain
     evolver = shards.evolver()
     for index, copy in copies.items():
@@ -327,8 +327,7 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     default config; with the opt-in policies, the chain's, then a cycle's, then a budget's.
     Never raises for well-typed events and never mutates its inputs.
     """
-    parts = state._parts
-    config = parts[0]
+    config, recent, shards, stored, memories, apart = parts = state._parts
     if type(event) is not ToolCallFinished or event.agent is None or not config._plain:
         return _on_event(state, event)
     # The default config's call, written out: it runs for every call a harness makes. It is
@@ -336,7 +335,6 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     agent, tool = event.agent, event.tool
     arguments = canonical_arguments(event.arguments)
     key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
-    _config, recent, shards, stored, memories, apart = parts
     previous = recent.get(agent)
     index = -1  # the shard the chain is written into, if not into recent
     if previous is None:
