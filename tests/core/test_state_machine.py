@@ -158,11 +158,11 @@ class SmallLayersMachine(GuardMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.saved = (_state._RECENT_SLOTS, _state._PATIENCE, _state._SHARD_LOAD)
-        _state._RECENT_SLOTS, _state._PATIENCE, _state._SHARD_LOAD = 2, 3, 1
+        self.saved = (_state._RECENT_SLOTS, _state._MIDDLE_SLOTS, _state._SHARD_LOAD)
+        _state._RECENT_SLOTS, _state._MIDDLE_SLOTS, _state._SHARD_LOAD = 2, 3, 1
 
     def teardown(self) -> None:
-        _state._RECENT_SLOTS, _state._PATIENCE, _state._SHARD_LOAD = self.saved
+        _state._RECENT_SLOTS, _state._MIDDLE_SLOTS, _state._SHARD_LOAD = self.saved
         super().teardown()
 
 

@@ -66,7 +66,7 @@ __all__ = ["Chain", "GuardState", "admit", "reduce"]
 # written into the shards, and how many chains a shard holds on average before the number of
 # shards doubles (a shard is copied whenever one of its agents is written).
 _RECENT_SLOTS = 32
-_PATIENCE = 8 * _RECENT_SLOTS
+_MIDDLE_SLOTS = 2048
 _SHARD_LOAD = 8
 _FIRST_SHARDS = 8  # a power of two, as every shard count is
 
@@ -87,13 +87,13 @@ Stored = tuple[str, str, int]
 
 
 Shards = PVector[dict[str, Stored]]  # each dict never changed once in the vector
-Parts = tuple[GuardConfig, dict[str, Stored], Shards, int, PMap[str, Memory], int]
-"""What a state holds: config, recent, shards, stored, memories, apart.
+Parts = tuple[GuardConfig, dict[str, Stored], dict[str, Stored], Shards, int, PMap[str, Memory]]
+"""What a state holds: config, recent, middle, shards, stored, memories.
 
-``recent`` maps the agents that called last to their chains (at most ``_RECENT_SLOTS``);
-``shards`` holds the chains of the others, ``stored`` says how many; ``memories`` is the
-policies' memory per agent; ``apart`` counts the chains written into the shards since
-``recent`` was last emptied. The dicts are never changed once a state holds them.
+``recent`` maps the agents that called last to their chains (at most ``_RECENT_SLOTS``),
+``middle`` the agents before them (fewer than ``_MIDDLE_SLOTS``), and ``shards`` holds the
+others' chains, ``stored`` says how many; ``memories`` is the policies' memory per agent. The
+dicts are never changed once a state holds them.
 """
 
 _NO_CHAINS: dict[str, Stored] = {}
@@ -116,7 +116,7 @@ class GuardState:
     def __init__(self, config: GuardConfig | None = None) -> None:
         """The state with no chains for ``config`` (the default config if omitted)."""
         config = GuardConfig() if config is None else config
-        _set_parts(self, (config, _NO_CHAINS, _NO_SHARDS, 0, _NO_MEMORY, 0))
+        _set_parts(self, (config, _NO_CHAINS, _NO_CHAINS, _NO_SHARDS, 0, _NO_MEMORY))
 
     @classmethod
     def initial(cls, config: GuardConfig | None = None) -> GuardState:
@@ -137,7 +137,8 @@ class GuardState:
         """
         stored = {agent: _stored(chain) for agent, chain in chains.items()}
         shards = _sharded(stored)
-        return _new_state((config, _NO_CHAINS, shards, len(stored), pmap(memories or {}), 0))
+        memories = pmap(memories or {})
+        return _new_state((config, _NO_CHAINS, _NO_CHAINS, shards, len(stored), memories))
 
     @property
     def config(self) -> GuardConfig:
@@ -147,11 +148,11 @@ class GuardState:
     @property
     def memories(self) -> PMap[str, Memory]:
         """What the opt-in policies remember, per agent (empty while they are all off)."""
-        return self._parts[4]
+        return self._parts[5]
 
     def memory(self, agent: str) -> Memory:
         """Return what the policies remember about ``agent`` (the empty ``Memory`` if nothing)."""
-        return self._parts[4].get(agent, EMPTY)
+        return self._parts[5].get(agent, EMPTY)
 
     @property
     def chains(self) -> PMap[str, Chain]:
@@ -160,19 +161,21 @@ class GuardState:
 
     def chain(self, agent: str) -> Chain | None:
         """Return ``agent``'s chain, or ``None`` when it has none."""
-        recent, shards = self._parts[1:3]
+        recent, middle, shards = self._parts[1:4]
         stored = recent.get(agent)
         if stored is None:
-            stored = _shard_of(shards, agent).get(agent)
+            stored = middle.get(agent)
             if stored is None:
-                return None
+                stored = _shard_of(shards, agent).get(agent)
+                if stored is None:
+                    return None
         return _as_chain(stored)
 
     def __len__(self) -> int:
         """The number of agents holding a chain."""
-        recent, shards, stored = self._parts[1:4]
-        hidden = sum(agent in _shard_of(shards, agent) for agent in recent)
-        return stored + len(recent) - hidden
+        recent, middle, shards, stored = self._parts[1:5]
+        above = recent.keys() | middle.keys()
+        return stored + len(above) - sum(agent in _shard_of(shards, agent) for agent in above)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GuardState):
@@ -193,41 +196,45 @@ class GuardState:
 
     def _merged(self) -> dict[str, Stored]:
         """Every agent's stored chain in one new dict."""
-        recent, shards = self._parts[1:3]
+        recent, middle, shards = self._parts[1:4]
         merged: dict[str, Stored] = {}
         for shard in shards:
             merged.update(shard)
+        merged.update(middle)
         merged.update(recent)
         return merged
 
     def _with_chain(self, agent: str, chain: Stored) -> GuardState:
         """Return this state with ``agent``'s chain set."""
-        config, recent, shards, stored, memories, apart = parts = self._parts
-        if agent in recent or len(recent) < _RECENT_SLOTS:
-            fresh = recent.copy()
-            fresh[agent] = chain
-            return _new_state((config, fresh, shards, stored, memories, apart))
-        return _new_state(_written_apart(parts, hash(agent) & (len(shards) - 1), agent, chain))
+        config, recent, middle, shards, stored, memories = self._parts
+        if agent not in recent and len(recent) >= _RECENT_SLOTS:
+            middle, shards, stored = _spilled(recent, middle, shards, stored)
+            recent = _NO_CHAINS
+        fresh = recent.copy()
+        fresh[agent] = chain
+        return _new_state((config, fresh, middle, shards, stored, memories))
 
     def _with_memory(self, agent: str, memory: Memory) -> GuardState:
         """Return this state with ``agent``'s memory set (itself when nothing changed)."""
-        config, recent, shards, stored, memories, apart = self._parts
+        config, recent, middle, shards, stored, memories = self._parts
         if memory == memories.get(agent, EMPTY):
             return self
-        return _new_state((config, recent, shards, stored, memories.set(agent, memory), apart))
+        return _new_state((config, recent, middle, shards, stored, memories.set(agent, memory)))
 
     def _without(self, agent: str) -> GuardState:
         """Return this state with no chain or memory for ``agent`` (itself when it had none)."""
-        config, recent, shards, stored, memories, apart = self._parts
+        config, recent, middle, shards, stored, memories = self._parts
         index = hash(agent) & (len(shards) - 1)
         shard = shards[index]
-        if agent not in recent and agent not in shard and agent not in memories:
+        if not any(agent in held for held in (recent, middle, shard, memories)):
             return self
         if agent in shard:
             shard = {key: chain for key, chain in shard.items() if key != agent}
             shards, stored = shards.set(index, shard), stored - 1
         recent = {key: chain for key, chain in recent.items() if key != agent}
-        return _new_state((config, recent, shards, stored, memories.discard(agent), apart))
+        middle = {key: chain for key, chain in middle.items() if key != agent}
+        memories = memories.discard(agent)
+        return _new_state((config, recent, middle, shards, stored, memories))
 
 
 def _shard_of(shards: Shards, agent: str) -> Mapping[str, Stored]:
@@ -235,26 +242,21 @@ def _shard_of(shards: Shards, agent: str) -> Mapping[str, Stored]:
     return shards[hash(agent) & (len(shards) - 1)]
 
 
-def _written_apart(parts: Parts, index: int, agent: str, chain: Stored) -> Parts:
-    """Return ``parts`` with ``agent``'s chain written into shard ``index``, past the recent.
+def _spilled(
+    recent: dict[str, Stored], middle: dict[str, Stored], shards: Shards, stored: int
+) -> tuple[dict[str, Stored], Shards, int]:
+    """Move ``recent``'s chains down: return the new middle dict, shards and their count.
 
-    Once ``_PATIENCE`` chains in a row have been written past them, the recent agents are no
-    longer the busy ones: their chains are written into the shards too, and the next agents to
-    call take their place.
+    The middle dict takes them (a copy of it, which C code makes at a few nanoseconds an
+    entry); once it holds ``_MIDDLE_SLOTS`` chains they are all written into the shards.
     """
-    config, recent, shards, stored, memories, apart = parts
-    shard = shards[index]
-    copy = shard.copy()
-    copy[agent] = chain
-    stored += len(copy) - len(shard)
-    shards = shards.set(index, copy)
-    apart += 1
-    if apart >= _PATIENCE:
-        shards, stored = _written(shards, stored, recent)
-        recent, apart = _NO_CHAINS, 0
-    if stored > _SHARD_LOAD * len(shards):
-        shards = _resharded(shards)
-    return config, recent, shards, stored, memories, apart
+    middle = {**middle, **recent}
+    if len(middle) >= _MIDDLE_SLOTS:
+        shards, stored = _written(shards, stored, middle)
+        if stored > _SHARD_LOAD * len(shards):
+            shards = _resharded(shards)
+        middle = _NO_CHAINS
+    return middle, shards, stored
 
 
 def _written(shards: Shards, stored: int, chains: Mapping[str, Stored]) -> tuple[Shards, int]:
@@ -327,7 +329,7 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     default config; with the opt-in policies, the chain's, then a cycle's, then a budget's.
     Never raises for well-typed events and never mutates its inputs.
     """
-    config, recent, shards, stored, memories, apart = parts = state._parts
+    config, recent, middle, shards, stored, memories = state._parts
     if type(event) is not ToolCallFinished or event.agent is None or not config._plain:
         return _on_event(state, event)
     # The default config's call, written out: it runs for every call a harness makes. It is
@@ -336,24 +338,21 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     arguments = canonical_arguments(event.arguments)
     key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
     previous = recent.get(agent)
-    index = -1  # the shard the chain is written into, if not into recent
     if previous is None:
-        index = hash(agent) & (len(shards) - 1)
-        previous = shards[index].get(agent)
-        if len(recent) < _RECENT_SLOTS:
-            index = -1
+        previous = middle.get(agent)
+        if previous is None:
+            previous = _shard_of(shards, agent).get(agent)
+        if len(recent) >= _RECENT_SLOTS:
+            middle, shards, stored = _spilled(recent, middle, shards, stored)
+            recent = _NO_CHAINS
     if previous is not None and previous[1] == key and previous[0] == tool:
         count = previous[2] + 1
     else:
         count = 1
-    if index < 0:
-        fresh = recent.copy()
-        fresh[agent] = (tool, key, count)
-        parts = (config, fresh, shards, stored, memories, apart)
-    else:
-        parts = _written_apart(parts, index, agent, (tool, key, count))
+    fresh = recent.copy()
+    fresh[agent] = (tool, key, count)
     after: GuardState = _object_new(GuardState)
-    _set_parts(after, parts)
+    _set_parts(after, (config, fresh, middle, shards, stored, memories))
     if count not in config.thresholds:
         return after, ()
     return after, _chain_reminders(config, agent, tool, arguments, count)
