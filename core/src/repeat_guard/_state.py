@@ -19,16 +19,16 @@ The opt-in policies (cycles, result-aware progress, name budgets; see ``_policie
 (``deny_at``, a spent budget) refuses it. With every policy off no agent has a ``Memory`` and
 ``reduce`` takes exactly the path above; ``admit`` never changes a state.
 
-Representation (a performance choice, invisible through the API): two layers, an entry in the
-first hiding the same agent's entry in the second. The chains of up to ``_RECENT_SLOTS`` agents
-sit in a small dict, copied (never changed) on every call of one of them. Every other agent's
-chain lives in a ``PVector`` of shards: a shard is a small dict of the agents whose hash falls
-on it, copied (never changed) when one of them calls, so such a call copies a handful of
-entries and the vector's path to that shard. The number of shards doubles as agents arrive,
-keeping shards small. New agents join the small dict while it has room; once ``_PATIENCE``
-calls in a row have gone to the shards, its agents are no longer the busy ones, and it is
-written into the shards and emptied for the next. A loop of a handful of agents never pays
-for more than a small dict copy, and any number of agents pays one small shard copy a call.
+Representation (a performance choice, invisible through the API): three layers, an entry in
+each hiding the same agent's entries in the layers below it. The chains of the agents that
+called most recently sit in a small dict, copied (never changed) on every call. When a new
+agent finds it full, its chains move into a middle dict, copied (by C code, a few nanoseconds
+an entry) only then. When that one is full, its chains are written in one batch into a
+``PVector`` of shards: a shard is a small dict of the agents whose hash falls on it, copied
+(never changed) when one of them is written, so a write copies a handful of entries and the
+vector's path to that shard. The number of shards doubles as agents arrive, keeping shards
+small. A loop of a handful of agents never pays for more than a small dict copy, a few hundred
+agents never pay for a shard write, and beyond that each new agent pays for one batched write.
 
 Inside the state a chain is an exact ``(tool, key, repeats)`` tuple, never a ``Chain``: the
 garbage collector stops tracking an exact tuple of strings and ints once it has seen it, but
@@ -62,11 +62,18 @@ from ._reminders import (
 
 __all__ = ["Chain", "GuardState", "admit", "reduce"]
 
-# How many agents' chains the small dict holds (it is copied on every call) before they are
-# written into the shards, and how many chains a shard holds on average before the number of
-# shards doubles (a shard is copied whenever one of its agents is written).
+# How many agents' chains the small dict holds (it is copied on every call) before they move
+# into the middle dict; how many the middle dict holds before they are written into the shards;
+# how many chains a shard holds on average before the number of shards doubles (a shard is
+# copied whenever one of its agents is written).
+#
+# Each new agent's chain is an allocation that outlives its call until the batch write frees
+# the chain it replaced. The collector starts a young collection once such allocations outrun
+# frees by 700 (its default threshold), and a young collection that finds the shards' vector
+# young walks every shard (milliseconds with 100,000 agents). A middle dict of 512 keeps a
+# stream of new agents under that count between two batch writes.
 _RECENT_SLOTS = 32
-_MIDDLE_SLOTS = 2048
+_MIDDLE_SLOTS = 512
 _SHARD_LOAD = 8
 _FIRST_SHARDS = 8  # a power of two, as every shard count is
 
