@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from repeat_guard import GuardState, ToolCallFinished, reduce
+from repeat_guard import (
+    GuardConfig,
+    GuardState,
+    ToolCallFinished,
+    argument_key,
+    canonical_arguments,
+    reduce,
+)
 
 
 def test_equal_states_hash_alike_and_different_states_spread() -> None:
@@ -22,3 +29,21 @@ def test_equal_states_hash_alike_and_different_states_spread() -> None:
 def test_reduce_rejects_a_value_that_is_not_an_event() -> None:
     with pytest.raises(AssertionError, match="'not an event'"):
         reduce(GuardState.initial(), "not an event")  # type: ignore[arg-type]  # misuse on purpose
+
+
+@pytest.mark.parametrize("config", [GuardConfig(), GuardConfig(cycle_period=2)])
+def test_a_chain_keeps_short_arguments_as_text_and_long_ones_as_a_digest(
+    config: GuardConfig,
+) -> None:
+    # 64 characters of canonical text are the key itself; 65 are digested, with or without the
+    # opt-in policies (they take another path through reduce).
+    keys = []
+    for text in ("x" * 62, "x" * 63):
+        state, _ = reduce(GuardState.initial(config), ToolCallFinished("a", "write", text))
+        chain = state.chain("a")
+        assert chain is not None
+        assert chain.key == argument_key(canonical_arguments(text))
+        keys.append(chain.key)
+    assert keys[0] == '"' + "x" * 62 + '"'
+    assert keys[1].startswith("#")
+    assert len(keys[1]) == 33
