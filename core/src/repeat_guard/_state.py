@@ -196,6 +196,12 @@ class GuardState:
     def __hash__(self) -> int:
         return hash((self.config, frozenset(self._merged().items()), self.memories))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickle the chains and memories, not the shards: where an agent's chain sits depends
+        on ``hash(agent)``, which differs between processes (``PYTHONHASHSEED``), so the
+        receiving process places every chain again."""
+        return (GuardState.from_chains, (self.config, dict(self.chains), dict(self.memories)))
+
     def __repr__(self) -> str:
         memories = self.memories
         memory = f", memories={dict(memories)!r}" if memories else ""
