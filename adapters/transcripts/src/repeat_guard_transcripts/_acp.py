@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from repeat_guard import PromptSubmitted, Reminder, ToolCallFinished
 
-from ._acp_lifecycle import Effect, Phase, Signal, step
+from ._acp_lifecycle import TRANSITIONS, Effect, Phase, Signal
 from ._acp_wire import (
     Direction,
     Ident,
@@ -63,20 +64,34 @@ _STATUS_SIGNALS = {
         "failed": Signal.FAIL,
     },
 }
+_STATUSES = frozenset(status for status in _STATUS_SIGNALS["tool_call"] if status is not None)
+# The members the per-frame path compares with, bound once: reading a member off its Enum
+# class costs three times a global's lookup (Python 3.11).
+_NEW, _DONE = Phase.NEW, Phase.DONE
+_NO_EFFECT, _NOTE, _COUNT_NOTED, _DENY, _UNFINISHED = (
+    Effect.NONE,
+    Effect.NOTE,
+    Effect.COUNT_NOTED,
+    Effect.DENY,
+    Effect.UNFINISHED,
+)
+# A ``rawInput`` that tells nothing (never changed: compared with, by equality).
+_EMPTY_INPUTS: tuple[object, ...] = (None, {}, "", [])
 _REJECT_KINDS = frozenset({"reject_once", "reject_always"})
 _ID_NAME = re.compile(r"(.+)-\d+")
 # How many of an IDE log's first lines sniffing looks at for an AcpTransport line.
 _SNIFFED_LOG_LINES = 50
 _ACP_METHOD = re.compile(rb'"method" ?: ?"(initialize|session/)')
-# Typed fields of a tool call frame: name -> (accepted type, its name for a diagnostic).
-_FIELD_TYPES: Mapping[str, tuple[type, str]] = {
-    "title": (str, "a string"),
-    "kind": (str, "a string"),
-    "name": (str, "a string"),
-    "locations": (list, "an array"),
-    "content": (list, "an array"),
-    "_meta": (dict, "an object"),
-}
+# Typed fields of a tool call frame: its name, accepted type, and the type's name for a
+# diagnostic.
+_FIELD_TYPES: tuple[tuple[str, type, str], ...] = (
+    ("title", str, "a string"),
+    ("kind", str, "a string"),
+    ("name", str, "a string"),
+    ("locations", list, "an array"),
+    ("content", list, "an array"),
+    ("_meta", dict, "an object"),
+)
 
 
 def reminder_notification(session_id: str, reminder: Reminder) -> dict[str, object]:
@@ -103,14 +118,19 @@ def reminder_notification(session_id: str, reminder: Reminder) -> dict[str, obje
     }
 
 
-@dataclass(slots=True)
 class _Call:
-    """An open call: where it opened, its phase, and the fields its identity needs."""
+    """An open call: where it opened, its phase, and the fields its identity needs.
 
-    line: int
-    phase: Phase = Phase.NEW
-    fields: dict[str, object] = field(default_factory=dict)
-    raw_input: object = None
+    A plain slotted class: one is built per call, and a dataclass's generated ``__init__``
+    with a default factory costs twice as much."""
+
+    __slots__ = ("fields", "line", "phase", "raw_input")
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.phase = _NEW
+        self.fields: dict[str, object] = {}
+        self.raw_input: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +157,8 @@ def tool_name(call_id: str, fields: Mapping[str, object]) -> str:
     named = claude.get("toolName") if isinstance(claude, dict) else None
     if isinstance(named, str) and named:
         return named
-    match = _ID_NAME.fullmatch(call_id)
+    # Most ids hold no dash: they skip the regular expression.
+    match = _ID_NAME.fullmatch(call_id) if "-" in call_id else None
     if match is not None:
         return match.group(1)
     for key in ("kind", "title"):
@@ -152,24 +173,36 @@ def _is_text_in(value: object, texts: frozenset[str]) -> bool:
     return isinstance(value, str) and value in texts
 
 
-def _frame_problem(frame: Mapping[str, object], what: str) -> str | None:
+def _frame_fields(frame: Mapping[str, object], what: str) -> dict[str, object] | str:
+    """The typed fields ``frame`` sets (those not null), or what is wrong with the frame.
+
+    One pass both checks the fields and collects them, so a call absorbs a frame without
+    reading it again."""
     call_id = frame.get("toolCallId")
     if not isinstance(call_id, str) or not call_id:
         return f"{what}: toolCallId must be a non-empty string"
-    for name, (kind, kind_name) in _FIELD_TYPES.items():
+    fields: dict[str, object] = {}
+    for name, kind, kind_name in _FIELD_TYPES:
         value = frame.get(name)
-        if value is not None and not isinstance(value, kind):
-            return f"{what}: {name} must be {kind_name}"
+        if value is not None:
+            if not isinstance(value, kind):
+                return f"{what}: {name} must be {kind_name}"
+            fields[name] = value
     status = frame.get("status")
-    if status is not None and not (
-        isinstance(status, str) and status in _STATUS_SIGNALS["tool_call"]
-    ):
+    if status is not None and not _is_text_in(status, _STATUSES):
         return f"{what}: unknown status {str(status)[:40]!r}"
-    return None
+    return fields
+
+
+_NOT_AN_ARRAY = "session/request_permission: options must be an array"
 
 
 class _AcpFile:
-    """The state of one file being read. Private; one per ``read``."""
+    """The state of one file being read. Private; one per ``read``.
+
+    Each line's items are collected in one list rather than yielded through a generator per
+    layer: an ACP line is small, and a generator per layer per line cost more than parsing
+    the line."""
 
     def __init__(self, file: str) -> None:
         self.file = file
@@ -178,7 +211,11 @@ class _AcpFile:
         self.sessions: set[str] = set()
         self.loading: set[str] = set()
         self.open: dict[_CallKey, _Call] = {}
-        self.done: dict[_CallKey, None] = {}
+        # Finished calls, and the same keys oldest first. Not one insertion-ordered dict:
+        # taking the oldest key of a dict that keeps losing its oldest keys walks past every
+        # deleted slot since the dict last resized (as in ``OpenCalls``).
+        self.done: set[_CallKey] = set()
+        self.done_order: deque[_CallKey] = deque()
         self.pending: dict[tuple[Direction, Ident], _Pending] = {}
         # The IDE log line being decoded (its number and parts), and the first line and
         # count of the log lines that carried no ACP message.
@@ -197,26 +234,39 @@ class _AcpFile:
             logged = self.logged
             if logged is not None and logged[0] == self.line:
                 value = {"dir": logged[1].direction, "ts": logged[1].timestamp, "msg": value}
-            ts = value.get("ts") if isinstance(value, dict) and is_record(value) else None
+            ts = value.get("ts") if is_record(value) else None
             self.timestamp = ts if isinstance(ts, str) else None
             message = decode_message(value)
             if isinstance(message, str):
                 yield self._error(message)
-            elif isinstance(message, Request):
-                yield from self._on_request(message)
+                continue
+            items: list[Item] = []
+            if isinstance(message, Request):
+                self._on_request(items, message)
             else:
-                yield from self._on_response(message)
+                self._on_response(items, message)
+            if items:
+                yield from items
+        yield from self._at_end()
+
+    def _at_end(self) -> list[Item]:
+        """The file ended: its open calls never finished, and its other loggers' lines are
+        reported in one note."""
+        items: list[Item] = []
         for key in list(self.open):
-            yield from self._signal(key, Signal.TURN_END, None)
+            self._signal(items, key, Signal.TURN_END)
         if self.other_log_lines:
             first, count = self.other_log_lines
-            yield Diagnostic(
-                self.file,
-                first,
-                f"{count} log line{'s' * (count > 1)} carrying no ACP message skipped, "
-                "the first on this line",
-                "note",
+            items.append(
+                Diagnostic(
+                    self.file,
+                    first,
+                    f"{count} log line{'s' * (count > 1)} carrying no ACP message skipped, "
+                    "the first on this line",
+                    "note",
+                )
             )
+        return items
 
     def _unlogged(self, lines: Iterable[bytes]) -> Iterator[bytes]:
         """The lines, each IDE log line replaced by the JSON text it carries (its direction
@@ -242,31 +292,21 @@ class _AcpFile:
     def _where(self, session: str, line: int | None = None) -> Location:
         return Location(self.file, self.line if line is None else line, session)
 
-    def _session(self, params: Mapping[str, object], what: str) -> Iterator[Item | str]:
-        """Yield the session's ``SessionSeen`` when new, then its id; or a diagnostic."""
-        session = params.get("sessionId")
+    # -- requests and notifications ------------------------------------------------------
+
+    def _on_request(self, items: list[Item], request: Request) -> None:
+        method = request.method
+        handler = _HANDLERS.get(method)
+        if handler is None:
+            return
+        session = request.params.get("sessionId")
         if not isinstance(session, str) or not session:
-            yield self._error(f"{what}: sessionId must be a non-empty string")
+            items.append(self._error(f"{method}: sessionId must be a non-empty string"))
             return
         if session not in self.sessions:
             self.sessions.add(session)
-            yield SessionSeen(self._where(session))
-        yield session
-
-    # -- requests and notifications ------------------------------------------------------
-
-    def _on_request(self, request: Request) -> Iterator[Item]:
-        handler = _HANDLERS.get(request.method)
-        if handler is None:
-            return
-        session: str | None = None
-        for item in self._session(request.params, request.method):
-            if isinstance(item, str):
-                session = item
-            else:
-                yield item
-        if session is not None:
-            yield from handler(self, request, session)
+            items.append(SessionSeen(self._where(session)))
+        handler(self, items, request, session)
 
     def _remember(self, request: Request, asked_by: Direction, pending: _Pending) -> None:
         if request.ident is None:
@@ -277,31 +317,34 @@ class _AcpFile:
         if len(self.pending) > PENDING_REQUESTS:
             del self.pending[next(iter(self.pending))]
 
-    def _on_prompt(self, request: Request, session: str) -> Iterator[Item]:
+    def _on_prompt(self, items: list[Item], request: Request, session: str) -> None:
         self.loading.discard(session)
-        yield from self._end_turn(session)
+        self._end_turn(items, session)
         self._remember(request, "c2a", _Pending("session/prompt", session))
-        yield Located(
-            self._where(session), PromptSubmitted(f"session:{session}"), timestamp=self.timestamp
+        items.append(
+            Located(
+                self._where(session),
+                PromptSubmitted(f"session:{session}"),
+                timestamp=self.timestamp,
+            )
         )
 
-    def _on_load(self, request: Request, session: str) -> Iterator[Item]:
+    def _on_load(self, items: list[Item], request: Request, session: str) -> None:
         self.loading.add(session)
         self._remember(request, "c2a", _Pending("session/load", session))
-        return iter(())
 
-    def _on_permission(self, request: Request, session: str) -> Iterator[Item]:
+    def _on_permission(self, items: list[Item], request: Request, session: str) -> None:
         tool_call = request.params.get("toolCall")
         if not isinstance(tool_call, dict):
-            yield self._error("session/request_permission: toolCall must be an object")
+            items.append(self._error("session/request_permission: toolCall must be an object"))
             return
-        problem = _frame_problem(tool_call, "session/request_permission toolCall")
+        fields = _frame_fields(tool_call, "session/request_permission toolCall")
         options = request.params.get("options", [])
         if not isinstance(options, list):
-            problem = problem or "session/request_permission: options must be an array"
+            fields = fields if isinstance(fields, str) else _NOT_AN_ARRAY
             options = []
-        if problem is not None:
-            yield self._error(problem)
+        if isinstance(fields, str):
+            items.append(self._error(fields))
             return
         rejecting = frozenset(
             option["optionId"]
@@ -313,24 +356,29 @@ class _AcpFile:
         call_id: str = tool_call["toolCallId"]
         pending = _Pending("session/request_permission", session, call_id, rejecting)
         self._remember(request, "a2c", pending)
-        yield from self._frame(session, tool_call, Signal.ASK)
+        self._frame(items, session, tool_call, fields, Signal.ASK)
 
-    def _on_update(self, request: Request, session: str) -> Iterator[Item]:
+    def _on_update(self, items: list[Item], request: Request, session: str) -> None:
         update = request.params.get("update")
         if not isinstance(update, dict):
-            yield self._error("session/update: update must be an object")
+            items.append(self._error("session/update: update must be an object"))
             return
         kind = update.get("sessionUpdate")
         meta = update.get("_meta")
         label = meta.get("repeatGuard") if isinstance(meta, dict) else None
         if isinstance(label, dict):
-            yield self._on_recorded(session, label)
-        elif isinstance(kind, str) and kind in _STATUS_SIGNALS:
-            problem = _frame_problem(update, kind)
-            if problem is not None:
-                yield self._error(problem)
-                return
-            yield from self._frame(session, update, _STATUS_SIGNALS[kind][update.get("status")])
+            items.append(self._on_recorded(session, label))
+            return
+        if not isinstance(kind, str):
+            return
+        signals = _STATUS_SIGNALS.get(kind)
+        if signals is None:
+            return
+        fields = _frame_fields(update, kind)
+        if isinstance(fields, str):
+            items.append(self._error(fields))
+            return
+        self._frame(items, session, update, fields, signals[update.get("status")])
 
     def _on_recorded(self, session: str, label: Mapping[str, object]) -> Item:
         tool, count, form = label.get("tool"), label.get("count"), label.get("form")
@@ -345,7 +393,7 @@ class _AcpFile:
 
     # -- responses -----------------------------------------------------------------------
 
-    def _on_response(self, response: Response) -> Iterator[Item]:
+    def _on_response(self, items: list[Item], response: Response) -> None:
         result = response.result
         if response.direction is None:
             # A raw line carries no direction: a permission answer has an outcome, and every
@@ -361,11 +409,11 @@ class _AcpFile:
         if pending.method == "session/load":
             self.loading.discard(pending.session)
         elif pending.method == "session/prompt":
-            yield from self._end_turn(pending.session)
+            self._end_turn(items, pending.session)
         else:
-            yield from self._on_permission_answer(pending, result)
+            self._on_permission_answer(items, pending, result)
 
-    def _on_permission_answer(self, pending: _Pending, result: object) -> Iterator[Item]:
+    def _on_permission_answer(self, items: list[Item], pending: _Pending, result: object) -> None:
         outcome = result.get("outcome") if isinstance(result, dict) else None
         chosen = outcome.get("outcome") if isinstance(outcome, dict) else None
         if chosen == "cancelled":
@@ -374,71 +422,96 @@ class _AcpFile:
             rejected = _is_text_in(outcome.get("optionId"), pending.rejecting)
             signal = Signal.REJECT if rejected else Signal.ALLOW
         else:
-            yield self._error("permission response without a selected or cancelled outcome")
+            items.append(self._error("permission response without a selected or cancelled outcome"))
             return
-        yield from self._signal((pending.session, pending.call_id), signal, None)
+        self._signal(items, (pending.session, pending.call_id), signal)
 
     # -- calls ---------------------------------------------------------------------------
 
-    def _end_turn(self, session: str) -> Iterator[Item]:
+    def _end_turn(self, items: list[Item], session: str) -> None:
         for key in [key for key in self.open if key[0] == session]:
-            yield from self._signal(key, Signal.TURN_END, None)
+            self._signal(items, key, Signal.TURN_END)
 
-    def _frame(self, session: str, frame: Mapping[str, object], signal: Signal) -> Iterator[Item]:
+    def _frame(
+        self,
+        items: list[Item],
+        session: str,
+        frame: Mapping[str, object],
+        fields: dict[str, object],
+        signal: Signal,
+    ) -> None:
         call_id = frame["toolCallId"]
-        assert isinstance(call_id, str)  # checked by _frame_problem
+        assert isinstance(call_id, str)  # checked by _frame_fields
         if session in self.loading:
             signal = Signal.HISTORY
-        yield from self._signal((session, call_id), signal, frame)
+        self._signal(items, (session, call_id), signal, fields, frame.get("rawInput"))
 
     def _signal(
-        self, key: _CallKey, signal: Signal, frame: Mapping[str, object] | None
-    ) -> Iterator[Item]:
+        self,
+        items: list[Item],
+        key: _CallKey,
+        signal: Signal,
+        fields: dict[str, object] | None = None,
+        raw_input: object = None,
+    ) -> None:
+        """Apply ``signal`` to the call ``key``, absorbing its frame's ``fields`` and
+        ``raw_input``: later values win, an empty ``rawInput`` never does (claude-code-acp
+        announces each call first with ``rawInput: {}``)."""
         if key in self.done:
             return
-        call = self.open.get(key)
-        if call is None:
-            call = _Call(self.line)
-        phase, effect = step(call.phase, signal)
-        if frame is not None:
-            _absorb(call, frame)
-        if phase is Phase.DONE:
+        call = self.open.get(key) or _Call(self.line)
+        phase, effect = TRANSITIONS[call.phase][signal]
+        if fields is not None:
+            call.fields.update(fields)
+            if raw_input not in _EMPTY_INPUTS:
+                call.raw_input = raw_input
+        if phase is _DONE:
             self.open.pop(key, None)
             self._mark_done(key)
-        elif phase is not Phase.NEW:
+        elif phase is not _NEW:
             call.phase = phase
             if key not in self.open:
-                self.open[key] = call
-                if len(self.open) > OPEN_CALLS:
-                    yield from self._evict_oldest()
-        yield from self._carry_out(key, call, effect)
+                self._open(items, key, call)
+        if effect is not _NO_EFFECT:
+            self._carry_out(items, key, call, effect)
 
-    def _evict_oldest(self) -> Iterator[Item]:
-        """Too many calls are open: the oldest one is reported unfinished and forgotten."""
+    def _open(self, items: list[Item], key: _CallKey, call: _Call) -> None:
+        """Hold ``call`` open; when too many are, the oldest one is reported unfinished and
+        forgotten."""
+        self.open[key] = call
+        if len(self.open) <= OPEN_CALLS:
+            return
         key = next(iter(self.open))
         call = self.open.pop(key)
         self._mark_done(key)
-        yield Unfinished(self._where(key[0], call.line), tool_name(key[1], call.fields))
+        items.append(Unfinished(self._where(key[0], call.line), tool_name(key[1], call.fields)))
 
     def _mark_done(self, key: _CallKey) -> None:
-        self.done[key] = None
-        if len(self.done) > DONE_MARKS:
-            del self.done[next(iter(self.done))]
+        # Only a key not yet done is marked (``_signal`` returns early for a done key, and an
+        # open key is never done), so each key is in ``done_order`` once.
+        self.done.add(key)
+        self.done_order.append(key)
+        if len(self.done_order) > DONE_MARKS:
+            self.done.remove(self.done_order.popleft())
 
-    def _carry_out(self, key: _CallKey, call: _Call, effect: Effect) -> Iterator[Item]:
+    def _carry_out(self, items: list[Item], key: _CallKey, call: _Call, effect: Effect) -> None:
         session, call_id = key
-        if effect is Effect.NOTE or effect is Effect.COUNT_NOTED:
-            yield Diagnostic(
-                self.file,
-                self.line,
-                f"tool_call_update for toolCallId {call_id!r} that was never announced "
-                "(the recording may start mid-way): taken up here",
-                "note",
+        if effect is _NOTE or effect is _COUNT_NOTED:
+            items.append(
+                Diagnostic(
+                    self.file,
+                    self.line,
+                    f"tool_call_update for toolCallId {call_id!r} that was never announced "
+                    "(the recording may start mid-way): taken up here",
+                    "note",
+                )
             )
-        if effect is Effect.UNFINISHED:
-            yield Unfinished(self._where(session, call.line), tool_name(call_id, call.fields))
-        elif effect in (Effect.COUNT, Effect.COUNT_NOTED, Effect.DENY):
-            yield self._finished(session, call_id, call, denied=effect is Effect.DENY)
+        if effect is _UNFINISHED:
+            items.append(
+                Unfinished(self._where(session, call.line), tool_name(call_id, call.fields))
+            )
+        elif effect is not _NOTE:
+            items.append(self._finished(session, call_id, call, denied=effect is _DENY))
 
     def _finished(self, session: str, call_id: str, call: _Call, *, denied: bool) -> Located:
         arguments = call.raw_input
@@ -448,28 +521,16 @@ class _AcpFile:
         event = ToolCallFinished(
             f"session:{session}", tool_name(call_id, call.fields), arguments, denied
         )
-        return Located(self._where(session), event, timestamp=self.timestamp)
+        return Located(Location(self.file, self.line, session), event, None, None, self.timestamp)
 
 
-_HANDLERS = {
+_Handler = Callable[[_AcpFile, list[Item], Request, str], None]
+_HANDLERS: Mapping[str, _Handler] = {
     "session/prompt": _AcpFile._on_prompt,
     "session/load": _AcpFile._on_load,
     "session/request_permission": _AcpFile._on_permission,
     "session/update": _AcpFile._on_update,
 }
-
-
-def _absorb(call: _Call, frame: Mapping[str, object]) -> None:
-    """Merge a frame's fields into ``call``: later values win, an empty ``rawInput`` never
-    does (claude-code-acp announces each call first with ``rawInput: {}``)."""
-    fields = call.fields
-    for name in _FIELD_TYPES:
-        value = frame.get(name)
-        if value is not None:
-            fields[name] = value
-    raw_input = frame.get("rawInput")
-    if raw_input not in (None, {}, "", []):
-        call.raw_input = raw_input
 
 
 def _is_acp_message(value: Mapping[str, object]) -> bool:

@@ -26,11 +26,15 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["TRANSITIONS", "Effect", "Phase", "Signal", "step"]
+__all__ = ["TRANSITIONS", "Effect", "Phase", "Signal"]
 
 
 class Phase(Enum):
     """Where a call is."""
+
+    # Members are singletons compared by identity: hash them so too. Enum's own hash is a
+    # Python method (of the member's name), and a reader looks up ``TRANSITIONS`` per frame.
+    __hash__ = object.__hash__
 
     NEW = "new"  # no frame seen yet
     OPEN = "open"  # announced or updated, not finished
@@ -41,6 +45,8 @@ class Phase(Enum):
 
 class Signal(Enum):
     """What a frame says about a call."""
+
+    __hash__ = object.__hash__  # as Phase's
 
     ANNOUNCE = "tool_call"
     ANNOUNCE_FINISHED = "tool_call completed or failed"
@@ -124,8 +130,3 @@ TRANSITIONS: dict[Phase, dict[Signal, tuple[Phase, Effect]]] = {
     },
     _P.DONE: {signal: (_P.DONE, _E.NONE) for signal in Signal},
 }
-
-
-def step(phase: Phase, signal: Signal) -> tuple[Phase, Effect]:
-    """Return the next phase and the effect for ``signal`` arriving at a call in ``phase``."""
-    return TRANSITIONS[phase][signal]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple, TypeGuard
 
 __all__ = [
     "OTHER_LOG_LINE",
@@ -41,9 +41,10 @@ Ident = tuple[bool, str]
 """A request id as a key: (was it a string, its text)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """A request (``ident`` set) or a notification (``ident`` None) with object params."""
+class Request(NamedTuple):
+    """A request (``ident`` set) or a notification (``ident`` None) with object params.
+
+    A tuple, not a frozen dataclass: one is built per line and never leaves the reader."""
 
     direction: Direction | None
     method: str
@@ -51,8 +52,7 @@ class Request:
     params: Mapping[str, object]
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(NamedTuple):
     """A response to the request ``ident``; ``result`` is ``None`` for an error response."""
 
     direction: Direction | None
@@ -89,7 +89,7 @@ def _unwrap(value: Mapping[str, object]) -> tuple[Direction | None, object] | st
     return f'record "dir" must be "c2a" or "a2c", got {_type_name(direction)}'
 
 
-def is_record(value: object) -> bool:
+def is_record(value: object) -> TypeGuard[dict[str, object]]:
     """Whether a decoded line is in the recorder's ``{"dir", "msg"}`` form."""
     return isinstance(value, dict) and "msg" in value and "jsonrpc" not in value
 
