@@ -299,7 +299,8 @@ def _resharded(shards: Shards) -> Shards:
 
 
 def _sharded(chains: Mapping[str, Stored]) -> Shards:
-    """``chains`` in as many shards as keep them ``_SHARD_LOAD`` a shard or fewer."""
+    """``chains`` in the fewest shards (a power of two, ``_FIRST_SHARDS`` or more) that keep
+    them ``_SHARD_LOAD`` a shard or fewer on average."""
     count = _FIRST_SHARDS
     while count * _SHARD_LOAD < len(chains):
         count *= 2
