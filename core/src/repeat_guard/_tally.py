@@ -56,8 +56,10 @@ from ._reminders import Reminder
 from ._state import GuardState
 
 __all__ = [
+    "NO_COUNTS",
     "UNKNOWN_DAY",
     "DayTally",
+    "PackedTally",
     "ProjectTally",
     "Run",
     "SessionWaste",
@@ -65,6 +67,8 @@ __all__ = [
     "Tally",
     "ToolTally",
     "Waste",
+    "count_packed",
+    "merge_all_tallies",
     "merge_tallies",
     "merge_waste",
     "merge_wastes",
@@ -73,6 +77,7 @@ __all__ = [
     "tally_from_json",
     "tally_steps",
     "tally_to_json",
+    "unpack_tally",
     "waste_to_json",
     "worst_runs",
     "worst_sessions",
@@ -169,18 +174,43 @@ Step = tuple[GuardState, Event, tuple[Reminder, ...]]
 """One step of a replay: the state ``reduce`` returned for an event, the event, its reminders."""
 
 
-def tally_steps(counts: Tally, steps: Iterable[Step]) -> Tally:
-    """Return ``counts`` with every step of ``steps`` added, in order.
+PackedTally = tuple[
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    tuple[tuple[str, int], ...],
+    tuple[tuple[str, int, int, int, int, int], ...],
+]
+"""A ``Tally`` in exact tuples, for a fold that keeps one per session while steps come.
 
-    Equal to folding ``tally`` over the steps one at a time, and cheaper: the steps are counted
-    in plain local counters and become one ``Tally``, merged into ``counts`` once. Feed it a
-    bounded chunk at a time (it holds nothing beyond one counter per tool and per form).
+``(calls, tracked, wasted, denied, reminders, longest_run, forms, tools)``: ``forms`` holds
+``(form, count)`` pairs and ``tools`` ``(name, calls, tracked, wasted, reminders, longest_run)``
+rows, in the order first counted. Adding steps to it builds a few small tuples where adding
+them to a ``Tally`` builds persistent maps (about three times the cost for one step), and the
+garbage collector stops tracking an exact tuple of strings and ints, so a hundred thousand
+sessions' counts cost its collections nothing. Build one with ``count_packed`` from
+``NO_COUNTS``; read it with ``unpack_tally``.
+"""
+
+NO_COUNTS: PackedTally = (0, 0, 0, 0, 0, 0, (), ())
+"""The packed tally of nothing: ``unpack_tally(NO_COUNTS) == Tally()``."""
+
+
+def count_packed(packed: PackedTally, steps: Iterable[Step]) -> PackedTally:
+    """Return ``packed`` with every step of ``steps`` added, in order.
+
+    ``unpack_tally`` of the result equals folding ``tally`` over the steps from
+    ``unpack_tally(packed)``. The steps are counted in plain local counters and packed once:
+    feed it a bounded chunk at a time (it holds nothing beyond one counter per tool and form).
     """
-    denied = 0
-    forms: dict[str, int] = {}
-    # Per tool: [calls, tracked, wasted, reminders, longest_run], as in ``ToolTally``; the
-    # totals are their sums (and the longest of their runs), as every counted call has a tool.
-    tools: dict[str, list[int]] = {}
+    calls, tracked, wasted, denied, spoken, longest, packed_forms, packed_tools = packed
+    forms = dict(packed_forms)
+    # Per tool: [calls, tracked, wasted, reminders, longest_run], as in ``ToolTally``.
+    tools = {row[0]: list(row[1:]) for row in packed_tools}
+    before = calls
     for state, event, reminders in steps:
         if not isinstance(event, ToolCallFinished) or event.agent is None:
             continue
@@ -188,27 +218,59 @@ def tally_steps(counts: Tally, steps: Iterable[Step]) -> Tally:
         mine = tools.get(event.tool)
         if mine is None:
             mine = tools[event.tool] = [0, 0, 0, 0, 0]
+        calls += 1
+        tracked += run > 0
+        wasted += run >= 2  # run_length: 2 or more is a wasted call
+        longest = max(longest, run)
         mine[0] += 1
         mine[1] += run > 0
         mine[2] += run >= 2
         mine[4] = max(mine[4], run)
         denied += event.denied
         if reminders:
+            spoken += len(reminders)
             mine[3] += len(reminders)
             _count_forms(forms, reminders)
-    if not tools:
-        return counts
-    calls, tracked, wasted, spoken, _ = map(sum, zip(*tools.values(), strict=True))
-    chunk = Tally(
+    if calls == before:
+        return packed
+    return (
         calls,
         tracked,
         wasted,
         denied,
         spoken,
-        max(mine[4] for mine in tools.values()),
-        pmap(forms),
-        pmap({name: ToolTally(*mine) for name, mine in tools.items()}),
+        longest,
+        tuple(forms.items()),
+        tuple((name, mine[0], mine[1], mine[2], mine[3], mine[4]) for name, mine in tools.items()),
     )
+
+
+def unpack_tally(packed: PackedTally) -> Tally:
+    """Return the ``Tally`` that ``packed`` holds."""
+    calls, tracked, wasted, denied, spoken, longest, forms, tools = packed
+    return Tally(
+        calls,
+        tracked,
+        wasted,
+        denied,
+        spoken,
+        longest,
+        pmap(dict(forms)) if forms else _NO_FORMS,
+        pmap({name: ToolTally(*counts) for name, *counts in tools}) if tools else _NO_TOOLS,
+    )
+
+
+def tally_steps(counts: Tally, steps: Iterable[Step]) -> Tally:
+    """Return ``counts`` with every step of ``steps`` added, in order.
+
+    Equal to folding ``tally`` over the steps one at a time, and cheaper: the steps are counted
+    by ``count_packed`` and become one ``Tally``, merged into ``counts`` once. Feed it a
+    bounded chunk at a time.
+    """
+    packed = count_packed(NO_COUNTS, steps)
+    if packed is NO_COUNTS:
+        return counts
+    chunk = unpack_tally(packed)
     # A session's first chunk is most chunks: by the merge's identity it is the total.
     return chunk if counts == _EMPTY else merge_tallies(counts, chunk)
 
@@ -237,6 +299,16 @@ def merge_tallies(first: Tally, second: Tally) -> Tally:
         forms,
         tools,
     )
+
+
+def merge_all_tallies(tallies: Iterable[Tally]) -> Tally:
+    """Return the counts of all of ``tallies``: equal to folding ``merge_tallies`` over them
+    from ``Tally()``, and cheaper for many (the sums gather in plain counters and become one
+    ``Tally`` at the end)."""
+    sums = _TallySums()
+    for counts in tallies:
+        sums.add(counts)
+    return sums.tally()
 
 
 def _merge_tool(first: ToolTally, second: ToolTally) -> ToolTally:
@@ -445,25 +517,17 @@ def merge_wastes(wastes: Iterable[Waste], keep: int) -> Waste:
     return sums.waste(keep)
 
 
-class _WasteSums:
-    """The mutable counters of one ``merge_wastes`` call; never leaves it."""
+class _TallySums:
+    """The mutable counters that add many tallies up; never leaves the call that made it."""
 
     def __init__(self) -> None:
-        # files, sessions, diagnostics, bytes, wasted_turns, wasted_tokens, as in ``Waste``;
         # calls, tracked, wasted, denied, reminders, as in ``Tally``, and its longest run.
-        self.numbers = [0] * 6
         self.counts = [0] * 5
         self.longest = 0
         self.forms: dict[str, int] = {}
         self.tools: dict[str, list[int]] = {}
-        self.days: dict[str, list[int]] = {}
-        self.projects: dict[str, list[int]] = {}
-        self.runs: list[Run] = []
-        self.sessions: list[SessionWaste] = []
 
-    def add(self, waste: Waste, keep: int) -> None:
-        counts = waste.counts
-        _add_into(self.numbers, waste[1:7])
+    def add(self, counts: Tally) -> None:
         _add_into(self.counts, counts[:5])
         self.longest = max(self.longest, counts.longest_run)
         for form, count in counts.reminders_by_form.items():
@@ -472,6 +536,36 @@ class _WasteSums:
             mine = self.tools.setdefault(name, [0] * 5)
             _add_into(mine, tool[:4])
             mine[4] = max(mine[4], tool.longest_run)
+
+    def tally(self) -> Tally:
+        calls, tracked, wasted, denied, reminders = self.counts
+        return Tally(
+            calls,
+            tracked,
+            wasted,
+            denied,
+            reminders,
+            self.longest,
+            pmap(self.forms) if self.forms else _NO_FORMS,
+            pmap({name: ToolTally(*mine) for name, mine in self.tools.items()}),
+        )
+
+
+class _WasteSums:
+    """The mutable counters of one ``merge_wastes`` call; never leaves it."""
+
+    def __init__(self) -> None:
+        # files, sessions, diagnostics, bytes, wasted_turns, wasted_tokens, as in ``Waste``.
+        self.numbers = [0] * 6
+        self.counts = _TallySums()
+        self.days: dict[str, list[int]] = {}
+        self.projects: dict[str, list[int]] = {}
+        self.runs: list[Run] = []
+        self.sessions: list[SessionWaste] = []
+
+    def add(self, waste: Waste, keep: int) -> None:
+        _add_into(self.numbers, waste[1:7])
+        self.counts.add(waste.counts)
         for day, both in waste.days.items():
             _add_into(self.days.setdefault(day, [0, 0]), both)
         for project, four in waste.projects.items():
@@ -484,20 +578,9 @@ class _WasteSums:
             self.sessions[:] = worst_sessions(self.sessions, keep)
 
     def waste(self, keep: int) -> Waste:
-        calls, tracked, wasted, denied, reminders = self.counts
-        counts = Tally(
-            calls,
-            tracked,
-            wasted,
-            denied,
-            reminders,
-            self.longest,
-            pmap(self.forms),
-            pmap({name: ToolTally(*mine) for name, mine in self.tools.items()}),
-        )
         files, sessions, diagnostics, size, turns, tokens = self.numbers
         return Waste(
-            counts,
+            self.counts.tally(),
             files,
             sessions,
             diagnostics,

@@ -1,0 +1,100 @@
+"""The packed tally: ``count_packed`` over any split of a replay, unpacked, equals ``tally`` step
+by step; a packed tally is invisible to the garbage collector; ``merge_all_tallies`` equals
+folding ``merge_tallies``."""
+
+from __future__ import annotations
+
+import functools
+import gc
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pyrsistent import pmap
+
+from repeat_guard import (
+    NO_COUNTS,
+    Event,
+    GuardConfig,
+    PackedTally,
+    Step,
+    Tally,
+    ToolCallFinished,
+    ToolTally,
+    count_packed,
+    merge_all_tallies,
+    merge_tallies,
+    unpack_tally,
+)
+
+from .test_tally_steps import CONFIGS, events, one_by_one, replayed
+from .test_waste import tallies
+
+
+def packed_in_chunks(steps: list[Step], cuts: list[int]) -> PackedTally:
+    packed = NO_COUNTS
+    bounds = [0, *sorted({cut % (len(steps) + 1) for cut in cuts}), len(steps)]
+    for start, end in itertools.pairwise(bounds):
+        packed = count_packed(packed, steps[start:end])
+    return packed
+
+
+@given(
+    st.lists(events, max_size=60),
+    st.lists(st.integers(min_value=0), max_size=8),
+    st.sampled_from(CONFIGS),
+)
+def test_packed_chunks_of_any_size_count_what_single_steps_count(
+    script: list[Event], cuts: list[int], config: GuardConfig
+) -> None:
+    steps = replayed(script, config)
+    assert unpack_tally(packed_in_chunks(steps, cuts)) == one_by_one(Tally(), steps)
+
+
+def test_nothing_packed_is_the_empty_tally_and_steps_without_calls_change_nothing() -> None:
+    assert unpack_tally(NO_COUNTS) == Tally()
+    steps = replayed([ToolCallFinished("a", "grep", 1)], GuardConfig())
+    packed = count_packed(NO_COUNTS, steps)
+    assert count_packed(packed, []) is packed
+    assert count_packed(packed, replayed([ToolCallFinished(None, "grep", 1)], GuardConfig())) is (
+        packed
+    )
+
+
+def test_a_packed_tally_holds_rows_in_the_order_first_counted() -> None:
+    grep, todo = ToolCallFinished("a", "grep", 1), ToolCallFinished("a", "todo", 1, denied=True)
+    steps = replayed([grep, grep, todo, grep, todo], CONFIGS[2])
+    packed = count_packed(count_packed(NO_COUNTS, steps[:2]), steps[2:])
+    # todo is untracked, so grep's run goes on through it to 3 (a gentle reminder); the
+    # second todo spends todo's budget of 2 (a budget reminder); both todo calls are denied.
+    assert packed == (
+        5,
+        3,
+        2,
+        2,
+        2,
+        3,
+        (("gentle", 1), ("budget", 1)),
+        (("grep", 3, 3, 2, 1, 3), ("todo", 2, 0, 0, 1, 0)),
+    )
+    assert unpack_tally(packed).tools == pmap(
+        {"grep": ToolTally(3, 3, 2, 1, 3), "todo": ToolTally(2, 0, 0, 1, 0)}
+    )
+
+
+def test_the_collector_stops_tracking_a_packed_tally() -> None:
+    grep = ToolCallFinished("a", "grep", 1)
+    packed = count_packed(NO_COUNTS, replayed([grep, grep, grep], GuardConfig()))
+    # A collection stops tracking a tuple once what it holds is untracked: one collection for
+    # each level of nesting (rows, the tuple of rows, the packed tally).
+    for _ in range(3):
+        gc.collect()
+    assert not gc.is_tracked(packed)
+    # A Tally, by contrast, is a named tuple holding persistent maps: always tracked.
+    assert gc.is_tracked(unpack_tally(packed))
+
+
+@given(st.lists(tallies, max_size=8))
+def test_merging_all_at_once_equals_the_fold(items: list[Tally]) -> None:
+    assert merge_all_tallies(items) == functools.reduce(merge_tallies, items, Tally())
+    assert merge_all_tallies(iter(items)) == merge_all_tallies(reversed(items))
