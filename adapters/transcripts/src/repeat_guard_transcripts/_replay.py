@@ -5,13 +5,14 @@
 reports, ``--check`` and ``--annotate`` never know which format they read. Each session has
 its own ``GuardState`` (readers qualify agent ids by their session, so no chain is ever
 shared), which keeps the cost of a call the same however many sessions a file holds. Counts
-are kept per session; the file's totals are their merge.
+are kept per session; the file's totals are their merge (``merge_all_tallies``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import assert_never
 
 from repeat_guard import (
@@ -20,7 +21,7 @@ from repeat_guard import (
     Reminder,
     Tally,
     ToolCallFinished,
-    merge_tallies,
+    merge_all_tallies,
     reduce,
 )
 
@@ -69,38 +70,39 @@ class FileSummary:
 Outcome = Fired | Diagnostic | Unfinished | Recorded | FileSummary
 
 
-@dataclass(slots=True)
-class _Session:
-    state: GuardState
-    agents: set[str] = field(default_factory=set)
-    unfinished: int = 0
-
-
 class _Replay:
-    """The replay's mutable cells: each session's guard state and counts so far."""
+    """The replay's mutable cells: each session's guard state and counts so far.
+
+    Kept in flat maps rather than an object per session: with a hundred thousand sessions in
+    a file, every object per session is one more for each full garbage collection to walk (a
+    session's agents are ``(session, agent)`` pairs in one set, exact tuples of strings that
+    the collector stops tracking).
+    """
 
     def __init__(self, config: GuardConfig) -> None:
         self.initial = GuardState.initial(config)
-        self.sessions: dict[str, _Session] = {}
+        self.states: dict[str, GuardState] = {}
+        self.agents: set[tuple[str, str]] = set()
+        self.unfinished: dict[str, int] = {}
         self.tallies = SessionTallies()
         self.recorded: list[Recorded] = []
         self.errors = 0
         self.notes = 0
 
-    def session(self, name: str) -> _Session:
-        counts = self.sessions.get(name)
-        if counts is None:
-            counts = self.sessions[name] = _Session(self.initial)
-        return counts
+    def session(self, name: str) -> GuardState:
+        state = self.states.get(name)
+        if state is None:
+            state = self.states[name] = self.initial
+        return state
 
     def on_event(self, item: Located) -> Iterator[Fired]:
         name = item.where.session
-        counts = self.session(name)
         event = item.event
-        counts.state, reminders = reduce(counts.state, event)
-        self.tallies.add(name, counts.state, event, reminders)
+        state, reminders = reduce(self.session(name), event)
+        self.states[name] = state
+        self.tallies.add(name, state, event, reminders)
         if isinstance(event, ToolCallFinished) and event.agent is not None:
-            counts.agents.add(event.agent)
+            self.agents.add((name, event.agent))
         for reminder in reminders:
             yield Fired(item.where, reminder)
 
@@ -113,7 +115,9 @@ class _Replay:
                 self.notes += item.severity == "note"
                 yield item
             case Unfinished():
-                self.session(item.where.session).unfinished += 1
+                name = item.where.session
+                self.session(name)
+                self.unfinished[name] = self.unfinished.get(name, 0) + 1
                 yield item
             case Recorded():
                 self.session(item.where.session)
@@ -125,14 +129,15 @@ class _Replay:
                 assert_never(item)
 
     def summary(self, file: str) -> FileSummary:
+        agents = Counter(name for name, _ in self.agents)
         summaries = tuple(
-            SessionSummary(name, len(counts.agents), self.tallies.tally(name), counts.unfinished)
-            for name, counts in self.sessions.items()
+            SessionSummary(
+                name, agents[name], self.tallies.tally(name), self.unfinished.get(name, 0)
+            )
+            for name in self.states
         )
-        total = Tally()
-        for summary in summaries:
-            total = merge_tallies(total, summary.tally)
-        unfinished = sum(summary.unfinished for summary in summaries)
+        total = merge_all_tallies(summary.tally for summary in summaries)
+        unfinished = sum(self.unfinished.values())
         return FileSummary(
             file, summaries, total, unfinished, self.errors, self.notes, tuple(self.recorded)
         )

@@ -1,25 +1,35 @@
-"""Each session's tally of one file, counted in bounded chunks by the core's ``tally_steps``.
+"""Each session's tally of one file, counted in bounded chunks by the core's ``count_packed``.
 
 A replay and an audit both hand every step (the state ``reduce`` returned, the event, its
-reminders) to ``SessionTallies.add``. Counting a step at a time with ``tally`` builds a new
-tally per call; here steps wait in one list while they come from the same session and are
-counted together when the session changes, when ``CHUNK_STEPS`` are waiting, or when a
-session's tally is asked for. One list for the whole file: what waits stays bounded however
-many sessions a file holds or interleaves.
+reminders) to ``SessionTallies.add``. Steps wait in one list while they come from the same
+session and are counted together when the session changes, when ``CHUNK_STEPS`` are waiting,
+or when a session's tally is asked for: one list for the whole file, so what waits stays
+bounded however many sessions a file holds or interleaves. Each session's counts are the
+core's ``PackedTally``, exact tuples: sessions that interleave call by call cost a chunk of
+one step each, not a tally merged per call, and a hundred thousand sessions' counts give the
+garbage collector nothing to walk.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from repeat_guard import Event, GuardState, Reminder, Step, Tally, tally_steps
+from repeat_guard import (
+    NO_COUNTS,
+    Event,
+    GuardState,
+    PackedTally,
+    Reminder,
+    Step,
+    Tally,
+    count_packed,
+    unpack_tally,
+)
 
 __all__ = ["CHUNK_STEPS", "SessionTallies"]
 
 CHUNK_STEPS: Final = 256
 """The most steps waiting to be counted (each holds a state: a small dict of chains)."""
-
-_NOTHING = Tally()
 
 
 class SessionTallies:
@@ -28,7 +38,7 @@ class SessionTallies:
     __slots__ = ("_counts", "_pending", "_session")
 
     def __init__(self) -> None:
-        self._counts: dict[str, Tally] = {}
+        self._counts: dict[str, PackedTally] = {}
         self._session = ""
         self._pending: list[Step] = []
 
@@ -45,10 +55,12 @@ class SessionTallies:
     def tally(self, session: str) -> Tally:
         """Return the tally of every step of ``session`` added so far (``Tally()`` if none)."""
         self._count()
-        return self._counts.get(session, _NOTHING)
+        return unpack_tally(self._counts.get(session, NO_COUNTS))
 
     def _count(self) -> None:
         if self._pending:
             session = self._session
-            self._counts[session] = tally_steps(self._counts.get(session, _NOTHING), self._pending)
+            self._counts[session] = count_packed(
+                self._counts.get(session, NO_COUNTS), self._pending
+            )
             self._pending = []
