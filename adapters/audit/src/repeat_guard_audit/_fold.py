@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pyrsistent import pmap
 
@@ -48,35 +48,23 @@ RUN_ARGUMENTS_CHARS = 500
 
 
 @dataclass(slots=True)
-class _OpenRun:
+class _Loop:
+    """An open run that is a loop (two calls or more): the call it repeats and its lines."""
+
     event: ToolCallFinished
     lines: list[int]
-    length: int = 1
-    counted: bool = False
+    length: int
+    counted: bool
 
 
-@dataclass(slots=True)
-class _Step:
-    """An agent's current model step (one response): what it cost and whether a wasted call
-    has already charged it."""
+_Open = tuple[int, bool] | _Loop
+"""An agent's open run: ``(line, counted)`` while it is one call long, then a ``_Loop``. A
+first call is most runs' only one, and an exact tuple of ints and bools is nothing for the
+garbage collector to walk."""
 
-    tokens: int
-    charged: bool = False
-
-
-@dataclass(slots=True)
-class _Session:
-    """The one mutable cell per session: the guard state and what has been counted."""
-
-    name: str
-    state: GuardState
-    project: str | None = None
-    days: dict[str, list[int]] = field(default_factory=dict)
-    open_runs: dict[str, _OpenRun] = field(default_factory=dict)
-    runs: list[Run] = field(default_factory=list)
-    steps: dict[str, _Step] = field(default_factory=dict)
-    wasted_turns: int = 0
-    wasted_tokens: int = 0
+_Step = tuple[int, bool]
+"""An agent's current model step (one response): the tokens it cost and whether a wasted call
+has already charged them."""
 
 
 def _day(timestamp: str | None) -> str:
@@ -97,43 +85,54 @@ def _valid_day(prefix: str) -> str:
 
 
 class _Folder:
+    """The fold's mutable cells, in flat maps keyed by session (or by session and agent)
+    rather than an object per session: with a hundred thousand sessions in a file, every
+    object per session is one more for each full garbage collection to walk, and the keys and
+    counts here are exact tuples of strings and ints, which it stops tracking."""
+
     def __init__(self, file: str, settings: AuditSettings) -> None:
         self.file = file
         self.settings = settings
         self.initial = GuardState.initial(settings.config)
-        self.sessions: dict[str, _Session] = {}
+        self.states: dict[str, GuardState] = {}  # every session seen, in order of appearance
+        self.projects: dict[str, str] = {}
+        self.days: dict[tuple[str, str], tuple[int, int]] = {}  # calls, wasted
+        self.open: dict[tuple[str, str], _Open] = {}
+        self.runs: dict[str, list[Run]] = {}
+        self.steps: dict[tuple[str, str], _Step] = {}
+        self.turns: dict[str, tuple[int, int]] = {}  # wasted turns, their tokens
         self.tallies = SessionTallies()
         self.problems: list[Problem] = []
         self.diagnostics = 0
 
-    def session(self, name: str) -> _Session:
-        found = self.sessions.get(name)
-        if found is None:
-            found = self.sessions[name] = _Session(name, self.initial)
-        return found
+    def session(self, name: str) -> GuardState:
+        state = self.states.get(name)
+        if state is None:
+            state = self.states[name] = self.initial
+        return state
 
     def located(self, item: Located) -> None:
         where = item.where
-        session = self.session(where.session)
-        if session.project is None:
-            session.project = item.project
+        name = where.session
+        if item.project is not None and name not in self.projects:
+            self.projects[name] = item.project
         event = item.event
-        state, reminders = reduce(session.state, event)
-        session.state = state
+        state, reminders = reduce(self.session(name), event)
+        self.states[name] = state
         since = self.settings.since
         day = _day(item.timestamp)
         # An undated call counts: its file was written on or after ``since`` to get here.
         counted = since is None or day == UNKNOWN_DAY or day >= since
         if counted:
-            self.tallies.add(session.name, state, event, reminders)
+            self.tallies.add(name, state, event, reminders)
         if not isinstance(event, ToolCallFinished):
-            self.close_run(session, event.agent)
+            self.close_run(name, event.agent)
         elif event.agent is not None:
-            self.call(session, item, event, event.agent, run_length(state, event), day, counted)
+            self.call(name, item, event, event.agent, run_length(state, event), day, counted)
 
     def call(
         self,
-        session: _Session,
+        name: str,
         item: Located,
         event: ToolCallFinished,
         agent: str,
@@ -144,97 +143,99 @@ class _Folder:
         """Follow a call with an agent: its day, its turn's cost, its run (``run`` is the
         core's ``run_length``: 0 untracked, 1 a run's first call, 2 or more wasted)."""
         if item.tokens is not None:
-            session.steps[agent] = _Step(item.tokens)
+            self.steps[name, agent] = (item.tokens, False)
         if counted:
-            self.count_day(session, day, run >= 2)
-            if run >= 2:
-                self.count_turn(session, agent)
+            calls, wasted = self.days.get((name, day), (0, 0))
+            self.days[name, day] = (calls + 1, wasted + (run >= 2))
+            if run >= 2:  # see run_length
+                self.count_turn(name, agent)
         if run:
-            self.follow_run(session, event, agent, run, item.where.line, counted)
+            self.follow_run(name, event, agent, run, item.where.line, counted)
 
-    def count_day(self, session: _Session, day: str, wasted: bool) -> None:
-        counts = session.days.get(day)
-        if counts is None:
-            counts = session.days[day] = [0, 0]
-        counts[0] += 1
-        counts[1] += wasted
-
-    def count_turn(self, session: _Session, agent: str) -> None:
+    def count_turn(self, name: str, agent: str) -> None:
         # Readers put a step's tokens on its first call only; the calls after it (parallel
         # calls of the same response) carry None and belong to the same step.
-        step = session.steps.get(agent)
-        if step is None or step.charged:
+        step = self.steps.get((name, agent))
+        if step is None or step[1]:
             return
-        step.charged = True
-        session.wasted_turns += 1
-        session.wasted_tokens += step.tokens
+        self.steps[name, agent] = (step[0], True)
+        turns, tokens = self.turns.get(name, (0, 0))
+        self.turns[name] = (turns + 1, tokens + step[0])
 
     def follow_run(
-        self,
-        session: _Session,
-        event: ToolCallFinished,
-        agent: str,
-        length: int,
-        line: int,
-        counted: bool,
+        self, name: str, event: ToolCallFinished, agent: str, length: int, line: int, counted: bool
     ) -> None:
-        current = session.open_runs.get(agent)
+        key = (name, agent)
+        current = self.open.get(key)
         if length == 1 or current is None:
-            self.close_run(session, agent)
-            session.open_runs[agent] = _OpenRun(event, [line], 1, counted)
-            return
-        current.length = length
-        current.counted = current.counted or counted
-        if len(current.lines) < RUN_LINES_KEPT:
-            current.lines.append(line)
+            self.close_run(name, agent)
+            self.open[key] = (line, counted)
+        elif isinstance(current, tuple):
+            # The run's second call: its arguments are the first's, canonically (the chain's
+            # key is the same), so this call stands for the loop.
+            first, was_counted = current
+            self.open[key] = _Loop(event, [first, line], length, was_counted or counted)
+        else:
+            current.length = length
+            current.counted = current.counted or counted
+            if len(current.lines) < RUN_LINES_KEPT:
+                current.lines.append(line)
 
-    def close_run(self, session: _Session, agent: str) -> None:
-        current = session.open_runs.pop(agent, None)
-        if current is None or current.length < 2 or not current.counted:
-            return
-        event = current.event
+    def close_run(self, name: str, agent: str) -> None:
+        current = self.open.pop((name, agent), None)
+        if isinstance(current, _Loop) and current.counted:
+            self.keep_run(name, agent, current)
+
+    def keep_run(self, name: str, agent: str, loop: _Loop) -> None:
+        event = loop.event
         arguments = preview_arguments(canonical_arguments(event.arguments), RUN_ARGUMENTS_CHARS)
-        run = Run(
-            current.length,
-            event.tool,
-            arguments,
-            self.file,
-            session.name,
-            agent,
-            tuple(current.lines),
-        )
-        session.runs.append(run)
-        if len(session.runs) >= 4 * self.settings.keep:
-            session.runs[:] = worst_runs(session.runs, self.settings.keep)
+        run = Run(loop.length, event.tool, arguments, self.file, name, agent, tuple(loop.lines))
+        runs = self.runs.setdefault(name, [])
+        runs.append(run)
+        if len(runs) >= 4 * self.settings.keep:
+            runs[:] = worst_runs(runs, self.settings.keep)
 
     def diagnostic(self, item: Diagnostic) -> None:
         self.diagnostics += 1
         if len(self.problems) < MAX_PROBLEMS_KEPT:
             self.problems.append(Problem(item.file, item.line, item.message, item.severity))
 
-    def finish_session(self, session: _Session, fmt: str) -> SessionAudit:
-        for agent in list(session.open_runs):
-            self.close_run(session, agent)
-        counts = self.tallies.tally(session.name)
-        project = session.project or ""
+    def finish(self, fmt: str) -> tuple[SessionAudit, ...]:
+        """Close every open run and return each session's audit, in order of appearance."""
+        for (name, agent), current in self.open.items():
+            if isinstance(current, _Loop) and current.counted:
+                self.keep_run(name, agent, current)
+        self.open.clear()
+        days: dict[str, dict[str, DayTally]] = {}
+        for (name, day), pair in self.days.items():
+            days.setdefault(name, {})[day] = DayTally(*pair)
+        since = self.settings.since
+        return tuple(
+            self.finish_session(name, fmt, days.get(name, {}))
+            for name in self.states
+            if since is None or self.tallies.tally(name).calls
+        )
+
+    def finish_session(self, name: str, fmt: str, days: dict[str, DayTally]) -> SessionAudit:
+        counts = self.tallies.tally(name)
+        project = self.projects.get(name, "")
         keep = self.settings.keep
+        turns, tokens = self.turns.get(name, (0, 0))
         waste = Waste(
             counts=counts,
             sessions=1,
-            wasted_turns=session.wasted_turns,
-            wasted_tokens=session.wasted_tokens,
-            days=pmap({day: DayTally(*pair) for day, pair in session.days.items()}),
-            projects=pmap(
-                {project: ProjectTally(1, counts.calls, counts.wasted, session.wasted_tokens)}
-            ),
-            worst=worst_runs(session.runs, keep),
+            wasted_turns=turns,
+            wasted_tokens=tokens,
+            days=pmap(days),
+            projects=pmap({project: ProjectTally(1, counts.calls, counts.wasted, tokens)}),
+            worst=worst_runs(self.runs.get(name, ()), keep),
             worst_sessions=(
-                (SessionWaste(counts.wasted, counts.calls, self.file, session.name, project),)
+                (SessionWaste(counts.wasted, counts.calls, self.file, name, project),)
                 if counts.wasted and keep
                 else ()
             ),
         )
-        return SessionAudit(self.file, fmt, session.name, project, waste)
+        return SessionAudit(self.file, fmt, name, project, waste)
 
 
 def fold_file(
@@ -259,11 +260,7 @@ def fold_file(
             folder.diagnostic(item)
         elif isinstance(item, SessionSeen):
             folder.session(item.where.session)
-    sessions = tuple(
-        folder.finish_session(session, fmt)
-        for session in folder.sessions.values()
-        if settings.since is None or folder.tallies.tally(session.name).calls
-    )
+    sessions = folder.finish(fmt)
     if len(sessions) == 1:
         # Most files hold one session; by the merge's identity its counts are the file's.
         total = sessions[0].waste
