@@ -1,5 +1,5 @@
-"""Audit benchmark: throughput against orjson alone, speed-up over cores, memory against the
-number of files and against one 1 GB file.
+"""Audit benchmark: throughput against orjson alone, many sessions in one file, speed-up over
+cores, memory against the number of files and against one 1 GB file.
 
 All data is generated here, in a temporary folder, and removed at the end. Figures come from
 one run and are printed as ratios beside the raw numbers. Peak memory is ``VmHWM`` of a fresh
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from bench.readers import acp_lines, write
 from repeat_guard import GuardConfig
 from repeat_guard_audit import AuditSettings, FileJob, audit, audit_file, default_jobs, list_files
 from repeat_guard_transcripts import READERS, bounded_lines
@@ -146,6 +147,27 @@ def throughput(label: str, path: Path) -> None:
     )
 
 
+def sessions(root: Path) -> None:
+    """The audit's cost per call with 200,000 calls in one session of an ACP file and in
+    100,000 sessions of one (the readers' benchmark makes the files)."""
+    calls = 200_000
+    one, many = root / "one-session.jsonl", root / "many-sessions.jsonl"
+    write(one, acp_lines(calls, "", sessions=1))
+    write(many, acp_lines(calls, "", sessions=100_000))
+
+    def audit_acp(path: Path) -> None:
+        audit_file(FileJob(str(path), "acp", path.stat().st_size), SETTINGS)
+
+    rounds = [(timed(lambda: audit_acp(one)), timed(lambda: audit_acp(many))) for _ in range(2)]
+    single, spread = (min(times) for times in zip(*rounds, strict=True))
+    print(
+        f"  {calls:,} calls in 1 session {single / calls * 1e6:.2f} us/call, in 100,000 "
+        f"sessions {spread / calls * 1e6:.2f} us/call: ratio {spread / single:.2f}x"
+    )
+    one.unlink()
+    many.unlink()
+
+
 def _cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
@@ -205,6 +227,8 @@ def main() -> None:
         throughput("small lines", small)
         large.unlink()
         small.unlink()
+        print("many sessions in one file (interleaved, best of 2):")
+        sessions(root)
         print("speed-up from 1 core to all:")
         corpus = root / "corpus"
         corpus.mkdir()
