@@ -235,7 +235,7 @@ class _AcpFile:
             if logged is not None and logged[0] == self.line:
                 value = {"dir": logged[1].direction, "ts": logged[1].timestamp, "msg": value}
             ts = value.get("ts") if is_record(value) else None
-            self.timestamp = ts if isinstance(ts, str) else None
+            self.timestamp = ts if type(ts) is str else None
             message = decode_message(value)
             if isinstance(message, str):
                 yield self._error(message)

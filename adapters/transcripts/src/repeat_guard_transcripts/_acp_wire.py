@@ -18,7 +18,7 @@ raises.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, TypeGuard
 
@@ -62,6 +62,9 @@ class Response(NamedTuple):
 
 Message = Request | Response
 
+# A ``Request`` per line without the named tuple's ``__new__`` in between.
+_new_request: Callable[[type[Request], tuple[object, ...]], Request] = tuple.__new__
+
 
 def _ident(value: object) -> Ident | str:
     if isinstance(value, str):
@@ -79,9 +82,7 @@ def _type_name(value: object) -> str:
     )
 
 
-def _unwrap(value: Mapping[str, object]) -> tuple[Direction | None, object] | str:
-    if "msg" not in value or "jsonrpc" in value:
-        return None, value
+def _unwrap(value: Mapping[str, object]) -> tuple[Direction, object] | str:
     direction = value.get("dir")
     for known in _DIRECTIONS:
         if direction == known:
@@ -98,10 +99,13 @@ def decode_message(value: object) -> Message | str:
     """Return the message a decoded line holds, or why it holds none."""
     if not isinstance(value, dict):
         return f"expected a JSON object, got {_type_name(value)}"
-    unwrapped = _unwrap(value)
-    if isinstance(unwrapped, str):
-        return unwrapped
-    direction, message = unwrapped
+    direction: Direction | None = None
+    message: object = value
+    if "msg" in value and "jsonrpc" not in value:
+        unwrapped = _unwrap(value)
+        if isinstance(unwrapped, str):
+            return unwrapped
+        direction, message = unwrapped
     if not isinstance(message, dict):
         return f"the JSON-RPC message is {_type_name(message)}, not an object"
     method = message.get("method")
@@ -122,11 +126,11 @@ def _request(
     if not isinstance(params, dict):
         return f"{method}: params must be an object, got {_type_name(params)}"
     if "id" not in message:
-        return Request(direction, method, None, params)
+        return _new_request(Request, (direction, method, None, params))
     ident = _ident(message["id"])
     if isinstance(ident, str):
         return f"{method}: request {ident}"
-    return Request(direction, method, ident, params)
+    return _new_request(Request, (direction, method, ident, params))
 
 
 @dataclass(frozen=True, slots=True)
