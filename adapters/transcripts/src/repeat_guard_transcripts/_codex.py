@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
@@ -88,7 +88,10 @@ def _arguments(payload: Mapping[str, object]) -> object:
 
 
 class _CodexFile:
-    """The state of one file being read."""
+    """The state of one file being read.
+
+    Each record's items are collected in one list rather than yielded through a generator per
+    layer (as in the Claude Code reader), and a payload's handler is found in one dict."""
 
     def __init__(self, file: str) -> None:
         self.file = file
@@ -111,13 +114,15 @@ class _CodexFile:
             if not isinstance(record, dict):
                 yield Diagnostic(self.file, self.line, "expected a JSON object")
                 continue
-            yield from self._record(record)
+            items = self._record(record)
+            if items:
+                yield from items
         yield from self.calls.drop_all()
 
     def _where(self) -> Location:
         return Location(self.file, self.line, self.session)
 
-    def _record(self, record: Mapping[str, object]) -> Iterator[Item]:
+    def _record(self, record: Mapping[str, object]) -> list[Item]:
         self.timestamp = _string(record, "timestamp")
         kind = record.get("type")
         payload = record.get("payload")
@@ -130,37 +135,28 @@ class _CodexFile:
         elif kind == "turn_context":
             self.turn = _string(payload, "turn_id") or self.turn
             self.project = _string(payload, "cwd") or self.project
+        items: list[Item] = []
         if not self.seen:
             self.seen = True
-            yield SessionSeen(self._where())
+            items.append(SessionSeen(self._where()))
         if kind == "token_usage_record":
             self._usage_record(payload)
-            return
-        yield from self._payload(payload)
-
-    def _payload(self, payload: Mapping[str, object]) -> Iterator[Item]:
-        kind = payload.get("type")
-        if not isinstance(kind, str):
-            return
-        if kind in _CALLS:
-            yield from self._call(payload)
-        elif kind in _OUTPUTS:
-            yield from self._output(payload)
-        elif self._is_prompt(kind, payload):
-            self.step = None
-            yield from self.calls.drop_agent(self.session)
-            event = PromptSubmitted(self.session)
-            yield Located(self._where(), event, self.turn, None, self.timestamp, self.project)
-        elif kind == "turn_aborted":
-            yield from self.calls.drop_agent(self.session)
-        elif kind == "token_count" and not self.usage_records:
-            info = payload.get("info")
-            last = info.get("last_token_usage") if isinstance(info, dict) else None
-            self._charge(last)
+            return items
+        payload_kind = payload.get("type")
+        handler = _HANDLERS.get(payload_kind) if isinstance(payload_kind, str) else None
+        if handler is not None:
+            handler(self, items, payload)
+        return items
 
     def _usage_record(self, payload: Mapping[str, object]) -> None:
         self.usage_records = True
         self._charge(payload.get("usage"))
+
+    def _token_count(self, items: list[Item], payload: Mapping[str, object]) -> None:
+        if self.usage_records:
+            return
+        info = payload.get("info")
+        self._charge(info.get("last_token_usage") if isinstance(info, dict) else None)
 
     def _charge(self, usage: object) -> None:
         tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
@@ -170,23 +166,35 @@ class _CodexFile:
             self.calls.charge(self.step, tokens)
         self.step = None
 
-    def _is_prompt(self, kind: str, payload: Mapping[str, object]) -> bool:
-        if kind == "user_message":
-            return True
-        if kind == "item_completed":
-            item = payload.get("item")
-            return isinstance(item, dict) and item.get("type") == "UserMessage"
-        if kind == "message" and payload.get("role") == "user":
-            return not _text(payload.get("content")).startswith(INJECTED_PREFIXES)
-        return False
+    def _item_completed(self, items: list[Item], payload: Mapping[str, object]) -> None:
+        item = payload.get("item")
+        if isinstance(item, dict) and item.get("type") == "UserMessage":
+            self._prompt(items, payload)
 
-    def _call(self, payload: Mapping[str, object]) -> Iterator[Item]:
+    def _message(self, items: list[Item], payload: Mapping[str, object]) -> None:
+        if payload.get("role") == "user" and not _text(payload.get("content")).startswith(
+            INJECTED_PREFIXES
+        ):
+            self._prompt(items, payload)
+
+    def _prompt(self, items: list[Item], payload: Mapping[str, object]) -> None:
+        self.step = None
+        items += self.calls.drop_agent(self.session)
+        event = PromptSubmitted(self.session)
+        items.append(Located(self._where(), event, self.turn, None, self.timestamp, self.project))
+
+    def _aborted(self, items: list[Item], payload: Mapping[str, object]) -> None:
+        items += self.calls.drop_agent(self.session)
+
+    def _call(self, items: list[Item], payload: Mapping[str, object]) -> None:
         ident = _string(payload, "call_id") or _string(payload, "id")
         name = _string(payload, "name") or (
             "local_shell" if payload.get("type") == "local_shell_call" else None
         )
         if ident is None or name is None:
-            yield Diagnostic(self.file, self.line, "a call without a string call_id and name")
+            items.append(
+                Diagnostic(self.file, self.line, "a call without a string call_id and name")
+            )
             return
         call = OpenCall(
             self._where(),
@@ -199,26 +207,44 @@ class _CodexFile:
         )
         if self.step is None:
             self.step = ident
-        yield from self.calls.add(ident, call)
+        items += self.calls.add(ident, call)
 
-    def _output(self, payload: Mapping[str, object]) -> Iterator[Item]:
+    def _output(self, items: list[Item], payload: Mapping[str, object]) -> None:
         ident = _string(payload, "call_id")
         if ident is None:
-            yield Diagnostic(self.file, self.line, "a call output without a string call_id")
+            items.append(Diagnostic(self.file, self.line, "a call output without a string call_id"))
             return
         call = self.calls.finish(ident)
         if call is None:
             if not self.calls.is_finished(ident):
-                yield Diagnostic(
-                    self.file,
-                    self.line,
-                    f"output for call {ident!r} that is not in this file",
-                    "note",
+                items.append(
+                    Diagnostic(
+                        self.file,
+                        self.line,
+                        f"output for call {ident!r} that is not in this file",
+                        "note",
+                    )
                 )
             return
         denied = _text(payload.get("output")).startswith(DENIAL_OUTPUTS)
         event = ToolCallFinished(call.agent, call.tool, call.arguments, denied)
-        yield Located(self._where(), event, call.turn, call.tokens, self.timestamp, call.project)
+        items.append(
+            Located(self._where(), event, call.turn, call.tokens, self.timestamp, call.project)
+        )
+
+
+_Handler = Callable[[_CodexFile, list[Item], Mapping[str, object]], None]
+# A payload's type to what it does; the other types (reasoning, the agent's messages, ...)
+# change nothing.
+_HANDLERS: Mapping[str, _Handler] = {
+    **dict.fromkeys(_CALLS, _CodexFile._call),
+    **dict.fromkeys(_OUTPUTS, _CodexFile._output),
+    "user_message": _CodexFile._prompt,
+    "item_completed": _CodexFile._item_completed,
+    "message": _CodexFile._message,
+    "turn_aborted": _CodexFile._aborted,
+    "token_count": _CodexFile._token_count,
+}
 
 
 def _is_rollout_record(record: Mapping[str, object]) -> bool:
