@@ -164,3 +164,15 @@ def test_a_prompt_or_odd_usage_charges_nobody() -> None:
         output("b"),
     ]
     assert tokens_of(lines) == [(9, None)]
+
+
+def test_call_arguments_are_what_json_loads_makes_of_them() -> None:
+    texts = ['{"p": 1}', ' {"p": 1}', '{"p": 1} ', "\ufeff{}", '{"p": 1} x', "[1e400]", "[", ""]
+    lines = [
+        line({"type": "function_call", "name": "t", "arguments": text, "call_id": str(n)})
+        for n, text in enumerate(texts)
+    ] + [line({"type": "function_call_output", "call_id": str(n)}) for n in range(len(texts))]
+    items = list(READERS["codex"].read(lines, "f"))
+    got = [i.event.arguments for i in items if isinstance(i, Located)]  # type: ignore[union-attr]
+    # Whitespace around the JSON is no part of it; anything else that is not JSON stays text.
+    assert got == [{"p": 1}, {"p": 1}, {"p": 1}, "\ufeff{}", '{"p": 1} x', [float("inf")], "[", ""]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from json.scanner import make_scanner
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
@@ -80,11 +81,31 @@ def _arguments(payload: Mapping[str, object]) -> object:
         return payload.get("action")
     raw = payload.get("arguments") if kind == "function_call" else payload.get("input")
     if kind == "function_call" and isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return raw  # malformed argument JSON is itself a comparable value
+        return _parsed(raw)
     return raw
+
+
+# The scanner ``json.loads`` runs. A text it reads whole from its first character has no
+# byte-order mark, no whitespace around it and no data after it, so ``json.loads`` would give
+# the same value after checking for each: a call's arguments skip those checks (a quarter of
+# the time); any other text goes to ``json.loads``.
+# typeshed types the scanner's context as a scanner (a TODO there); it reads a decoder's settings.
+_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+
+
+def _parsed(text: str) -> object:
+    """``json.loads(text)``, or ``text`` itself when it is not JSON (malformed argument
+    JSON is itself a comparable value)."""
+    try:
+        value, end = _scan(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 class _CodexFile:
