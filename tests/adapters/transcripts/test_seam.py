@@ -36,7 +36,7 @@ from repeat_guard_transcripts import (
     with_head,
 )
 from repeat_guard_transcripts._calls import OpenCall, OpenCalls
-from repeat_guard_transcripts._lines import decode_json
+from repeat_guard_transcripts._lines import JsonValue, decode_json
 
 from ._support import FIXTURES, summary
 
@@ -99,6 +99,15 @@ def test_decode_json_says_what_is_wrong_with_a_line() -> None:
     assert decode_json(b'{"n": 1') == (
         "truncated last line: Expecting ',' delimiter: line 1 column 8 (char 7)"
     )
+
+
+def test_decode_json_reads_integers_past_64_bits_as_orjson_does() -> None:
+    # As its docstring says: exact up to 2**64 - 1, the nearest float beyond (the standard
+    # library would keep 2**64 exact). If orjson starts keeping them, the docstring is wrong.
+    decoded = decode_json(b"[18446744073709551615, 18446744073709551616]\n")
+    assert isinstance(decoded, JsonValue)
+    assert decoded.value == [18446744073709551615, 1.8446744073709552e19]
+    assert type(decoded.value[1]) is float
 
 
 def test_open_transcript_refuses_what_is_not_a_file(tmp_path: Path) -> None:

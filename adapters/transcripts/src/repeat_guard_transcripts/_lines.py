@@ -92,10 +92,13 @@ def decode_json(raw: bytes) -> JsonValue | str:
     has none (a line without a newline that fails to parse is called a truncated last line).
 
     orjson parses first, for speed; whatever it refuses goes to the standard library, which
-    decides (and words the message), so the values and verdicts are exactly the standard
-    library's: orjson accepts nothing it refuses, and refuses some lines it accepts (integers
-    beyond 64 bits, ``\ud800`` escapes, ``NaN``). The bytes must be UTF-8: the standard
-    library would take NUL-led bytes for UTF-16 or UTF-32."""
+    decides (and words the message), so the verdicts are exactly the standard library's:
+    orjson accepts nothing it refuses, and refuses some lines it accepts (``\ud800`` escapes,
+    ``NaN``). The values are the standard library's too, but for one difference: an integer
+    past 64 bits (above 18446744073709551615) comes back from orjson 3.13 as the nearest float,
+    where the standard library keeps it exact, so two calls whose arguments differ only in
+    such integers can read as the same call. The bytes must be UTF-8: the standard library
+    would take NUL-led bytes for UTF-16 or UTF-32."""
     try:
         return JsonValue(orjson.loads(raw))
     except orjson.JSONDecodeError:
