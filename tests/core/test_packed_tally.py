@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import itertools
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -27,15 +26,14 @@ from repeat_guard import (
     unpack_tally,
 )
 
-from .test_tally_steps import CONFIGS, events, one_by_one, replayed
+from .test_tally_steps import CONFIGS, chunks, events, one_by_one, replayed
 from .test_waste import tallies
 
 
 def packed_in_chunks(steps: list[Step], cuts: list[int]) -> PackedTally:
     packed = NO_COUNTS
-    bounds = [0, *sorted({cut % (len(steps) + 1) for cut in cuts}), len(steps)]
-    for start, end in itertools.pairwise(bounds):
-        packed = count_packed(packed, steps[start:end])
+    for chunk in chunks(steps, cuts):
+        packed = count_packed(packed, chunk)
     return packed
 
 

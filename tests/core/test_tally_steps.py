@@ -4,6 +4,7 @@ and ``run_length`` says what ``tally`` counts a call as."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,10 +62,16 @@ def one_by_one(counts: Tally, steps: list[Step]) -> Tally:
     return counts
 
 
-def in_chunks(counts: Tally, steps: list[Step], cuts: list[int]) -> Tally:
+def chunks(steps: list[Step], cuts: list[int]) -> Iterator[list[Step]]:
+    """``steps`` cut at each of ``cuts`` (taken modulo the length), in order."""
     bounds = [0, *sorted({cut % (len(steps) + 1) for cut in cuts}), len(steps)]
     for start, end in itertools.pairwise(bounds):
-        counts = tally_steps(counts, steps[start:end])
+        yield steps[start:end]
+
+
+def in_chunks(counts: Tally, steps: list[Step], cuts: list[int]) -> Tally:
+    for chunk in chunks(steps, cuts):
+        counts = tally_steps(counts, chunk)
     return counts
 
 
