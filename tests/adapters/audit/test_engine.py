@@ -11,6 +11,8 @@ from distributed import LocalCluster
 from repeat_guard_audit import EngineError, default_jobs, run
 from repeat_guard_audit import _engine as engine
 
+from .local_cluster import LOCAL_ONLY
+
 
 def square(value: int) -> int:
     return value * value
@@ -49,9 +51,10 @@ def test_dask_defaults_to_its_local_process_scheduler(monkeypatch: pytest.Monkey
 
 
 def test_a_dask_cluster_gets_the_work_by_address() -> None:
-    # distributed has no annotations; the cluster is only a scheduler address here.
+    # distributed has no annotations; the cluster is only a scheduler address here. Its HTTP
+    # servers listen on free ports of 127.0.0.1 (see LOCAL_ONLY).
     with LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=2, processes=False, **LOCAL_ONLY
     ) as cluster:
         results = run(square, range(20), "dask", scheduler=cluster.scheduler_address)
         assert list(results) == [value * value for value in range(20)]
