@@ -25,14 +25,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from json.scanner import make_scanner
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
-from ._lines import json_lines
+from ._lines import json_lines, scan_json
 from ._registry import head_objects
 
 __all__ = ["DENIAL_OUTPUTS", "INJECTED_PREFIXES", "CodexReader"]
@@ -85,19 +84,16 @@ def _arguments(payload: Mapping[str, object]) -> object:
     return raw
 
 
-# The scanner ``json.loads`` runs. A text it reads whole from its first character has no
-# byte-order mark, no whitespace around it and no data after it, so ``json.loads`` would give
-# the same value after checking for each: a call's arguments skip those checks (a quarter of
-# the time); any other text goes to ``json.loads``.
-# typeshed types the scanner's context as a scanner (a TODO there); it reads a decoder's settings.
-_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-
-
 def _parsed(text: str) -> object:
     """``json.loads(text)``, or ``text`` itself when it is not JSON (malformed argument
-    JSON is itself a comparable value)."""
+    JSON is itself a comparable value).
+
+    ``scan_json`` first: a text it reads whole from its first character has no byte-order
+    mark, no whitespace around it and no data after it, so ``json.loads`` would give the same
+    value after checking for each (a quarter of the time); any other text goes to
+    ``json.loads``."""
     try:
-        value, end = _scan(text, 0)
+        value, end = scan_json(text, 0)
         if end == len(text):
             return value
     except (StopIteration, ValueError, RecursionError):

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from json.scanner import make_scanner
 from typing import Final, NamedTuple
 
 from ._items import Diagnostic
-from ._lines import LineFault
+from ._lines import LineFault, scan_json
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -41,11 +40,9 @@ class Element(NamedTuple):
     end: int
 
 
-# The scanner the standard decoder's ``raw_decode`` runs, called directly: one Python frame
-# less per element. It says there is no value with ``StopIteration``, which ``raw_decode``
-# words as ``Expecting value``; ``value`` does the same.
-# typeshed types the scanner's context as a scanner (a TODO there); it reads a decoder's settings.
-_scan = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+# Elements are read with ``scan_json``, the scanner the standard decoder's ``raw_decode`` runs:
+# one Python frame less per element. It says there is no value with ``StopIteration``, which
+# ``raw_decode`` words as ``Expecting value``; ``value`` does the same.
 # JSON's whitespace, in one match rather than a Python loop over its characters.
 _SPACE = re.compile(r"[ \t\n\r]*")
 
@@ -100,7 +97,7 @@ class _Cursor:
         start = self.line
         position = self.position
         try:
-            value, end = _scan(self.text, position)
+            value, end = scan_json(self.text, position)
         except StopIteration as stop:
             return self.problem(stop.value, "invalid JSON: Expecting value")
         except json.JSONDecodeError as error:

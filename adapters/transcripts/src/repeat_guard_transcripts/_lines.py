@@ -10,7 +10,8 @@ skipped, and each bad line becomes a ``Diagnostic`` naming the file and line.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from json.scanner import make_scanner
 from typing import BinaryIO
 
 import orjson
@@ -24,12 +25,22 @@ __all__ = [
     "bounded_lines",
     "decode_json",
     "json_lines",
+    "scan_json",
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest line (newline included) a reader parses; longer ones get a diagnostic."""
 
 _SKIP_CHUNK = 1 << 20
+
+_Scanner = Callable[[str, int], tuple[object, int]]
+# typeshed types the scanner's context as a scanner (a TODO there); it reads a decoder's settings.
+scan_json: _Scanner = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+"""The scanner the standard library's decoder runs, for readers that call it directly:
+``scan_json(text, start)`` returns the value that starts at ``start`` and where it ends, raises
+``StopIteration`` (its value the position) where no value starts, and ``json.JSONDecodeError``
+for a malformed one. It skips neither whitespace nor a byte-order mark, and reads no further
+than its value."""
 
 
 class LineFault(bytes):
