@@ -96,7 +96,6 @@ class ToolTally(NamedTuple):
 
 _NO_FORMS: PMap[str, int] = pmap()
 _NO_TOOLS: PMap[str, ToolTally] = pmap()
-_NO_TOOL = ToolTally()
 
 
 class Tally(NamedTuple):
@@ -138,36 +137,10 @@ def tally(counts: Tally, state: GuardState, event: Event, reminders: tuple[Remin
     """Return ``counts`` with ``event`` added.
 
     ``state`` is the state ``reduce`` returned for ``event`` and ``reminders`` what it gave.
-    Events other than calls, and calls without an agent, leave the counts as they are.
+    Events other than calls, and calls without an agent, leave the counts as they are. A chunk
+    of one step for ``tally_steps``: the definitions are counted in one loop, ``count_packed``'s.
     """
-    if not isinstance(event, ToolCallFinished) or event.agent is None:
-        return counts
-    tool = event.tool
-    before = counts.tools.get(tool, _NO_TOOL)
-    run = run_length(state, event)
-    tracked = int(run > 0)
-    wasted = int(run >= 2)
-    spoken = len(reminders)
-    forms = counts.reminders_by_form
-    for reminder in reminders:
-        forms = forms.set(reminder.form, forms.get(reminder.form, 0) + 1)
-    after = ToolTally(
-        before.calls + 1,
-        before.tracked + tracked,
-        before.wasted + wasted,
-        before.reminders + spoken,
-        max(before.longest_run, run),
-    )
-    return Tally(
-        counts.calls + 1,
-        counts.tracked + tracked,
-        counts.wasted + wasted,
-        counts.denied + int(event.denied),
-        counts.reminders + spoken,
-        max(counts.longest_run, run),
-        forms,
-        counts.tools.set(tool, after),
-    )
+    return tally_steps(counts, ((state, event, reminders),))
 
 
 Step = tuple[GuardState, Event, tuple[Reminder, ...]]
