@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -38,6 +37,7 @@ from ._acp_wire import (
     is_record,
     log_line,
 )
+from ._calls import RecentMarks
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
 from ._lines import json_lines
 from ._registry import head_objects
@@ -211,11 +211,7 @@ class _AcpFile:
         self.sessions: set[str] = set()
         self.loading: set[str] = set()
         self.open: dict[_CallKey, _Call] = {}
-        # Finished calls, and the same keys oldest first. Not one insertion-ordered dict:
-        # taking the oldest key of a dict that keeps losing its oldest keys walks past every
-        # deleted slot since the dict last resized (as in ``OpenCalls``).
-        self.done: set[_CallKey] = set()
-        self.done_order: deque[_CallKey] = deque()
+        self.done: RecentMarks[_CallKey] = RecentMarks(DONE_MARKS)  # finished calls
         self.pending: dict[tuple[Direction, Ident], _Pending] = {}
         # The IDE log line being decoded (its number and parts), and the first line and
         # count of the log lines that carried no ACP message.
@@ -488,11 +484,8 @@ class _AcpFile:
 
     def _mark_done(self, key: _CallKey) -> None:
         # Only a key not yet done is marked (``_signal`` returns early for a done key, and an
-        # open key is never done), so each key is in ``done_order`` once.
-        self.done.add(key)
-        self.done_order.append(key)
-        if len(self.done_order) > DONE_MARKS:
-            self.done.remove(self.done_order.popleft())
+        # open key is never done).
+        self.done.mark(key)
 
     def _carry_out(self, items: list[Item], key: _CallKey, call: _Call, effect: Effect) -> None:
         session, call_id = key
