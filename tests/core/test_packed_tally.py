@@ -1,6 +1,7 @@
 """The packed tally: ``count_packed`` over any split of a replay, unpacked, equals ``tally`` step
 by step; a packed tally is invisible to the garbage collector; ``merge_all_tallies`` equals
-folding ``merge_tallies``."""
+folding ``merge_tallies``, and
+``merge_packed`` equals it on packed tallies."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from repeat_guard import (
     ToolTally,
     count_packed,
     merge_all_tallies,
+    merge_packed,
     merge_tallies,
     unpack_tally,
 )
@@ -96,3 +98,33 @@ def test_the_collector_stops_tracking_a_packed_tally() -> None:
 def test_merging_all_at_once_equals_the_fold(items: list[Tally]) -> None:
     assert merge_all_tallies(items) == functools.reduce(merge_tallies, items, Tally())
     assert merge_all_tallies(iter(items)) == merge_all_tallies(reversed(items))
+
+
+@given(st.lists(st.tuples(st.lists(events, max_size=20), st.sampled_from(CONFIGS)), max_size=6))
+def test_merging_packed_tallies_equals_merging_them_unpacked(
+    replays: list[tuple[list[Event], GuardConfig]],
+) -> None:
+    packs = [count_packed(NO_COUNTS, replayed(script, config)) for script, config in replays]
+    merged = merge_packed(iter(packs))
+    assert unpack_tally(merged) == merge_all_tallies(unpack_tally(packed) for packed in packs)
+    assert unpack_tally(merge_packed(reversed(packs))) == unpack_tally(merged)
+    # Packed again, it is a packed tally as count_packed builds them: exact tuples throughout.
+    assert type(merged) is tuple
+    assert all(type(row) is tuple for row in (*merged[6], *merged[7]))
+
+
+def test_merged_packed_rows_keep_the_order_first_seen() -> None:
+    grep, read = ToolCallFinished("a", "grep", 1), ToolCallFinished("a", "read", 1)
+    first = count_packed(NO_COUNTS, replayed([grep, grep, grep], GuardConfig()))
+    second = count_packed(NO_COUNTS, replayed([read, grep, grep, grep, grep], GuardConfig()))
+    assert merge_packed([first, second]) == (
+        8,
+        8,
+        5,
+        0,
+        2,
+        4,
+        (("gentle", 2),),
+        (("grep", 7, 7, 5, 2, 4), ("read", 1, 1, 0, 0, 1)),
+    )
+    assert merge_packed([]) == NO_COUNTS

@@ -69,6 +69,7 @@ __all__ = [
     "Waste",
     "count_packed",
     "merge_all_tallies",
+    "merge_packed",
     "merge_tallies",
     "merge_waste",
     "merge_wastes",
@@ -206,13 +207,16 @@ def count_packed(packed: PackedTally, steps: Iterable[Step]) -> PackedTally:
             _count_forms(forms, reminders)
     if calls == before:
         return packed
+    return _packed((calls, tracked, wasted, denied, spoken, longest), forms, tools)
+
+
+def _packed(
+    six: tuple[int, int, int, int, int, int], forms: dict[str, int], tools: dict[str, list[int]]
+) -> PackedTally:
+    """The packed tally of ``Tally``'s first six fields, its forms and its tools' counters
+    (``[calls, tracked, wasted, reminders, longest_run]`` each)."""
     return (
-        calls,
-        tracked,
-        wasted,
-        denied,
-        spoken,
-        longest,
+        *six,
         tuple(forms.items()),
         tuple((name, mine[0], mine[1], mine[2], mine[3], mine[4]) for name, mine in tools.items()),
     )
@@ -282,6 +286,17 @@ def merge_all_tallies(tallies: Iterable[Tally]) -> Tally:
     for counts in tallies:
         sums.add(counts)
     return sums.tally()
+
+
+def merge_packed(packs: Iterable[PackedTally]) -> PackedTally:
+    """Return the packed counts of all of ``packs``: ``unpack_tally`` of it equals
+    ``merge_all_tallies`` of them unpacked. For a fold that keeps one ``PackedTally`` per
+    session and wants their total: nothing is unpacked on the way, so the sessions cost no
+    ``Tally`` each."""
+    sums = _TallySums()
+    for packed in packs:
+        sums.add_packed(packed)
+    return sums.packed()
 
 
 def _merge_tool(first: ToolTally, second: ToolTally) -> ToolTally:
@@ -501,14 +516,33 @@ class _TallySums:
         self.tools: dict[str, list[int]] = {}
 
     def add(self, counts: Tally) -> None:
-        _add_into(self.counts, counts[:5])
-        self.longest = max(self.longest, counts.longest_run)
-        for form, count in counts.reminders_by_form.items():
+        self._add(counts[:6], counts.reminders_by_form.items(), counts.tools.items())
+
+    def add_packed(self, packed: PackedTally) -> None:
+        self._add(packed[:6], packed[6], ((row[0], row[1:]) for row in packed[7]))
+
+    def _add(
+        self,
+        six: tuple[int, ...],
+        forms: Iterable[tuple[str, int]],
+        tools: Iterable[tuple[str, tuple[int, ...]]],
+    ) -> None:
+        """Add counts given as ``Tally``'s first six fields, its forms' items and its tools'
+        items (each tool's counts in ``ToolTally``'s order)."""
+        _add_into(self.counts, six[:5])
+        self.longest = max(self.longest, six[5])
+        for form, count in forms:
             self.forms[form] = self.forms.get(form, 0) + count
-        for name, tool in counts.tools.items():
+        for name, tool in tools:
             mine = self.tools.setdefault(name, [0] * 5)
             _add_into(mine, tool[:4])
-            mine[4] = max(mine[4], tool.longest_run)
+            mine[4] = max(mine[4], tool[4])
+
+    def packed(self) -> PackedTally:
+        calls, tracked, wasted, denied, reminders = self.counts
+        return _packed(
+            (calls, tracked, wasted, denied, reminders, self.longest), self.forms, self.tools
+        )
 
     def tally(self) -> Tally:
         calls, tracked, wasted, denied, reminders = self.counts
