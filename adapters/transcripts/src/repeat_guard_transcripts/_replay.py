@@ -5,7 +5,7 @@
 reports, ``--check`` and ``--annotate`` never know which format they read. Each session has
 its own ``GuardState`` (readers qualify agent ids by their session, so no chain is ever
 shared), which keeps the cost of a call the same however many sessions a file holds. Counts
-are kept per session; the file's totals are their merge (``merge_all_tallies``).
+are kept per session; the file's totals are their merge (``merge_packed``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from typing import assert_never
 from repeat_guard import (
     GuardConfig,
     GuardState,
+    PackedTally,
     Reminder,
     Tally,
     ToolCallFinished,
-    merge_all_tallies,
+    merge_packed,
     reduce,
+    unpack_tally,
 )
 
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
@@ -41,12 +43,22 @@ class Fired:
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
-    """One session's counts: its agents, the core's tally, and its calls that never finished."""
+    """One session's counts: its agents, the core's tally, and its calls that never finished.
+
+    The tally is kept packed (``counts``, the core's ``PackedTally``) and unpacked when asked
+    for: a file may hold a hundred thousand sessions, and a ``Tally`` each is a handful of
+    persistent maps for every full garbage collection to walk.
+    """
 
     session: str
     agents: int
-    tally: Tally
+    counts: PackedTally
     unfinished: int
+
+    @property
+    def tally(self) -> Tally:
+        """The session's tally."""
+        return unpack_tally(self.counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +144,11 @@ class _Replay:
         agents = Counter(name for name, _ in self.agents)
         summaries = tuple(
             SessionSummary(
-                name, agents[name], self.tallies.tally(name), self.unfinished.get(name, 0)
+                name, agents[name], self.tallies.packed(name), self.unfinished.get(name, 0)
             )
             for name in self.states
         )
-        total = merge_all_tallies(summary.tally for summary in summaries)
+        total = unpack_tally(merge_packed(summary.counts for summary in summaries))
         unfinished = sum(self.unfinished.values())
         return FileSummary(
             file, summaries, total, unfinished, self.errors, self.notes, tuple(self.recorded)

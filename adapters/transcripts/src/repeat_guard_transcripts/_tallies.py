@@ -54,8 +54,12 @@ class SessionTallies:
 
     def tally(self, session: str) -> Tally:
         """Return the tally of every step of ``session`` added so far (``Tally()`` if none)."""
+        return unpack_tally(self.packed(session))
+
+    def packed(self, session: str) -> PackedTally:
+        """``tally(session)`` as the core's ``PackedTally`` (``NO_COUNTS`` if none)."""
         self._count()
-        return unpack_tally(self._counts.get(session, NO_COUNTS))
+        return self._counts.get(session, NO_COUNTS)
 
     def _count(self) -> None:
         if self._pending:
