@@ -68,13 +68,12 @@ SESSION = SessionAudit(
     "claude-code",
     "s1",
     "/home/dev/p",
-    Waste(
-        Tally(calls=5, tracked=5, wasted=3, reminders=1, reminders_by_form=pmap({"gentle": 1})),
-        sessions=1,
-        wasted_turns=3,
-        wasted_tokens=30,
-        worst=(RUN,),
-    ),
+    # calls, tracked, wasted, denied, reminders, longest run, forms, tools
+    (5, 5, 3, 0, 1, 4, (("gentle", 1),), (("grep", 5, 5, 3, 1, 4),)),
+    wasted_turns=3,
+    wasted_tokens=30,
+    days=(("2026-12-01", 5, 3),),
+    worst=(RUN,),
 )
 
 
@@ -227,3 +226,28 @@ def test_the_page_escapes_what_transcripts_hold() -> None:
     assert "&lt;script&gt;" in page
     assert "a&amp;b" in page
     assert "\\ud800" in page
+
+
+def test_a_session_builds_its_waste_from_its_packed_counts() -> None:
+    waste = SESSION.waste
+    assert waste == Waste(
+        Tally(
+            calls=5,
+            tracked=5,
+            wasted=3,
+            reminders=1,
+            longest_run=4,
+            reminders_by_form=pmap({"gentle": 1}),
+            tools=pmap({"grep": ToolTally(5, 5, 3, 1, 4)}),
+        ),
+        sessions=1,
+        wasted_turns=3,
+        wasted_tokens=30,
+        days=pmap({"2026-12-01": DayTally(5, 3)}),
+        projects=pmap({"/home/dev/p": ProjectTally(1, 5, 3, 30)}),
+        worst=(RUN,),
+        worst_sessions=(SessionWaste(3, 5, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
+    )
+    # A session that keeps no ranking, or wasted nothing, takes no place in it.
+    assert SESSION._replace(ranked=False).waste.worst_sessions == ()
+    assert SESSION._replace(counts=(5, 5, 0, 0, 0, 1, (), ())).waste.worst_sessions == ()

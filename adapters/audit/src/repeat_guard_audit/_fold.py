@@ -15,17 +15,11 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pyrsistent import pmap
-
 from repeat_guard import (
     UNKNOWN_DAY,
-    DayTally,
     GuardState,
-    ProjectTally,
     Run,
-    SessionWaste,
     ToolCallFinished,
-    Waste,
     canonical_arguments,
     merge_wastes,
     preview_arguments,
@@ -206,36 +200,33 @@ class _Folder:
             if isinstance(current, _Loop) and current.counted:
                 self.keep_run(name, agent, current)
         self.open.clear()
-        days: dict[str, dict[str, DayTally]] = {}
-        for (name, day), pair in self.days.items():
-            days.setdefault(name, {})[day] = DayTally(*pair)
+        days: dict[str, list[tuple[str, int, int]]] = {}
+        for (name, day), (calls, wasted) in self.days.items():
+            days.setdefault(name, []).append((day, calls, wasted))
         since = self.settings.since
         return tuple(
-            self.finish_session(name, fmt, days.get(name, {}))
+            self.finish_session(name, fmt, tuple(days.get(name, ())))
             for name in self.states
-            if since is None or self.tallies.tally(name).calls
+            if since is None or self.tallies.packed(name)[0]  # calls
         )
 
-    def finish_session(self, name: str, fmt: str, days: dict[str, DayTally]) -> SessionAudit:
-        counts = self.tallies.tally(name)
-        project = self.projects.get(name, "")
+    def finish_session(
+        self, name: str, fmt: str, days: tuple[tuple[str, int, int], ...]
+    ) -> SessionAudit:
         keep = self.settings.keep
         turns, tokens = self.turns.get(name, (0, 0))
-        waste = Waste(
-            counts=counts,
-            sessions=1,
-            wasted_turns=turns,
-            wasted_tokens=tokens,
-            days=pmap(days),
-            projects=pmap({project: ProjectTally(1, counts.calls, counts.wasted, tokens)}),
-            worst=worst_runs(self.runs.get(name, ()), keep),
-            worst_sessions=(
-                (SessionWaste(counts.wasted, counts.calls, self.file, name, project),)
-                if counts.wasted and keep
-                else ()
-            ),
+        return SessionAudit(
+            self.file,
+            fmt,
+            name,
+            self.projects.get(name, ""),
+            self.tallies.packed(name),
+            turns,
+            tokens,
+            days,
+            worst_runs(self.runs.get(name, ()), keep),
+            keep > 0,
         )
-        return SessionAudit(self.file, fmt, name, project, waste)
 
 
 def fold_file(
