@@ -195,7 +195,7 @@ def option_costs(plan: Sequence[Planned]) -> list[tuple[str, float]]:
     ]
 
 
-def scaling(calls: int = 200_000) -> list[tuple[int, float, float]]:
+def scaling(calls: int = 200_000) -> list[tuple[int, float, float, float]]:
     """Microseconds per event on the stream above with 4, 1,000 and 100,000 live agents.
 
     Every agent holds a chain before timing. Each round starts from a freshly built state and
@@ -209,6 +209,7 @@ def scaling(calls: int = 200_000) -> list[tuple[int, float, float]]:
     for agents in sizes:
         plan = planned_stream(calls, agents, seed=agents)
         sides.append(partial(run_from_full_state, agents, plan, collected[agents]))
+        sides.append(partial(run_dict_from_full, agents, plan))
     # The benchmark's own objects (the planned calls) are moved out of the collector's sight, so
     # a collection costs what the states hold, not what the benchmark holds.
     gc.collect()
@@ -218,8 +219,13 @@ def scaling(calls: int = 200_000) -> list[tuple[int, float, float]]:
     finally:
         gc.unfreeze()
     return [
-        (agents, seconds / calls * 1e6, statistics.median(collected[agents]) / calls * 1e6)
-        for agents, seconds in zip(sizes, medians, strict=True)
+        (
+            agents,
+            reducer / calls * 1e6,
+            statistics.median(collected[agents]) / calls * 1e6,
+            mutable / calls * 1e6,
+        )
+        for agents, reducer, mutable in zip(sizes, medians[::2], medians[1::2], strict=True)
     ]
 
 
@@ -248,6 +254,26 @@ def run_from_full_state(agents: int, plan: Sequence[Planned], collected: list[fl
     gc.callbacks.remove(on_collection)
     collected.append(pauses[1])
     return elapsed
+
+
+def run_dict_from_full(agents: int, plan: Sequence[Planned]) -> float:
+    """``run_dict`` with the same canonicaliser, timed (seconds) from a dict where all
+    ``agents`` hold a chain: how a plain mutable dict's own cost grows with live agents."""
+    thresholds = GuardConfig().thresholds
+    chains = {f"agent-{n}": ("grep", canonical_arguments({"p": 0}), 1) for n in range(agents)}
+    fired = 0
+    start = time.perf_counter()
+    for agent, tool, pairs, _result in plan:
+        text = canonical_arguments(dict(pairs))
+        previous = chains.get(agent)
+        if previous is not None and previous[0] == tool and previous[1] == text:
+            count = previous[2] + 1
+        else:
+            count = 1
+        chains[agent] = (tool, text, count)
+        if count in thresholds:
+            fired += 1
+    return time.perf_counter() - start
 
 
 def against(ratio: float, target: float) -> str:
@@ -285,12 +311,17 @@ def main() -> None:
         f"reducer is: {CALLS / on_events:,.0f} calls/s; reducer / it {on_events / reducer:.2f}x)"
     )
     scaled = scaling()
-    few = scaled[0][1]
+    few, few_dict = scaled[0][1], scaled[0][3]
     print("  cost per event by live agents (same stream, default config; target <= 1.5x 4 agents):")
-    for agents, micros, collecting in scaled:
+    for agents, micros, collecting, mutable in scaled:
         print(
             f"    {agents:>7,} agents  {micros:6.2f} us  ({micros / few:.2f}x 4 agents; "
             f"{collecting:.2f} us of it in the garbage collector)"
+        )
+        # Not a target: how a plain mutable dict's own cost grows on the same stream.
+        print(
+            f"    {'':>7} a plain dict (same canonicaliser) {mutable:6.2f} us "
+            f"({mutable / few_dict:.2f}x its 4 agents)"
         )
     costs = option_costs(plan)
     default = costs[0][1]
