@@ -516,21 +516,22 @@ class _TallySums:
         self.tools: dict[str, list[int]] = {}
 
     def add(self, counts: Tally) -> None:
-        self._add(counts[:6], counts.reminders_by_form.items(), counts.tools.items())
+        self._add(counts, counts.reminders_by_form.items(), counts.tools.items())
 
     def add_packed(self, packed: PackedTally) -> None:
-        self._add(packed[:6], packed[6], ((row[0], row[1:]) for row in packed[7]))
+        self._add(packed, packed[6], ((row[0], row[1:]) for row in packed[7]))
 
     def _add(
         self,
-        six: tuple[int, ...],
+        counts: Tally | PackedTally,
         forms: Iterable[tuple[str, int]],
         tools: Iterable[tuple[str, tuple[int, ...]]],
     ) -> None:
-        """Add counts given as ``Tally``'s first six fields, its forms' items and its tools'
-        items (each tool's counts in ``ToolTally``'s order)."""
-        _add_into(self.counts, six[:5])
-        self.longest = max(self.longest, six[5])
+        """Add the first six counts of ``counts`` (a ``Tally`` and a ``PackedTally`` begin
+        alike), its forms' items and its tools' items (each tool's counts in ``ToolTally``'s
+        order)."""
+        _add_into(self.counts, counts[:5])
+        self.longest = max(self.longest, counts[5])
         for form, count in forms:
             self.forms[form] = self.forms.get(form, 0) + count
         for name, tool in tools:
