@@ -75,14 +75,19 @@ def run_reducer(plan: Sequence[Planned], config: GuardConfig | None = None) -> i
     return fired
 
 
-def run_dict(plan: Sequence[Planned], canonical: Callable[[object], str]) -> int:
-    """A plain mutable dict of (tool, text, count) per agent, with the default thresholds.
+def run_dict(
+    plan: Sequence[Planned],
+    canonical: Callable[[object], str],
+    chains: dict[str, tuple[str, str, int]] | None = None,
+) -> int:
+    """A plain mutable dict of (tool, text, count) per agent, with the default thresholds,
+    starting from ``chains`` (empty if omitted).
 
     Counts the reminders the reducer would produce (it builds none, and tracks every tool: the
     stream holds no untracked one).
     """
     thresholds = GuardConfig().thresholds
-    chains: dict[str, tuple[str, str, int]] = {}
+    chains = {} if chains is None else chains
     fired = 0
     for agent, tool, pairs, _result in plan:
         text = canonical(dict(pairs))
@@ -259,20 +264,9 @@ def run_from_full_state(agents: int, plan: Sequence[Planned], collected: list[fl
 def run_dict_from_full(agents: int, plan: Sequence[Planned]) -> float:
     """``run_dict`` with the same canonicaliser, timed (seconds) from a dict where all
     ``agents`` hold a chain: how a plain mutable dict's own cost grows with live agents."""
-    thresholds = GuardConfig().thresholds
     chains = {f"agent-{n}": ("grep", canonical_arguments({"p": 0}), 1) for n in range(agents)}
-    fired = 0
     start = time.perf_counter()
-    for agent, tool, pairs, _result in plan:
-        text = canonical_arguments(dict(pairs))
-        previous = chains.get(agent)
-        if previous is not None and previous[0] == tool and previous[1] == text:
-            count = previous[2] + 1
-        else:
-            count = 1
-        chains[agent] = (tool, text, count)
-        if count in thresholds:
-            fired += 1
+    run_dict(plan, canonical_arguments, chains)
     return time.perf_counter() - start
 
 
