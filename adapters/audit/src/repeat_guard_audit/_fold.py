@@ -1,4 +1,4 @@
-"""One file's located events, folded into per-session ``Waste`` values.
+"""One file's located events, folded into per-session audits (each builds its ``Waste``).
 
 Each session gets its own guard state: the core's ``reduce`` decides, the core's tally counts
 (``SessionTallies``, in chunks, as a replay does), the core's ``run_length`` says what each

@@ -4,8 +4,9 @@
 (through ``SessionTallies``, as the audit does) and passes the rest through, so the command's
 reports, ``--check`` and ``--annotate`` never know which format they read. Each session has
 its own ``GuardState`` (readers qualify agent ids by their session, so no chain is ever
-shared), which keeps the cost of a call the same however many sessions a file holds. Counts
-are kept per session; the file's totals are their merge (``merge_packed``).
+shared), so a session's state holds its own agents' chains only, however many sessions a file
+holds. Counts are kept per session, packed; the file's totals are their merge
+(``merge_packed``).
 """
 
 from __future__ import annotations
