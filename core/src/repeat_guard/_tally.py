@@ -232,8 +232,8 @@ def unpack_tally(packed: PackedTally) -> Tally:
         denied,
         spoken,
         longest,
-        pmap(dict(forms)) if forms else _NO_FORMS,
-        pmap({name: ToolTally(*counts) for name, *counts in tools}) if tools else _NO_TOOLS,
+        pmap(dict(forms)),
+        pmap({name: ToolTally(*counts) for name, *counts in tools}),
     )
 
 
@@ -554,7 +554,7 @@ class _TallySums:
             denied,
             reminders,
             self.longest,
-            pmap(self.forms) if self.forms else _NO_FORMS,
+            pmap(self.forms),
             pmap({name: ToolTally(*mine) for name, mine in self.tools.items()}),
         )
 
