@@ -44,6 +44,7 @@ from ._state import Chain, GuardState, admit, reduce
 from ._tally import (
     NO_COUNTS,
     UNKNOWN_DAY,
+    WASTED_FROM,
     DayTally,
     PackedTally,
     ProjectTally,
@@ -79,6 +80,7 @@ __all__ = [
     "SOURCE",
     "STATE_VERSION",
     "UNKNOWN_DAY",
+    "WASTED_FROM",
     "Admit",
     "AgentDisposed",
     "Chain",

@@ -43,7 +43,7 @@ as small as one over ten.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from pyrsistent import PMap, pmap
 
@@ -58,6 +58,7 @@ from ._state import GuardState
 __all__ = [
     "NO_COUNTS",
     "UNKNOWN_DAY",
+    "WASTED_FROM",
     "DayTally",
     "PackedTally",
     "ProjectTally",
@@ -118,13 +119,17 @@ class Tally(NamedTuple):
 
 _EMPTY = Tally()
 
+WASTED_FROM: Final = 2
+"""The run length from which a call is wasted: every call of a run beyond its first. Compare
+``run_length(...) >= WASTED_FROM``; the tallies count wasted calls so."""
+
 
 def run_length(state: GuardState, event: Event) -> int:
     """Return the count of the run ``event`` belongs to: its agent's chain in ``state`` (the
     state ``reduce`` returned for ``event``) when ``event`` is a tracked call with an agent,
     else 0.
 
-    A run starts at 1; a call whose run length is 2 or more is wasted (see the definitions).
+    A run starts at 1; a call whose run length is ``WASTED_FROM`` (2) or more is wasted.
     """
     if not isinstance(event, ToolCallFinished) or event.agent is None:
         return 0
@@ -194,11 +199,11 @@ def count_packed(packed: PackedTally, steps: Iterable[Step]) -> PackedTally:
             mine = tools[event.tool] = [0, 0, 0, 0, 0]
         calls += 1
         tracked += run > 0
-        wasted += run >= 2  # run_length: 2 or more is a wasted call
+        wasted += run >= WASTED_FROM
         longest = max(longest, run)
         mine[0] += 1
         mine[1] += run > 0
-        mine[2] += run >= 2
+        mine[2] += run >= WASTED_FROM
         mine[4] = max(mine[4], run)
         denied += event.denied
         if reminders:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from repeat_guard import (
     UNKNOWN_DAY,
+    WASTED_FROM,
     GuardState,
     Run,
     ToolCallFinished,
@@ -135,13 +136,14 @@ class _Folder:
         counted: bool,
     ) -> None:
         """Follow a call with an agent: its day, its turn's cost, its run (``run`` is the
-        core's ``run_length``: 0 untracked, 1 a run's first call, 2 or more wasted)."""
+        core's ``run_length``: 0 untracked, 1 a run's first call, ``WASTED_FROM`` or more
+        wasted)."""
         if item.tokens is not None:
             self.steps[name, agent] = (item.tokens, False)
         if counted:
             calls, wasted = self.days.get((name, day), (0, 0))
-            self.days[name, day] = (calls + 1, wasted + (run >= 2))
-            if run >= 2:  # see run_length
+            self.days[name, day] = (calls + 1, wasted + (run >= WASTED_FROM))
+            if run >= WASTED_FROM:
                 self.count_turn(name, agent)
         if run:
             self.follow_run(name, event, agent, run, item.where.line, counted)
