@@ -551,17 +551,7 @@ class _TallySums:
         )
 
     def tally(self) -> Tally:
-        calls, tracked, wasted, denied, reminders = self.counts
-        return Tally(
-            calls,
-            tracked,
-            wasted,
-            denied,
-            reminders,
-            self.longest,
-            pmap(self.forms),
-            pmap({name: ToolTally(*mine) for name, mine in self.tools.items()}),
-        )
+        return unpack_tally(self.packed())
 
 
 class _WasteSums:
