@@ -21,9 +21,7 @@ from repeat_guard import (
     PackedTally,
     Reminder,
     Step,
-    Tally,
     count_packed,
-    unpack_tally,
 )
 
 __all__ = ["CHUNK_STEPS", "SessionTallies"]
@@ -52,12 +50,9 @@ class SessionTallies:
             self._session = session
         self._pending.append((state, event, reminders))
 
-    def tally(self, session: str) -> Tally:
-        """Return the tally of every step of ``session`` added so far (``Tally()`` if none)."""
-        return unpack_tally(self.packed(session))
-
     def packed(self, session: str) -> PackedTally:
-        """``tally(session)`` as the core's ``PackedTally`` (``NO_COUNTS`` if none)."""
+        """Return the counts of every step of ``session`` added so far, as the core's
+        ``PackedTally`` (``NO_COUNTS`` if none; ``unpack_tally`` reads it)."""
         self._count()
         return self._counts.get(session, NO_COUNTS)
 
