@@ -19,6 +19,7 @@ from repeat_guard import (
     UNKNOWN_DAY,
     WASTED_FROM,
     GuardState,
+    PackedTally,
     Run,
     ToolCallFinished,
     canonical_arguments,
@@ -198,22 +199,21 @@ class _Folder:
 
     def finish(self, fmt: str) -> tuple[SessionAudit, ...]:
         """Close every open run and return each session's audit, in order of appearance."""
-        for (name, agent), current in self.open.items():
-            if isinstance(current, _Loop) and current.counted:
-                self.keep_run(name, agent, current)
-        self.open.clear()
+        for name, agent in list(self.open):
+            self.close_run(name, agent)
         days: dict[str, list[tuple[str, int, int]]] = {}
         for (name, day), (calls, wasted) in self.days.items():
             days.setdefault(name, []).append((day, calls, wasted))
         since = self.settings.since
+        counted = ((name, self.tallies.packed(name)) for name in self.states)
         return tuple(
-            self.finish_session(name, fmt, tuple(days.get(name, ())))
-            for name in self.states
-            if since is None or self.tallies.packed(name)[0]  # calls
+            self.finish_session(name, fmt, counts, tuple(days.get(name, ())))
+            for name, counts in counted
+            if since is None or counts[0]  # calls
         )
 
     def finish_session(
-        self, name: str, fmt: str, days: tuple[tuple[str, int, int], ...]
+        self, name: str, fmt: str, counts: PackedTally, days: tuple[tuple[str, int, int], ...]
     ) -> SessionAudit:
         keep = self.settings.keep
         turns, tokens = self.turns.get(name, (0, 0))
@@ -222,7 +222,7 @@ class _Folder:
             fmt,
             name,
             self.projects.get(name, ""),
-            self.tallies.packed(name),
+            counts,
             turns,
             tokens,
             days,
