@@ -63,6 +63,7 @@ __all__ = [
     "PackedTally",
     "ProjectTally",
     "Run",
+    "SessionAudit",
     "SessionWaste",
     "Step",
     "Tally",
@@ -71,6 +72,7 @@ __all__ = [
     "count_packed",
     "merge_all_tallies",
     "merge_packed",
+    "merge_sessions",
     "merge_tallies",
     "merge_waste",
     "merge_wastes",
@@ -456,6 +458,35 @@ class Waste(NamedTuple):
     worst_sessions: tuple[SessionWaste, ...] = ()
 
 
+class SessionAudit(NamedTuple):
+    """What an audit keeps of one session, in exact tuples: a file may hold a hundred thousand
+    sessions, and a ``Waste`` each (a score of objects: persistent maps, named tuples) cost more
+    for every full garbage collection to walk, for a process pool to pickle and for the file's
+    total to add up than reading the calls did.
+
+    ``counts`` is the session's packed tally (``count_packed``), ``days`` holds
+    ``(day, calls, wasted)`` rows, one per day, ``worst`` the session's worst runs, already
+    ranked and cut, and ``ranked`` whether the session takes part in the ranking of sessions
+    (a session with no wasted call never does). ``waste`` is the session's ``Waste``, with
+    ``sessions == 1`` and the session in its project; ``merge_sessions`` adds many up.
+    """
+
+    file: str
+    session: str
+    project: str
+    counts: PackedTally = NO_COUNTS
+    wasted_turns: int = 0
+    wasted_tokens: int = 0
+    days: tuple[tuple[str, int, int], ...] = ()
+    worst: tuple[Run, ...] = ()
+    ranked: bool = True
+
+    @property
+    def waste(self) -> Waste:
+        """The session's counts as a ``Waste`` (its worst runs ranked, none cut)."""
+        return merge_sessions((self,), max(len(self.worst), 1))
+
+
 def _run_rank(run: Run) -> tuple[object, ...]:
     first = run.lines[0] if run.lines else 0
     return (-run.length, run.file, first, run.session, run.agent, run.tool, run.arguments, run)
@@ -507,6 +538,18 @@ def merge_wastes(wastes: Iterable[Waste], keep: int) -> Waste:
     sums = _WasteSums()
     for waste in wastes:
         sums.add(waste, keep)
+    return sums.waste(keep)
+
+
+def merge_sessions(sessions: Iterable[SessionAudit], keep: int) -> Waste:
+    """Return the counts of all of ``sessions``, keeping the ``keep`` worst runs and sessions.
+
+    Equal to ``merge_wastes`` of their ``waste``, without building one per session: their
+    packed counts and rows are added into the same counters directly.
+    """
+    sums = _WasteSums()
+    for session in sessions:
+        sums.add_session(session, keep)
     return sums.waste(keep)
 
 
@@ -575,6 +618,29 @@ class _WasteSums:
             _add_into(self.projects.setdefault(project, [0] * 4), four)
         self.runs += waste.worst
         self.sessions += waste.worst_sessions
+        self.cut(keep)
+
+    def add_session(self, session: SessionAudit, keep: int) -> None:
+        """Add the ``Waste`` that ``session`` stands for (``SessionAudit.waste``)."""
+        counts = session.counts
+        calls, wasted = counts[0], counts[2]
+        numbers = self.numbers
+        numbers[1] += 1
+        numbers[4] += session.wasted_turns
+        numbers[5] += session.wasted_tokens
+        self.counts.add_packed(counts)
+        for day, day_calls, day_wasted in session.days:
+            _add_into(self.days.setdefault(day, [0, 0]), (day_calls, day_wasted))
+        project = (1, calls, wasted, session.wasted_tokens)
+        _add_into(self.projects.setdefault(session.project, [0] * 4), project)
+        self.runs += session.worst
+        if session.ranked and wasted:
+            ranked = SessionWaste(wasted, calls, session.file, session.session, session.project)
+            self.sessions.append(ranked)
+        self.cut(keep)
+
+    def cut(self, keep: int) -> None:
+        """Cut the rankings waiting to ``keep`` once ``4 * keep`` entries wait."""
         if len(self.runs) >= 4 * keep:
             self.runs[:] = worst_runs(self.runs, keep)
         if len(self.sessions) >= 4 * keep:

@@ -1,0 +1,130 @@
+"""``SessionAudit``: a session's ``waste`` is what its packed counts and rows say, and
+``merge_sessions`` adds sessions up to what ``merge_wastes`` gives for their wastes."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyrsistent import pmap
+
+from repeat_guard import (
+    NO_COUNTS,
+    DayTally,
+    ProjectTally,
+    Run,
+    SessionAudit,
+    SessionWaste,
+    Tally,
+    ToolTally,
+    Waste,
+    count_packed,
+    merge_sessions,
+    merge_wastes,
+    unpack_tally,
+    worst_runs,
+)
+
+from .test_tally_steps import CONFIGS, events, replayed
+from .test_waste import KEEP, names, runs, small
+
+packed_counts = st.builds(
+    lambda script, config: count_packed(NO_COUNTS, replayed(script, config)),
+    st.lists(events, max_size=12),
+    st.sampled_from(CONFIGS),
+)
+session_audits = st.builds(
+    SessionAudit,
+    names,
+    names,
+    names,
+    packed_counts,
+    small,
+    small,
+    st.dictionaries(names, st.tuples(small, small)).map(
+        lambda days: tuple((day, calls, wasted) for day, (calls, wasted) in days.items())
+    ),
+    st.lists(runs, max_size=5).map(lambda drawn: worst_runs(drawn, KEEP)),
+    st.booleans(),
+)
+
+
+def written_out(session: SessionAudit) -> Waste:
+    """The session's ``Waste`` built field by field, as the module's definitions say."""
+    counts = unpack_tally(session.counts)
+    ranked = session.ranked and counts.wasted > 0
+    return Waste(
+        counts=counts,
+        sessions=1,
+        wasted_turns=session.wasted_turns,
+        wasted_tokens=session.wasted_tokens,
+        days=pmap({day: DayTally(calls, wasted) for day, calls, wasted in session.days}),
+        projects=pmap(
+            {session.project: ProjectTally(1, counts.calls, counts.wasted, session.wasted_tokens)}
+        ),
+        worst=session.worst,
+        worst_sessions=(
+            (
+                SessionWaste(
+                    counts.wasted, counts.calls, session.file, session.session, session.project
+                ),
+            )
+            if ranked
+            else ()
+        ),
+    )
+
+
+# Drawing replays is slow while other work loads the machine; the speed of drawing is not what
+# these tests check.
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(session_audits)
+def test_a_session_builds_the_waste_its_counts_say(session: SessionAudit) -> None:
+    assert session.waste == written_out(session)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(session_audits, max_size=8), st.integers(min_value=0, max_value=4))
+def test_merging_sessions_equals_merging_their_wastes(
+    sessions: list[SessionAudit], keep: int
+) -> None:
+    expected = merge_wastes((written_out(session) for session in sessions), keep)
+    assert merge_sessions(iter(sessions), keep) == expected
+    assert merge_sessions(reversed(sessions), keep) == expected
+
+
+def test_a_session_pinned() -> None:
+    first = Run(3, "grep", '{"p":1}', "/home/dev/p/s.jsonl", "s1", "main", (7, 8, 9))
+    second = first._replace(length=2, lines=(2, 3))
+    session = SessionAudit(
+        "/home/dev/p/s.jsonl",
+        "s1",
+        "/home/dev/p",
+        # calls, tracked, wasted, denied, reminders, longest run, forms, tools
+        (5, 5, 3, 0, 1, 4, (("gentle", 1),), (("grep", 5, 5, 3, 1, 4),)),
+        wasted_turns=3,
+        wasted_tokens=30,
+        days=(("2026-12-01", 5, 3), ("2026-12-02", 0, 0)),
+        worst=(first, second),
+    )
+    assert session.waste == Waste(
+        Tally(
+            calls=5,
+            tracked=5,
+            wasted=3,
+            reminders=1,
+            longest_run=4,
+            reminders_by_form=pmap({"gentle": 1}),
+            tools=pmap({"grep": ToolTally(5, 5, 3, 1, 4)}),
+        ),
+        sessions=1,
+        wasted_turns=3,
+        wasted_tokens=30,
+        days=pmap({"2026-12-01": DayTally(5, 3), "2026-12-02": DayTally(0, 0)}),
+        projects=pmap({"/home/dev/p": ProjectTally(1, 5, 3, 30)}),
+        worst=(first, second),
+        worst_sessions=(SessionWaste(3, 5, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
+    )
+    # A session that keeps no ranking, or wasted nothing, takes no place in it.
+    assert session._replace(ranked=False).waste.worst_sessions == ()
+    assert session._replace(counts=(5, 5, 0, 0, 0, 1, (), ())).waste.worst_sessions == ()
+    assert merge_sessions([], 3) == Waste()
