@@ -40,7 +40,7 @@ def test_a_run_is_reported_with_its_call_and_lines() -> None:
         F, "test", [call(1), call(2), call(3), call(4, "read")], 123, AuditSettings(GuardConfig())
     )
     (session,) = result.sessions
-    assert (session.session, session.project, session.format) == ("s", "/p", "test")
+    assert (session.session, session.project, result.format) == ("s", "/p", "test")
     assert session.waste.worst == (Run(3, "grep", '{"q":1}', F, "s", "a", (1, 2, 3)),)
     assert result.waste.counts.wasted == 2
     assert result.waste.counts.reminders_by_form["gentle"] == 1

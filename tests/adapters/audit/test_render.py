@@ -14,6 +14,7 @@ from repeat_guard import (
     DayTally,
     ProjectTally,
     Run,
+    SessionAudit,
     SessionWaste,
     Tally,
     ToolTally,
@@ -21,7 +22,6 @@ from repeat_guard import (
 )
 from repeat_guard_audit import (
     CSV_FIELDS,
-    SessionAudit,
     clean,
     csv_header,
     csv_session_row,
@@ -65,7 +65,6 @@ TOTAL = Waste(
 )
 SESSION = SessionAudit(
     "/home/dev/p/s.jsonl",
-    "claude-code",
     "s1",
     "/home/dev/p",
     # calls, tracked, wasted, denied, reminders, longest run, forms, tools
@@ -78,7 +77,7 @@ SESSION = SessionAudit(
 
 
 def test_session_lines_carry_the_contract_keys() -> None:
-    record = json.loads(json_session_line(SESSION))
+    record = json.loads(json_session_line(SESSION, "claude-code"))
     contract = {"type", "file", "format", "session", "calls", "wasted", "reminders"}
     assert contract <= set(record)
     assert record["type"] == "session"
@@ -121,18 +120,18 @@ def test_an_empty_audit_reports_zeros() -> None:
 
 def test_lone_surrogates_are_escaped_never_fatal() -> None:
     odd = SESSION._replace(session="bad\ud800id", file="f\udcff.jsonl")
-    line = json_session_line(odd)
+    line = json_session_line(odd, "acp")
     line.encode("utf-8")
     assert json.loads(line)["session"] == "bad\ud800id"
     assert clean("bad\ud800id") == "bad\\ud800id"
     assert clean("fine") == "fine"
-    row = csv_session_row(odd)
+    row = csv_session_row(odd, "acp")
     row.encode("utf-8")
     assert "bad\\ud800id" in row
 
 
 def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
-    text = "\n".join([csv_header(), csv_session_row(SESSION), csv_totals_row(TOTAL)])
+    text = "\n".join([csv_header(), csv_session_row(SESSION, "claude-code"), csv_totals_row(TOTAL)])
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == list(CSV_FIELDS)
     assert [len(row) for row in rows] == [len(CSV_FIELDS)] * 3
@@ -226,28 +225,3 @@ def test_the_page_escapes_what_transcripts_hold() -> None:
     assert "&lt;script&gt;" in page
     assert "a&amp;b" in page
     assert "\\ud800" in page
-
-
-def test_a_session_builds_its_waste_from_its_packed_counts() -> None:
-    waste = SESSION.waste
-    assert waste == Waste(
-        Tally(
-            calls=5,
-            tracked=5,
-            wasted=3,
-            reminders=1,
-            longest_run=4,
-            reminders_by_form=pmap({"gentle": 1}),
-            tools=pmap({"grep": ToolTally(5, 5, 3, 1, 4)}),
-        ),
-        sessions=1,
-        wasted_turns=3,
-        wasted_tokens=30,
-        days=pmap({"2026-12-01": DayTally(5, 3)}),
-        projects=pmap({"/home/dev/p": ProjectTally(1, 5, 3, 30)}),
-        worst=(RUN,),
-        worst_sessions=(SessionWaste(3, 5, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
-    )
-    # A session that keeps no ranking, or wasted nothing, takes no place in it.
-    assert SESSION._replace(ranked=False).waste.worst_sessions == ()
-    assert SESSION._replace(counts=(5, 5, 0, 0, 0, 1, (), ())).waste.worst_sessions == ()

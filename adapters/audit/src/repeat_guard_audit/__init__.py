@@ -10,7 +10,7 @@ from ._audit import BATCH_BYTES, BATCH_FILES, DEFAULT_PATHS, audit, batched, lis
 from ._engine import ENGINES, LOCAL_SCHEDULERS, EngineError, EngineName, default_jobs, run
 from ._fold import fold_file
 from ._html import html_page
-from ._model import AuditSettings, FileAudit, FileJob, Problem, SessionAudit
+from ._model import AuditSettings, FileAudit, FileJob, Problem
 from ._render import (
     CSV_FIELDS,
     clean,
@@ -36,7 +36,6 @@ __all__ = [
     "FileAudit",
     "FileJob",
     "Problem",
-    "SessionAudit",
     "audit",
     "audit_batch",
     "audit_file",

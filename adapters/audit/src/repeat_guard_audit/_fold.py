@@ -21,9 +21,10 @@ from repeat_guard import (
     GuardState,
     PackedTally,
     Run,
+    SessionAudit,
     ToolCallFinished,
     canonical_arguments,
-    merge_wastes,
+    merge_sessions,
     preview_arguments,
     reduce,
     run_length,
@@ -31,7 +32,7 @@ from repeat_guard import (
 )
 from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen, SessionTallies
 
-from ._model import AuditSettings, FileAudit, Problem, SessionAudit
+from ._model import AuditSettings, FileAudit, Problem
 
 __all__ = ["MAX_PROBLEMS_KEPT", "RUN_LINES_KEPT", "fold_file"]
 
@@ -197,7 +198,7 @@ class _Folder:
         if len(self.problems) < MAX_PROBLEMS_KEPT:
             self.problems.append(Problem(item.file, item.line, item.message, item.severity))
 
-    def finish(self, fmt: str) -> tuple[SessionAudit, ...]:
+    def finish(self) -> tuple[SessionAudit, ...]:
         """Close every open run and return each session's audit, in order of appearance."""
         for name, agent in list(self.open):
             self.close_run(name, agent)
@@ -207,19 +208,18 @@ class _Folder:
         since = self.settings.since
         counted = ((name, self.tallies.packed(name)) for name in self.states)
         return tuple(
-            self.finish_session(name, fmt, counts, tuple(days.get(name, ())))
+            self.finish_session(name, counts, tuple(days.get(name, ())))
             for name, counts in counted
             if since is None or counts[0]  # calls
         )
 
     def finish_session(
-        self, name: str, fmt: str, counts: PackedTally, days: tuple[tuple[str, int, int], ...]
+        self, name: str, counts: PackedTally, days: tuple[tuple[str, int, int], ...]
     ) -> SessionAudit:
         keep = self.settings.keep
         turns, tokens = self.turns.get(name, (0, 0))
         return SessionAudit(
             self.file,
-            fmt,
             name,
             self.projects.get(name, ""),
             counts,
@@ -253,11 +253,7 @@ def fold_file(
             folder.diagnostic(item)
         elif isinstance(item, SessionSeen):
             folder.session(item.where.session)
-    sessions = folder.finish(fmt)
-    if len(sessions) == 1:
-        # Most files hold one session; by the merge's identity its counts are the file's.
-        total = sessions[0].waste
-    else:
-        total = merge_wastes((session.waste for session in sessions), settings.keep)
+    sessions = folder.finish()
+    total = merge_sessions(sessions, settings.keep)
     total = total._replace(files=1, bytes=size, diagnostics=folder.diagnostics)
     return FileAudit(file, fmt, sessions, total, tuple(folder.problems))

@@ -13,9 +13,7 @@ import io
 import json
 from collections.abc import Iterator
 
-from repeat_guard import Run, Tally, Waste, waste_to_json
-
-from ._model import SessionAudit
+from repeat_guard import Run, SessionAudit, Tally, Waste, waste_to_json
 
 __all__ = [
     "CSV_FIELDS",
@@ -83,13 +81,13 @@ def _counts_record(waste: Waste) -> dict[str, object]:
     }
 
 
-def json_session_line(session: SessionAudit) -> str:
-    """Return the ``{"type": "session", ...}`` JSON line for one session."""
+def json_session_line(session: SessionAudit, fmt: str) -> str:
+    """Return the ``{"type": "session", ...}`` JSON line for one session read as ``fmt``."""
     waste = session.waste
     record: dict[str, object] = {
         "type": "session",
         "file": session.file,
-        "format": session.format,
+        "format": fmt,
         "session": session.session,
         "project": session.project,
         **_counts_record(waste),
@@ -163,9 +161,9 @@ def _csv_counts(waste: Waste) -> list[object]:
     ]
 
 
-def csv_session_row(session: SessionAudit) -> str:
-    """Return the CSV row for one session."""
-    head: list[object] = ["session", session.file, session.format, session.project]
+def csv_session_row(session: SessionAudit, fmt: str) -> str:
+    """Return the CSV row for one session read as ``fmt``."""
+    head: list[object] = ["session", session.file, fmt, session.project]
     return _csv_line([*head, session.session, *_csv_counts(session.waste)])
 
 

@@ -228,7 +228,7 @@ def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err:
         _print_problems(result, err)
         if session_line is not None:
             for session in result.sessions:
-                print(session_line(session), file=out)
+                print(session_line(session, result.format or ""), file=out)
     if fmt == "json":
         print(json_totals_line(total), file=out)
     elif fmt == "csv":
