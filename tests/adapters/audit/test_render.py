@@ -137,13 +137,43 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
     assert [len(row) for row in rows] == [len(CSV_FIELDS)] * 3
     session = dict(zip(rows[0], rows[1], strict=True))
     totals = dict(zip(rows[0], rows[2], strict=True))
-    assert (session["type"], session["calls"], session["gentle"]) == ("session", "5", "1")
-    assert (totals["type"], totals["files"], totals["wasted"], totals["detailed"]) == (
-        "totals",
-        "3",
-        "12",
-        "2",
-    )
+    assert session == {
+        "type": "session",
+        "file": "/home/dev/p/s.jsonl",
+        "format": "claude-code",
+        "project": "/home/dev/p",
+        "session": "s1",
+        "files": "0",
+        "sessions": "1",
+        "calls": "5",
+        "tracked": "5",
+        "wasted": "3",
+        "denied": "0",
+        "reminders": "1",
+        "gentle": "1",
+        "detailed": "0",
+        "longest_run": "4",
+        "wasted_turns": "3",
+        "wasted_tokens": "30",
+        "diagnostics": "0",
+    }
+    assert totals == {
+        **dict.fromkeys(("file", "format", "project", "session"), ""),
+        "type": "totals",
+        "files": "3",
+        "sessions": "4",
+        "calls": "40",
+        "tracked": "38",
+        "wasted": "12",
+        "denied": "1",
+        "reminders": "5",
+        "gentle": "3",
+        "detailed": "2",
+        "longest_run": "7",
+        "wasted_turns": "9",
+        "wasted_tokens": "123456",
+        "diagnostics": "2",
+    }
 
 
 def test_the_text_summary_fits_100_columns_and_names_the_worst() -> None:

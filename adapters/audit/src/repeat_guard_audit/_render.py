@@ -13,7 +13,7 @@ import io
 import json
 from collections.abc import Iterator
 
-from repeat_guard import Run, SessionAudit, Tally, Waste, waste_to_json
+from repeat_guard import Run, SessionAudit, Tally, Waste, unpack_tally, waste_to_json
 
 __all__ = [
     "CSV_FIELDS",
@@ -65,8 +65,7 @@ def share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def _counts_record(waste: Waste) -> dict[str, object]:
-    counts = waste.counts
+def _counts_record(counts: Tally, wasted_turns: int, wasted_tokens: int) -> dict[str, object]:
     return {
         "calls": counts.calls,
         "tracked": counts.tracked,
@@ -76,23 +75,26 @@ def _counts_record(waste: Waste) -> dict[str, object]:
         "reminders": counts.reminders,
         "reminders_by_form": reminders_by_form(counts),
         "longest_run": counts.longest_run,
-        "wasted_turns": waste.wasted_turns,
-        "wasted_tokens": waste.wasted_tokens,
+        "wasted_turns": wasted_turns,
+        "wasted_tokens": wasted_tokens,
     }
 
 
 def json_session_line(session: SessionAudit, fmt: str) -> str:
-    """Return the ``{"type": "session", ...}`` JSON line for one session read as ``fmt``."""
-    waste = session.waste
+    """Return the ``{"type": "session", ...}`` JSON line for one session read as ``fmt``.
+
+    Read from the session's own fields: its ``Waste`` (maps of days and projects, its place in
+    the rankings) would cost more to build than the line, for nothing the line shows."""
+    counts = unpack_tally(session.counts)
     record: dict[str, object] = {
         "type": "session",
         "file": session.file,
         "format": fmt,
         "session": session.session,
         "project": session.project,
-        **_counts_record(waste),
-        "tools": {name: tool._asdict() for name, tool in sorted(waste.counts.tools.items())},
-        "runs": [_run_record(run) for run in waste.worst],
+        **_counts_record(counts, session.wasted_turns, session.wasted_tokens),
+        "tools": {name: tool._asdict() for name, tool in sorted(counts.tools.items())},
+        "runs": [_run_record(run) for run in session.worst],
     }
     return _dumps(record)
 
@@ -104,7 +106,7 @@ def _run_record(run: Run) -> dict[str, object]:
 def json_totals_line(total: Waste) -> str:
     """Return the ``{"type": "totals", ...}`` JSON line closing the report."""
     record: dict[str, object] = {"type": "totals", **waste_to_json(total)}
-    record.update(_counts_record(total))
+    record.update(_counts_record(total.counts, total.wasted_turns, total.wasted_tokens))
     return _dumps(record)
 
 
@@ -142,12 +144,12 @@ def csv_header() -> str:
     return _csv_line(list(CSV_FIELDS))
 
 
-def _csv_counts(waste: Waste) -> list[object]:
-    counts = waste.counts
+def _csv_counts(counts: Tally, files: int, sessions: int) -> list[object]:
+    """The counting columns from ``calls`` to ``longest_run``, after ``files`` and ``sessions``."""
     forms = reminders_by_form(counts)
     return [
-        waste.files,
-        waste.sessions,
+        files,
+        sessions,
         counts.calls,
         counts.tracked,
         counts.wasted,
@@ -155,21 +157,21 @@ def _csv_counts(waste: Waste) -> list[object]:
         counts.reminders,
         *(forms[form] for form in FORMS),
         counts.longest_run,
-        waste.wasted_turns,
-        waste.wasted_tokens,
-        waste.diagnostics,
     ]
 
 
 def csv_session_row(session: SessionAudit, fmt: str) -> str:
     """Return the CSV row for one session read as ``fmt``."""
-    head: list[object] = ["session", session.file, fmt, session.project]
-    return _csv_line([*head, session.session, *_csv_counts(session.waste)])
+    head: list[object] = ["session", session.file, fmt, session.project, session.session]
+    counts = _csv_counts(unpack_tally(session.counts), 0, 1)
+    return _csv_line([*head, *counts, session.wasted_turns, session.wasted_tokens, 0])
 
 
 def csv_totals_row(total: Waste) -> str:
     """Return the CSV row of the totals (empty file, format, project and session)."""
-    return _csv_line(["totals", "", "", "", "", *_csv_counts(total)])
+    counts = _csv_counts(total.counts, total.files, total.sessions)
+    tail = [total.wasted_turns, total.wasted_tokens, total.diagnostics]
+    return _csv_line(["totals", "", "", "", "", *counts, *tail])
 
 
 def _fit(text: str, width: int) -> str:
