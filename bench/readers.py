@@ -257,12 +257,13 @@ def sessions(folder: Path) -> None:
     one, many = folder / "one.jsonl", folder / "many.jsonl"
     write(one, acp_lines(calls, "", sessions=1))
     write(many, acp_lines(calls, "", sessions=100_000))
-    single = best(replay_file, one, "acp")
-    spread = best(replay_file, many, "acp")
-    print(
-        f"sessions: {calls:,} calls in 1 session {single / calls * 1e6:.2f} us/call, in 100,000 "
-        f"sessions {spread / calls * 1e6:.2f} us/call: ratio {spread / single:.2f}x"
-    )
+    for label, work in (("reader + replay", replay_file), ("reader alone", read_file)):
+        single = best(work, one, "acp")
+        spread = best(work, many, "acp")
+        print(
+            f"sessions, {label}: {calls:,} calls in 1 session {single / calls * 1e6:.2f} us/call, "
+            f"in 100,000 sessions {spread / calls * 1e6:.2f} us/call: ratio {spread / single:.2f}x"
+        )
 
 
 def main() -> None:
