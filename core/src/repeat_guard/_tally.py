@@ -483,8 +483,32 @@ class SessionAudit(NamedTuple):
 
     @property
     def waste(self) -> Waste:
-        """The session's counts as a ``Waste`` (its worst runs ranked, none cut)."""
-        return merge_sessions((self,), max(len(self.worst), 1))
+        """The session's counts as a ``Waste``."""
+        return _session_waste(self)
+
+
+def _session_waste(session: SessionAudit) -> Waste:
+    """``SessionAudit.waste``: built directly, since most files hold one session and their
+    total is this; ``merge_sessions`` adds the same parts up without it."""
+    counts = unpack_tally(session.counts)
+    project = session.project
+    ranked = session.ranked and counts.wasted > 0
+    return Waste(
+        counts=counts,
+        sessions=1,
+        wasted_turns=session.wasted_turns,
+        wasted_tokens=session.wasted_tokens,
+        days=pmap({day: DayTally(calls, wasted) for day, calls, wasted in session.days}),
+        projects=pmap(
+            {project: ProjectTally(1, counts.calls, counts.wasted, session.wasted_tokens)}
+        ),
+        worst=session.worst,
+        worst_sessions=(
+            (SessionWaste(counts.wasted, counts.calls, session.file, session.session, project),)
+            if ranked
+            else ()
+        ),
+    )
 
 
 def _run_rank(run: Run) -> tuple[object, ...]:
@@ -545,7 +569,8 @@ def merge_sessions(sessions: Iterable[SessionAudit], keep: int) -> Waste:
     """Return the counts of all of ``sessions``, keeping the ``keep`` worst runs and sessions.
 
     Equal to ``merge_wastes`` of their ``waste``, without building one per session: their
-    packed counts and rows are added into the same counters directly.
+    packed counts and rows are added into the same counters directly. For one session its
+    ``waste`` is cheaper (the merge's counters cost more than they save).
     """
     sums = _WasteSums()
     for session in sessions:

@@ -254,6 +254,8 @@ def fold_file(
         elif isinstance(item, SessionSeen):
             folder.session(item.where.session)
     sessions = folder.finish()
-    total = merge_sessions(sessions, settings.keep)
+    # Most files hold one session: its own waste is cheaper than a merge of one, and equal.
+    one = len(sessions) == 1
+    total = sessions[0].waste if one else merge_sessions(sessions, settings.keep)
     total = total._replace(files=1, bytes=size, diagnostics=folder.diagnostics)
     return FileAudit(file, fmt, sessions, total, tuple(folder.problems))
