@@ -11,7 +11,7 @@ from typing import BinaryIO
 
 import pytest
 
-from repeat_guard_hooks import TargetError, Terminated, check_target, write_atomically
+from repeat_guard_hooks import TargetError, Terminated, _files, check_target, write_atomically
 from repeat_guard_hooks._files import _termination_raises
 
 
@@ -142,6 +142,25 @@ def test_termination_during_the_write_removes_the_temporary_file(tmp_path: Path)
     assert raised.value.code == 128 + signal.SIGTERM
     assert os.listdir(tmp_path) == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_termination_while_the_temporary_file_is_created_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A signal sent while the file is being created waits (it is blocked) and lands as soon as
+    # it is let through: where the cleanup is already in place.
+    create = _files._temporary_beside
+
+    def created_then_signalled(target: str) -> tuple[int, str]:
+        made = create(target)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return made
+
+    monkeypatch.setattr(_files, "_temporary_beside", created_then_signalled)
+    with pytest.raises(Terminated) as raised:
+        write_atomically(str(tmp_path / "out.txt"), lambda stream: stream.write(b"new"))
+    assert raised.value.code == 128 + signal.SIGTERM
+    assert os.listdir(tmp_path) == []
 
 
 def test_termination_raises_only_in_the_main_thread() -> None:

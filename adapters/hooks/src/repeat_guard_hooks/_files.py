@@ -61,14 +61,18 @@ def write_atomically(target: str, write: Callable[[BinaryIO], _T]) -> _T:
     check_target(target)
     with _termination_raises():
         # A signal that lands while the temporary file is being created would leave it
-        # behind: signals wait until the cleanup below is in place.
+        # behind: signals wait until the cleanup below is in place and the file is open as a
+        # stream, and are let through inside it (a signal that waited runs its handler as soon
+        # as it is let through, so it must find the cleanup there).
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTING)
         try:
             handle, temporary = _temporary_beside(target)
-        finally:
+        except BaseException:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            raise
         try:
             with os.fdopen(handle, "wb") as stream:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 result = write(stream)
                 stream.flush()
                 os.fsync(stream.fileno())
@@ -81,6 +85,8 @@ def write_atomically(target: str, write: Callable[[BinaryIO], _T]) -> _T:
         except BaseException:
             _remove(temporary)
             raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # if opening the stream failed
     return result
 
 
