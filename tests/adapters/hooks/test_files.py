@@ -147,13 +147,15 @@ def test_termination_during_the_write_removes_the_temporary_file(tmp_path: Path)
 def test_termination_while_the_temporary_file_is_created_removes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A signal sent while the file is being created waits (it is blocked) and lands as soon as
-    # it is let through: where the cleanup is already in place.
+    # A signal sent while the file is being created waits (this thread blocks it) and lands
+    # as soon as it is let through: where the cleanup is already in place. It is sent to this
+    # thread: sent to the process, the kernel may hand it to another thread (earlier tests leave
+    # some), which does not block it, and its handler would then run here at once.
     create = _files._temporary_beside
 
     def created_then_signalled(target: str) -> tuple[int, str]:
         made = create(target)
-        os.kill(os.getpid(), signal.SIGTERM)
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
         return made
 
     monkeypatch.setattr(_files, "_temporary_beside", created_then_signalled)
