@@ -3,9 +3,13 @@
 The new content goes to a temporary file in the target's directory, is flushed to disk, and is
 renamed over the target once complete, so a reader sees the old file or the new one, never
 half of one; a failed or interrupted write leaves the target as it was and no temporary file
-behind. An existing target must be a regular file: a symbolic link, a device, a FIFO or a
-directory is refused, never replaced (checked before the work and again just before the
-rename). The target keeps its permission bits; a new one gets the process's usual ones.
+behind. One exception: signals are held back while the temporary file is created only in the
+calling thread, so in a process with other threads a SIGINT, SIGTERM or SIGHUP that one of
+them receives in that moment can still leave the file (the commands are single-threaded).
+
+An existing target must be a regular file: a symbolic link, a device, a FIFO or a directory is
+refused, never replaced (checked before the work and again just before the rename). The target
+keeps its permission bits; a new one gets the process's usual ones.
 
 Not imported by a hook process: only the installer and the commands that write files use it.
 """
