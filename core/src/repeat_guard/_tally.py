@@ -491,24 +491,29 @@ def _session_waste(session: SessionAudit) -> Waste:
     """``SessionAudit.waste``: built directly, since most files hold one session and their
     total is this; ``merge_sessions`` adds the same parts up without it."""
     counts = unpack_tally(session.counts)
-    project = session.project
-    ranked = session.ranked and counts.wasted > 0
     return Waste(
         counts=counts,
         sessions=1,
         wasted_turns=session.wasted_turns,
         wasted_tokens=session.wasted_tokens,
         days=pmap({day: DayTally(calls, wasted) for day, calls, wasted in session.days}),
-        projects=pmap(
-            {project: ProjectTally(1, counts.calls, counts.wasted, session.wasted_tokens)}
-        ),
+        projects=pmap({session.project: _project_row(session, counts.calls, counts.wasted)}),
         worst=session.worst,
-        worst_sessions=(
-            (SessionWaste(counts.wasted, counts.calls, session.file, session.session, project),)
-            if ranked
-            else ()
-        ),
+        worst_sessions=_ranking_entry(session, counts.calls, counts.wasted),
     )
+
+
+def _project_row(session: SessionAudit, calls: int, wasted: int) -> ProjectTally:
+    """What ``session`` adds to its project (it made ``calls`` calls, ``wasted`` wasted)."""
+    return ProjectTally(1, calls, wasted, session.wasted_tokens)
+
+
+def _ranking_entry(session: SessionAudit, calls: int, wasted: int) -> tuple[SessionWaste, ...]:
+    """``session``'s place in the ranking of sessions: none unless it is ranked and wasted a
+    call."""
+    if session.ranked and wasted > 0:
+        return (SessionWaste(wasted, calls, session.file, session.session, session.project),)
+    return ()
 
 
 def _run_rank(run: Run) -> tuple[object, ...]:
@@ -656,12 +661,10 @@ class _WasteSums:
         self.counts.add_packed(counts)
         for day, day_calls, day_wasted in session.days:
             _add_into(self.days.setdefault(day, [0, 0]), (day_calls, day_wasted))
-        project = (1, calls, wasted, session.wasted_tokens)
+        project = _project_row(session, calls, wasted)
         _add_into(self.projects.setdefault(session.project, [0] * 4), project)
         self.runs += session.worst
-        if session.ranked and wasted:
-            ranked = SessionWaste(wasted, calls, session.file, session.session, session.project)
-            self.sessions.append(ranked)
+        self.sessions += _ranking_entry(session, calls, wasted)
         self.cut(keep)
 
     def cut(self, keep: int) -> None:
