@@ -99,7 +99,12 @@ def test_a_session_pinned() -> None:
         worst=(first, second),
         worst_sessions=(SessionWaste(3, 5, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
     )
-    # A session that keeps no ranking, or wasted nothing, takes no place in it.
+    # One wasted call is enough to take a place in the ranking of sessions;
+    one = session._replace(counts=(5, 5, 1, 0, 0, 2, (), ()))
+    assert one.waste.worst_sessions == (
+        SessionWaste(1, 5, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),
+    )
+    # a session that keeps no ranking, or wasted nothing, takes none.
     assert session._replace(ranked=False).waste.worst_sessions == ()
     assert session._replace(counts=(5, 5, 0, 0, 0, 1, (), ())).waste.worst_sessions == ()
     assert merge_sessions([], 3) == Waste()
