@@ -64,3 +64,13 @@ def test_a_long_session_is_counted_in_chunks_and_read_at_any_time() -> None:
     tallies.add("s", second, grep, reminders)
     assert unpack_tally(tallies.packed("s"))[:5] == (2, 2, 1, 0, 1)  # ..., reminders
     assert unpack_tally(tallies.packed("unseen")) == Tally()
+
+
+def test_sessions_taking_turns_are_counted_apart_across_chunks() -> None:
+    # Three sessions call in turn, more steps than two chunks hold.
+    grep, read = ToolCallFinished("a", "grep", 1), ToolCallFinished("a", "read", 1)
+    calls = 2 * CHUNK_STEPS + 5
+    counts = feed([(f"s{n % 3}", grep if n % 6 < 3 else read) for n in range(calls)])
+    assert sum(session.calls for session in counts.values()) == calls
+    # Each session alternates grep and read, so none of its calls is wasted.
+    assert [session.wasted for session in counts.values()] == [0, 0, 0]
