@@ -29,7 +29,7 @@ from pathlib import Path
 import orjson
 
 from repeat_guard import GuardConfig
-from repeat_guard_transcripts import READERS, FileSummary, bounded_lines, replay
+from repeat_guard_transcripts import READERS, FileSummary, bounded_lines, collector_paused, replay
 
 SMALL_LINES = 200_000
 LARGE_LINES = 40
@@ -155,8 +155,9 @@ def write(path: Path, lines: Iterator[bytes]) -> int:
 
 
 def replay_file(path: Path, fmt: str) -> FileSummary:
-    """Read and replay ``path`` as ``fmt``, keeping only the summary."""
-    with path.open("rb") as stream:
+    """Read and replay ``path`` as ``fmt``, keeping only the summary, with the collector held
+    off as ``repeat-guard replay`` holds it."""
+    with path.open("rb") as stream, collector_paused():
         summary = None
         for outcome in replay(
             READERS[fmt].read(bounded_lines(stream), str(path)), GuardConfig(), file="f"

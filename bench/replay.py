@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repeat_guard import GuardConfig
-from repeat_guard_transcripts import READERS, FileSummary, bounded_lines, replay
+from repeat_guard_transcripts import READERS, FileSummary, bounded_lines, collector_paused, replay
 
 try:  # the fastest JSON parser available in the venv is the baseline
     import orjson  # in this workspace through langsmith, a dependency of the LangChain adapter
@@ -100,7 +100,8 @@ def write_transcript(path: Path, megabytes: int, seed: int = 5) -> int:
 
 
 def replay_file(path: Path) -> FileSummary:
-    with path.open("rb") as stream:
+    """Replay ``path`` as ``repeat-guard replay`` does, with the collector held off."""
+    with path.open("rb") as stream, collector_paused():
         items = READERS["acp"].read(bounded_lines(stream), str(path))
         outcomes = [
             outcome

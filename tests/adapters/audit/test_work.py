@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -112,3 +113,38 @@ def test_batches_close_on_count_or_size() -> None:
     big = [FileJob("a", "acp", half), FileJob("b", "acp", half), FileJob("c", "acp", 1)]
     assert [len(batch) for batch in batched(big)] == [2, 1]
     assert list(batched([])) == []
+
+
+class _Watching:
+    """A reader that records whether the cyclic garbage collector runs while it is read."""
+
+    def __init__(self, fail: bool) -> None:
+        self.fail = fail
+        self.seen: list[bool] = []
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        self.seen.append(gc.isenabled())
+        if self.fail:
+            raise RuntimeError("a bug")
+        yield from ()
+
+
+@pytest.mark.parametrize("fail", [False, True])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_waits_during_a_fold_and_is_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, enabled: bool, fail: bool
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINE)
+    reader = _Watching(fail)
+    monkeypatch.setattr(work, "READERS", {"claude-code": reader})
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        result = audit_file(FileJob(str(path), "claude-code", len(LINE)), SETTINGS)
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert reader.seen == [False]
+    assert after is enabled
+    assert result.waste.diagnostics == int(fail)

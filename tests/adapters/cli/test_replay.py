@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,7 @@ from repeat_guard import GuardConfig
 from repeat_guard_cli import UsageError, main
 from repeat_guard_cli._replay import _annotate_atomically, _Input
 from repeat_guard_cli._streams import Streams
-from repeat_guard_transcripts import READERS
+from repeat_guard_transcripts import READERS, Outcome, replay
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOOP = str(FIXTURES / "loop.jsonl")
@@ -421,3 +423,25 @@ def test_a_closed_stdout_in_a_real_process() -> None:
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_a_replay_runs_with_the_collector_held_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+
+    def watched(*args: Any, **kwargs: Any) -> Iterator[Outcome]:
+        seen.append(gc.isenabled())
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr("repeat_guard_cli._replay.replay", watched)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"")
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        status = main(["replay", "--from", "acp", str(path)])
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert (status, seen, after) == (0, [False], True)

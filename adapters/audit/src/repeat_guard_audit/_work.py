@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from repeat_guard import Waste
-from repeat_guard_transcripts import READERS, bounded_lines
+from repeat_guard_transcripts import READERS, bounded_lines, collector_paused
 
 from ._fold import fold_file
 from ._model import AuditSettings, FileAudit, FileJob, Problem
@@ -49,8 +49,9 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), Waste(), ())
         try:
-            items = reader.read(bounded_lines(stream), job.path)
-            return fold_file(job.path, job.format, items, status.st_size, settings)
+            with collector_paused():
+                items = reader.read(bounded_lines(stream), job.path)
+                return fold_file(job.path, job.format, items, status.st_size, settings)
         except Exception as error:  # a reader's bug must not end the audit of other files
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
 

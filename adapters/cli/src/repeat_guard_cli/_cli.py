@@ -266,13 +266,22 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
     config = build_config(args.config, args)
     if command == "serve":
         return _serve(config)
-    from ._replay import (  # noqa: PLC0415  # lazily: see above
+    from repeat_guard_transcripts import collector_paused  # noqa: PLC0415  # lazily: see above
+
+    # Each file is read to its end and nothing here makes reference cycles: see collector_paused.
+    with collector_paused():
+        return _replay_command(args, config, streams)
+
+
+def _replay_command(args: argparse.Namespace, config: GuardConfig, streams: Streams) -> int:
+    from ._replay import (  # noqa: PLC0415  # lazily: see _run
         annotate_file,
         check_files,
         replay_demo,
         replay_files,
     )
 
+    command: str = args.command
     if command == "demo":
         return replay_demo(config, args.format, streams)
     forced: str | None = args.source_format

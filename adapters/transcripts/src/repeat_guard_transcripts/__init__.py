@@ -24,6 +24,7 @@ from ._annotate import annotate
 from ._calls import DONE_MARKS, OPEN_CALLS
 from ._claude_code import ClaudeCodeReader
 from ._codex import CodexReader
+from ._collector import collector_paused
 from ._document import MAX_DOCUMENT_BYTES
 from ._files import FIFO_WAIT_SECONDS, discover, open_transcript, sniff_format, with_head
 from ._items import (
@@ -87,6 +88,7 @@ __all__ = [
     "Unfinished",
     "annotate",
     "bounded_lines",
+    "collector_paused",
     "discover",
     "json_lines",
     "open_transcript",
