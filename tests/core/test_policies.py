@@ -152,7 +152,7 @@ def test_a_budget_counts_calls_by_name_and_fires_at_its_limit() -> None:
     config = GuardConfig(budgets=(("Bash", 3), ("mcp_*", 2)))
     bash = [call("Bash", {"cmd": n}) for n in range(4)]
     state, fired = run(GuardState.initial(config), *bash)
-    assert [(r.form, r.count, r.tool) for r in fired] == [("budget", 3, "Bash")]
+    assert [(r.agent, r.form, r.count, r.tool) for r in fired] == [("a", "budget", 3, "Bash")]
     assert "3 calls to tools matching `Bash`" in fired[0].text
     assert fired[0].arguments == '{"cmd":2}'  # the call that spent the budget, in full
     assert state.memory("a").spent == (4, 0)
