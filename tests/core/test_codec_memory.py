@@ -66,6 +66,12 @@ def test_a_broken_memory_names_where(raw: object, path: str, message: str) -> No
     assert decode_memory(raw).failure() == CodecError(path, value, message)
 
 
+def test_a_count_of_zero_is_a_count() -> None:
+    # A budget nothing has spent yet and a period with no run both store 0.
+    memory = Memory((("grep", "k"),), (0, 2), None, (0, 3))
+    assert decode_memory(encode_memory(memory)).unwrap() == memory
+
+
 def test_the_unwrapped_decoder_names_the_same_place_by_default() -> None:
     assert decode_memory_or_error("x") == CodecError("memory", "x", SHAPE)
     assert decode_memory_or_error("x", "m") == CodecError("m", "x", SHAPE)

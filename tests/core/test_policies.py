@@ -160,6 +160,12 @@ def test_a_budget_counts_calls_by_name_and_fires_at_its_limit() -> None:
     assert state.memory("a") == Memory()
 
 
+def test_a_budget_of_one_call_is_valid_and_speaks_at_the_first() -> None:
+    assert is_successful(parse_config({"budgets": {"Bash": 1}}))
+    _, fired = run(GuardState.initial(GuardConfig(budgets=(("Bash", 1),))), call("Bash"))
+    assert [(r.form, r.count, r.tool) for r in fired] == [("budget", 1, "Bash")]
+
+
 def test_a_budget_sees_excluded_tools_and_only_the_first_reached_budget_speaks() -> None:
     config = GuardConfig(exclude=("todo_*",), budgets=(("todo_*", 2), ("*", 2)))
     state, fired = run(GuardState.initial(config), call("todo_write"), call("todo_write", {"n": 1}))
