@@ -12,6 +12,7 @@ import io
 import json
 from pathlib import Path
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from repeat_guard import GuardConfig
@@ -84,6 +85,18 @@ def maybe(
 
 
 # -- ACP frames -----------------------------------------------------------------------------
+
+
+def fuzz_settings(examples: int) -> settings:
+    """Hypothesis settings for a fuzz test of ``examples`` transcripts: no deadline, no example
+    database, and large or slowly drawn transcripts are not a failure."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        database=None,
+    )
+
 
 SESSIONS = st.sampled_from(["s1", "s2"])
 CALL_IDS = st.sampled_from(["c1", "c2", "c3", "c4", "c5", "c6", "c7", "read_file-1"])

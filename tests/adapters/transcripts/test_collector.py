@@ -9,14 +9,14 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from repeat_guard import GuardConfig
 from repeat_guard_audit import AuditSettings
 from repeat_guard_audit._fold import fold_file
 from repeat_guard_transcripts import READERS, collector_paused
 
-from .fuzzing import exercise, transcripts
+from .fuzzing import exercise, fuzz_settings, transcripts
 
 # A full collection per example is slow: a fiftieth of the fuzz test's transcripts.
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 50
@@ -48,12 +48,7 @@ def test_a_collector_turned_off_stays_off() -> None:
     assert not gc.isenabled()
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+@fuzz_settings(EXAMPLES)
 @given(transcripts())
 def test_reading_replaying_and_folding_any_transcript_leaves_no_cycles(
     case: tuple[str, list[bytes]],

@@ -12,22 +12,17 @@ import os
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from repeat_guard_cli import main
 
-from .fuzzing import exercise, transcripts
+from .fuzzing import exercise, fuzz_settings, transcripts
 
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000"))
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+@fuzz_settings(EXAMPLES)
 @given(transcripts())
 def test_any_transcript_replays_reports_and_annotates_without_an_exception(
     case: tuple[str, list[bytes]],
@@ -36,12 +31,7 @@ def test_any_transcript_replays_reports_and_annotates_without_an_exception(
     assert exercise(fmt, lines) >= 1
 
 
-@settings(
-    max_examples=max(EXAMPLES // 20, 50),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+@fuzz_settings(max(EXAMPLES // 20, 50))
 @given(transcripts(), st.sampled_from(["text", "json", "check", "annotate"]))
 def test_the_command_exits_0_or_3_on_any_transcript(
     case: tuple[str, list[bytes]], mode: str
