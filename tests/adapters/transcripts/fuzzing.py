@@ -84,9 +84,6 @@ def maybe(
         target[key] = draw(field(right, noise))
 
 
-# -- ACP frames -----------------------------------------------------------------------------
-
-
 def fuzz_settings(examples: int) -> settings:
     """Hypothesis settings for a fuzz test of ``examples`` transcripts: no deadline, no example
     database, and large or slowly drawn transcripts are not a failure."""
@@ -96,6 +93,9 @@ def fuzz_settings(examples: int) -> settings:
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         database=None,
     )
+
+
+# -- ACP frames -----------------------------------------------------------------------------
 
 
 SESSIONS = st.sampled_from(["s1", "s2"])
