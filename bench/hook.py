@@ -5,6 +5,10 @@ imports, reading the JSON, the SQLite transaction, the answer. Both commands get
 ``PreToolUse`` JSON on stdin and are run alternately, so load on the machine falls on both
 alike. The hook runs twice over: with no configuration file to find (the defaults), and in a
 project whose ``.repeat-guard.toml`` it reads (TOML parsing and the config loader on top).
+Two more do-nothing hooks show what part of the hook's cost no code of its own could remove:
+one that also imports the standard-library modules the core and the store are written with
+(``typing``, ``dataclasses``, ``sqlite3``, ``_blake2``), and one that imports the core's two
+dependencies (``orjson``, ``pyrsistent``) on top.
 Printed: median and p95 wall time of each, their ratios (target: at most 2x), and the hook's
 heaviest imports as ``python -X importtime`` reports them.
 """
@@ -33,6 +37,11 @@ PAYLOAD = {
     "tool_use_id": "toolu_000_0",
 }
 DO_NOTHING = "import json, sys\njson.load(sys.stdin.buffer)\n"
+# What the hook imports beyond the do-nothing hook and cannot do without: the standard library
+# modules the core and the store use (each pulls more: dataclasses inspect and ast, sqlite3
+# datetime), then the core's dependencies as well.
+STDLIB = "import _blake2, dataclasses, sqlite3, typing\n" + DO_NOTHING
+DEPENDENCIES = "import orjson, pyrsistent\n" + STDLIB
 CONFIG = 'thresholds = [3, 5, 8]\nexclude = ["TodoWrite"]\n'
 
 
@@ -69,12 +78,16 @@ def main() -> None:
         (project / ".git").mkdir(parents=True)
         (project / ".repeat-guard.toml").write_text(CONFIG)
         configured = json.dumps({**PAYLOAD, "cwd": str(project)}).encode()
-        script = Path(directory) / "do_nothing_hook.py"
-        script.write_text(DO_NOTHING)
+        scripts = {}
+        for name, text in (("baseline", DO_NOTHING), ("stdlib", STDLIB), ("deps", DEPENDENCIES)):
+            scripts[name] = Path(directory) / f"{name}_hook.py"
+            scripts[name].write_text(text)
         state = str(Path(directory) / "state.sqlite3")
         ours = [str(executable), "hook", "claude-code", "--state", state]
         runs = {
-            "baseline": ([sys.executable, str(script)], data),
+            "baseline": ([sys.executable, str(scripts["baseline"])], data),
+            "stdlib": ([sys.executable, str(scripts["stdlib"])], data),
+            "deps": ([sys.executable, str(scripts["deps"])], data),
             "ours": (ours, data),
             "configured": (ours, configured),
         }
@@ -90,6 +103,8 @@ def main() -> None:
     print(f"hook: one PreToolUse hook process, {RUNS} runs each, alternating")
     labels = {
         "baseline": "do-nothing Python hook",
+        "stdlib": "  + stdlib the core uses",
+        "deps": "  + orjson, pyrsistent",
         "ours": "repeat-guard hook",
         "configured": "  with .repeat-guard.toml",
     }
@@ -97,6 +112,8 @@ def main() -> None:
         median, p95 = statistics.median(samples[name]), _p95(samples[name])
         print(f"  {label:<26} median {median * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms")
     for name, label in (
+        ("stdlib", "floor: stdlib imports"),
+        ("deps", "floor: + dependencies"),
         ("ours", "ratio (target <= 2.0)"),
         ("configured", "  with .repeat-guard.toml"),
     ):
