@@ -30,9 +30,12 @@ from repeat_guard_transcripts import READERS, bounded_lines
 
 SETTINGS = AuditSettings(GuardConfig())
 FORMAT = "claude-code"
-# Files in the memory-per-file-count runs: a million 10 KB files is 10 GB of disk, so the
-# count is scaled down and the trend over a 16x range is shown instead.
-FILE_COUNTS = (1_000, 4_000, 16_000)
+# Files in the memory-per-file-count runs: a million 10 KB files is 10 GB of disk and about 20
+# minutes, so by default the count is scaled down and the trend over a 16x range is shown;
+# REPEAT_GUARD_BENCH_FILES=1000,1000000 make bench runs other counts (smallest first).
+FILE_COUNTS = tuple(
+    int(count) for count in os.environ.get("REPEAT_GUARD_BENCH_FILES", "1000,4000,16000").split(",")
+)
 # The memory bound this benchmark checks: the largest input's peak over the smallest's.
 BOUND = 1.2
 
@@ -185,6 +188,12 @@ def sessions(root: Path) -> None:
     print(
         f"  {calls:,} calls in 1 session {single / calls * 1e6:.2f} us/call, in 100,000 "
         f"sessions {spread / calls * 1e6:.2f} us/call: ratio {spread / single:.2f}x"
+    )
+    # A file's sessions are kept until it ends (any of them may go on at its last line).
+    alone, together = peak_rss_mb(one), peak_rss_mb(many)
+    print(
+        f"  peak memory (one process): 1 session {alone:.1f} MB, 100,000 sessions "
+        f"{together:.1f} MB: {(together - alone) * 1e6 / 100_000:,.0f} bytes more a session"
     )
     one.unlink()
     many.unlink()
