@@ -202,11 +202,17 @@ class _Folder:
         """Close every open run and return each session's audit, in order of appearance."""
         for name, agent in list(self.open):
             self.close_run(name, agent)
+        # The summaries need the sessions' names, not their guard states or model steps: let
+        # those go before the summaries are built, so the two never take memory together.
+        names = list(self.states)
+        self.states.clear()
+        self.steps.clear()
         days: dict[str, list[tuple[str, int, int]]] = {}
         for (name, day), (calls, wasted) in self.days.items():
             days.setdefault(name, []).append((day, calls, wasted))
+        self.days.clear()
         since = self.settings.since
-        counted = ((name, self.tallies.packed(name)) for name in self.states)
+        counted = ((name, self.tallies.packed(name)) for name in names)
         return tuple(
             self.finish_session(name, counts, tuple(days.get(name, ())))
             for name, counts in counted
