@@ -283,7 +283,7 @@ def main() -> None:
             many = root / f"many-{count}"
             write_many(many, count)
             peaks.append(peak_rss_mb(many))
-            print(f"  {count:>7,} files: {peaks[-1]:6.1f} MB")
+            print(f"  {count:>9,} files: {peaks[-1]:6.1f} MB")
         growth = FILE_COUNTS[-1] // FILE_COUNTS[0]
         print(f"  {growth}x the files: {peaks[-1] / peaks[0]:.2f}x the memory")
         print("peak memory against the size of one file (one session, a prompt every 50 calls):")
