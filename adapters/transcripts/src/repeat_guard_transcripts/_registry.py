@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
 from repeat_guard import Reminder
 
 from ._items import Item
+from ._lines import JsonValue, decode_json
 
 __all__ = [
     "HEAD_BYTES",
@@ -54,17 +55,21 @@ class Annotating(Protocol):
         ...
 
 
-def head_objects(head: bytes, limit: int = 20) -> list[dict[str, object]]:
-    """The JSON objects on the first complete lines of ``head`` (at most ``limit``)."""
+@functools.lru_cache(maxsize=1)
+def head_objects(head: bytes, limit: int = 20) -> tuple[dict[str, object], ...]:
+    """The JSON objects on the first complete lines of ``head`` (at most ``limit``), decoded
+    as the readers decode a line (``decode_json``).
+
+    The last head's objects are kept: sniffing asks each reader in turn about the same head,
+    and several of them look at its objects (a bytes object keeps its hash, so asking again
+    costs a lookup)."""
     found: list[dict[str, object]] = []
-    for line in head.split(b"\n")[:-1][:limit]:
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-    return found
+    # At most ``limit`` complete lines: the part after the last split is cut short or unsplit.
+    for line in head.split(b"\n", limit)[:-1]:
+        decoded = decode_json(line)
+        if isinstance(decoded, JsonValue) and isinstance(decoded.value, dict):
+            found.append(decoded.value)
+    return tuple(found)
 
 
 _READERS: dict[str, Reader] = {}
