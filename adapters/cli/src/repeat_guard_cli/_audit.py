@@ -209,7 +209,7 @@ def _print_problems(result: FileAudit, err: TextIO) -> None:
 def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err: TextIO) -> Waste:
     """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err``, then
     the totals; return the totals."""
-    from repeat_guard import Waste, merge_waste
+    from repeat_guard import merge_wastes
     from repeat_guard_audit import (
         csv_header,
         csv_session_row,
@@ -222,13 +222,18 @@ def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err:
     session_line = {"json": json_session_line, "csv": csv_session_row}.get(fmt)
     if fmt == "csv":
         print(csv_header(), file=out)
-    total = Waste()
-    for result in results:
-        total = merge_waste(total, result.waste, keep)
-        _print_problems(result, err)
-        if session_line is not None:
-            for session in result.sessions:
-                print(session_line(session, result.format or ""), file=out)
+
+    def written() -> Iterator[Waste]:
+        for result in results:
+            _print_problems(result, err)
+            if session_line is not None:
+                for session in result.sessions:
+                    print(session_line(session, result.format or ""), file=out)
+            yield result.waste
+
+    # One pass in plain counters: folding merge_waste, a persistent total a file, cost twice
+    # as much a file (about 26 against 12 us).
+    total = merge_wastes(written(), keep)
     if fmt == "json":
         print(json_totals_line(total), file=out)
     elif fmt == "csv":
