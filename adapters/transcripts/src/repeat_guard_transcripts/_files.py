@@ -95,11 +95,24 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
+def _head_size(stream: BinaryIO) -> int:
+    """How much of ``stream`` to read for its head: ``HEAD_BYTES``, or a byte more than a
+    shorter regular file holds. Reading asks for a buffer of the size asked for: 256 KB for a
+    10 KB file took a third of the time of sniffing it."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (OSError, ValueError):  # no descriptor of its own (a BytesIO, a wrapper), or closed
+        return HEAD_BYTES
+    if not stat.S_ISREG(status.st_mode):
+        return HEAD_BYTES
+    return min(HEAD_BYTES, status.st_size + 1)
+
+
 def with_head(stream: BinaryIO) -> tuple[bytes | str, BinaryIO]:
     """Read the first ``HEAD_BYTES`` of ``stream`` for sniffing; return them (or why they
     could not be read) and a stream that reads the whole input from its start."""
     try:
-        head = stream.read(HEAD_BYTES)
+        head = stream.read(_head_size(stream))
     except OSError as error:
         return f"read failed: {error.strerror or error}", stream
     return head, io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
