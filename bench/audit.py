@@ -24,7 +24,7 @@ from pathlib import Path
 import orjson
 
 from bench.readers import acp_lines, write
-from repeat_guard import GuardConfig, GuardState, ToolCallFinished, reduce
+from repeat_guard import GuardConfig, GuardState, ToolCallFinished, merge_wastes, reduce
 from repeat_guard_audit import AuditSettings, FileJob, audit, audit_file, default_jobs, list_files
 from repeat_guard_transcripts import READERS, bounded_lines
 
@@ -199,6 +199,33 @@ def sessions(root: Path) -> None:
     many.unlink()
 
 
+def per_file(root: Path, count: int = 2_000) -> None:
+    """What a file costs beyond its lines: listing (sniffing its head), opening, a fold's start
+    and end, adding its result up. ``count`` files of 10 KB, one session each, against one file
+    holding the same lines (so the same sessions and calls; call ids made unique, as a reader
+    ignores a call whose id it has seen finish), both listed, audited on one core and added up
+    as the command does."""
+    folder, joined = root / "per-file", root / "joined.jsonl"
+    write_many(folder, count)
+    with joined.open("wb") as out:
+        for index, path in enumerate(sorted(folder.rglob("*.jsonl"))):
+            out.write(path.read_bytes().replace(b'"toolu_', f'"toolu_{index}_'.encode()))
+
+    def audit_all(path: Path) -> None:
+        merge_wastes((found.waste for found in audit(list_files([str(path)]), SETTINGS)), 10)
+
+    rounds = [
+        (timed(lambda: audit_all(folder)), timed(lambda: audit_all(joined))) for _ in range(3)
+    ]
+    apart, together = (min(times) for times in zip(*rounds, strict=True))
+    print(
+        f"  {count:,} files of 10 KB {apart * 1e3:.0f} ms, the same lines in one file "
+        f"{together * 1e3:.0f} ms: {apart / together:.2f}x, "
+        f"{(apart - together) / count * 1e6:.0f} us more a file"
+    )
+    joined.unlink()
+
+
 def _cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
@@ -277,6 +304,8 @@ def main() -> None:
         for index in range(200):
             write_file(corpus / f"{index:03d}.jsonl", 0.5, 360, seed=index)
         speedup(corpus)
+        print("cost of a file beyond its lines (one core, best of 3 alternating rounds):")
+        per_file(root)
         print("peak memory (one process) against the number of 10 KB files:")
         peaks = []
         for count in FILE_COUNTS:
