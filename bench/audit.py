@@ -24,8 +24,16 @@ from pathlib import Path
 import orjson
 
 from bench.readers import acp_lines, write
-from repeat_guard import GuardConfig, GuardState, ToolCallFinished, merge_wastes, reduce
-from repeat_guard_audit import AuditSettings, FileJob, audit, audit_file, default_jobs, list_files
+from repeat_guard import GuardConfig, GuardState, ToolCallFinished, reduce
+from repeat_guard_audit import (
+    AuditSettings,
+    FileJob,
+    audit,
+    audit_file,
+    default_jobs,
+    list_files,
+    total,
+)
 from repeat_guard_transcripts import READERS, bounded_lines
 
 SETTINGS = AuditSettings(GuardConfig())
@@ -138,7 +146,7 @@ def parse_and_reduce(path: Path) -> None:
 
 def audit_one(path: Path) -> None:
     result = audit_file(FileJob(str(path), FORMAT, path.stat().st_size), SETTINGS)
-    assert result.waste.diagnostics == 0
+    assert total((result,), SETTINGS.keep).diagnostics == 0
 
 
 def throughput(label: str, path: Path) -> None:
@@ -181,7 +189,8 @@ def sessions(root: Path) -> None:
     write(many, acp_lines(calls, "", sessions=100_000))
 
     def audit_acp(path: Path) -> None:
-        audit_file(FileJob(str(path), "acp", path.stat().st_size), SETTINGS)
+        # With the file's total, as the command adds it up: the sessions' merge is per session.
+        total((audit_file(FileJob(str(path), "acp", path.stat().st_size), SETTINGS),), 10)
 
     rounds = [(timed(lambda: audit_acp(one)), timed(lambda: audit_acp(many))) for _ in range(3)]
     single, spread = (min(times) for times in zip(*rounds, strict=True))
@@ -212,7 +221,7 @@ def per_file(root: Path, count: int = 2_000) -> None:
             out.write(path.read_bytes().replace(b'"toolu_', f'"toolu_{index}_'.encode()))
 
     def audit_all(path: Path) -> None:
-        merge_wastes((found.waste for found in audit(list_files([str(path)]), SETTINGS)), 10)
+        total(audit(list_files([str(path)]), SETTINGS), SETTINGS.keep)
 
     rounds = [
         (timed(lambda: audit_all(folder)), timed(lambda: audit_all(joined))) for _ in range(3)

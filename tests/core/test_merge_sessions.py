@@ -1,8 +1,11 @@
 """``SessionAudit``: a session's ``waste`` is what its packed counts and rows say (pinned, and
 equal to the merge of it alone), and ``merge_sessions`` adds sessions up to what
-``merge_wastes`` gives for their wastes."""
+``merge_wastes`` gives for their wastes; ``merge_audits`` adds sessions and wastes, mixed in
+any order, up to the same."""
 
 from __future__ import annotations
+
+from random import Random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,13 +22,14 @@ from repeat_guard import (
     ToolTally,
     Waste,
     count_packed,
+    merge_audits,
     merge_sessions,
     merge_wastes,
     worst_runs,
 )
 
 from .test_tally_steps import CONFIGS, events, replayed
-from .test_waste import KEEP, names, runs, small
+from .test_waste import KEEP, names, runs, small, wastes
 
 packed_counts = st.builds(
     lambda script, config: count_packed(NO_COUNTS, replayed(script, config)),
@@ -65,6 +69,23 @@ def test_merging_sessions_equals_merging_their_wastes(
     expected = merge_wastes((session.waste for session in sessions), keep)
     assert merge_sessions(iter(sessions), keep) == expected
     assert merge_sessions(reversed(sessions), keep) == expected
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(session_audits, wastes()), max_size=8),
+    st.integers(min_value=0, max_value=4),
+    st.randoms(use_true_random=False),
+)
+def test_merging_sessions_and_wastes_mixed_equals_merging_their_wastes(
+    parts: list[SessionAudit | Waste], keep: int, rng: Random
+) -> None:
+    expected = merge_wastes(
+        (part.waste if isinstance(part, SessionAudit) else part for part in parts), keep
+    )
+    assert merge_audits(iter(parts), keep) == expected
+    rng.shuffle(parts)
+    assert merge_audits(parts, keep) == expected
 
 
 def test_a_session_pinned() -> None:

@@ -71,6 +71,7 @@ __all__ = [
     "Waste",
     "count_packed",
     "merge_all_tallies",
+    "merge_audits",
     "merge_packed",
     "merge_sessions",
     "merge_tallies",
@@ -574,12 +575,26 @@ def merge_sessions(sessions: Iterable[SessionAudit], keep: int) -> Waste:
     """Return the counts of all of ``sessions``, keeping the ``keep`` worst runs and sessions.
 
     Equal to ``merge_wastes`` of their ``waste``, without building one per session: their
-    packed counts and rows are added into the same counters directly. For one session its
-    ``waste`` is cheaper (the merge's counters cost more than they save).
+    packed counts and rows are added into the same counters directly (``merge_audits``). For
+    one session its ``waste`` is cheaper (the merge's counters cost more than they save).
+    """
+    return merge_audits(sessions, keep)
+
+
+def merge_audits(parts: Iterable[SessionAudit | Waste], keep: int) -> Waste:
+    """Return the counts of all of ``parts``, sessions' audits and wastes in any mix, keeping
+    the ``keep`` worst runs and sessions.
+
+    Equal to ``merge_wastes`` of each part's ``Waste`` (a session's ``waste``). An audit of
+    many files hands each file's sessions and a ``Waste`` of the file's own numbers (files,
+    bytes, diagnostics) to one call, so no file's sessions are ever built into persistent maps.
     """
     sums = _WasteSums()
-    for session in sessions:
-        sums.add_session(session, keep)
+    for part in parts:
+        if isinstance(part, SessionAudit):
+            sums.add_session(part, keep)
+        else:
+            sums.add(part, keep)
     return sums.waste(keep)
 
 

@@ -2,7 +2,7 @@
 
 ``audit(list_files(paths), settings, engine)`` yields one ``FileAudit`` per transcript, in
 listing order, computed in this process, in a process pool or on a Dask cluster; ``total``
-adds them up with the core's ``merge_waste``. The renderers turn the results into JSON lines,
+adds them up with the core's ``merge_audits``. The renderers turn the results into JSON lines,
 CSV, a text summary or a self-contained HTML page.
 """
 

@@ -2,17 +2,18 @@
 
 The file list is a generator and every engine keeps a bounded window of batches in flight, so
 memory does not grow with the number of files; the results come back in listing order whatever
-the engine, and ``merge_wastes`` adds them up, so every engine gives the same totals and the
+the engine, and ``merge_audits`` adds them up, so every engine gives the same totals and the
 same lines.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator
 from functools import partial
 
-from repeat_guard import Waste, merge_wastes
+from repeat_guard import Waste, merge_audits
 from repeat_guard_transcripts import discover
 
 from ._engine import EngineName, run
@@ -71,5 +72,6 @@ def audit(
 
 
 def total(results: Iterable[FileAudit], keep: int) -> Waste:
-    """Return the merged counts of ``results``."""
-    return merge_wastes((result.waste for result in results), keep)
+    """Return the merged counts of ``results``, in one pass (``results`` may be a stream)."""
+    parts = itertools.chain.from_iterable(result.parts() for result in results)
+    return merge_audits(parts, keep)

@@ -24,7 +24,6 @@ from repeat_guard import (
     SessionAudit,
     ToolCallFinished,
     canonical_arguments,
-    merge_sessions,
     preview_arguments,
     reduce,
     run_length,
@@ -260,8 +259,5 @@ def fold_file(
         elif isinstance(item, SessionSeen):
             folder.session(item.where.session)
     sessions = folder.finish()
-    # Most files hold one session: its own waste is cheaper than a merge of one, and equal.
-    one = len(sessions) == 1
-    total = sessions[0].waste if one else merge_sessions(sessions, settings.keep)
-    total = total._replace(files=1, bytes=size, diagnostics=folder.diagnostics)
-    return FileAudit(file, fmt, sessions, total, tuple(folder.problems))
+    problems = tuple(folder.problems)
+    return FileAudit(file, fmt, sessions, problems, 1, size, folder.diagnostics, settings.keep)

@@ -13,7 +13,6 @@ import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from repeat_guard import Waste
 from repeat_guard_transcripts import READERS, bounded_lines, collector_paused
 
 from ._fold import fold_file
@@ -47,7 +46,7 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
         return _unreadable(job, "not a regular file, skipped")
     with os.fdopen(descriptor, "rb") as stream:
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
-            return FileAudit(job.path, job.format, (), Waste(), ())
+            return FileAudit(job.path, job.format, (), files=0)
         try:
             with collector_paused():
                 items = reader.read(bounded_lines(stream), job.path)
@@ -61,5 +60,4 @@ def _day_of(timestamp: float) -> str:
 
 
 def _unreadable(job: FileJob, message: str) -> FileAudit:
-    waste = Waste(files=1, diagnostics=1)
-    return FileAudit(job.path, job.format, (), waste, (Problem(job.path, 0, message),))
+    return FileAudit(job.path, job.format, (), (Problem(job.path, 0, message),), diagnostics=1)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from ._errors import UsageError
 
 if TYPE_CHECKING:
-    from repeat_guard import GuardConfig, Waste
+    from repeat_guard import GuardConfig, SessionAudit, Waste
     from repeat_guard_audit import FileAudit, FileJob
 
 __all__ = ["AUDIT_EPILOG", "add_audit_arguments", "audit_command"]
@@ -166,7 +166,7 @@ def _tracked(
     bar = FilesProgress(err, "audit", files, size)
     try:
         for result in results:
-            bar.advance(1, result.waste.bytes)
+            bar.advance(1, result.bytes)
             yield result
     finally:
         bar.finish()
@@ -201,15 +201,30 @@ def _print_problems(result: FileAudit, err: TextIO) -> None:
 
     for problem in result.problems:
         print(f"{clean(problem.file)}:{problem.line}: {clean(problem.message)}", file=err)
-    hidden = result.waste.diagnostics - len(result.problems)
+    hidden = result.diagnostics - len(result.problems)
     if hidden > 0:
         print(f"{clean(result.file)}: {hidden} more diagnostics not shown", file=err)
+
+
+def _written(
+    results: Iterable[FileAudit],
+    session_line: Callable[[SessionAudit, str], str] | None,
+    out: TextIO,
+    err: TextIO,
+) -> Iterator[FileAudit]:
+    """Yield ``results``, each once its diagnostics are on ``err`` and, with ``session_line``,
+    its sessions' lines on ``out``."""
+    for result in results:
+        _print_problems(result, err)
+        if session_line is not None:
+            for session in result.sessions:
+                print(session_line(session, result.format or ""), file=out)
+        yield result
 
 
 def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err: TextIO) -> Waste:
     """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err``, then
     the totals; return the totals."""
-    from repeat_guard import merge_wastes
     from repeat_guard_audit import (
         csv_header,
         csv_session_row,
@@ -217,28 +232,20 @@ def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err:
         json_session_line,
         json_totals_line,
         text_summary,
+        total,
     )
 
     session_line = {"json": json_session_line, "csv": csv_session_row}.get(fmt)
     if fmt == "csv":
         print(csv_header(), file=out)
-
-    def written() -> Iterator[Waste]:
-        for result in results:
-            _print_problems(result, err)
-            if session_line is not None:
-                for session in result.sessions:
-                    print(session_line(session, result.format or ""), file=out)
-            yield result.waste
-
-    # One pass in plain counters: folding merge_waste, a persistent total a file, cost twice
-    # as much a file (about 26 against 12 us).
-    total = merge_wastes(written(), keep)
+    # One pass in plain counters over every file's sessions: folding merge_waste over the
+    # files' wastes, a persistent total a file, cost twice as much a file.
+    totals = total(_written(results, session_line, out, err), keep)
     if fmt == "json":
-        print(json_totals_line(total), file=out)
+        print(json_totals_line(totals), file=out)
     elif fmt == "csv":
-        print(csv_totals_row(total), file=out)
+        print(csv_totals_row(totals), file=out)
     else:
-        for line in text_summary(total, keep):
+        for line in text_summary(totals, keep):
             print(line, file=out)
-    return total
+    return totals
