@@ -14,11 +14,13 @@ from repeat_guard_audit import (
     BATCH_BYTES,
     BATCH_FILES,
     AuditSettings,
+    FileAudit,
     FileJob,
     audit_batch,
     audit_file,
     batched,
     list_files,
+    total,
 )
 from repeat_guard_audit import _work as work
 from repeat_guard_transcripts import Item
@@ -64,6 +66,45 @@ def test_a_fifo_or_a_directory_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     assert only_problem(FileJob(str(fifo), "claude-code", 0)) == "not a regular file, skipped"
     assert only_problem(FileJob(str(tmp_path), "claude-code", 0)) == ("not a regular file, skipped")
+
+
+def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "s.jsonl").write_bytes(LINE)
+    (tmp_path / "a.txt").write_text("hello\n")
+    os.mkfifo(tmp_path / "c.pipe")
+    jobs = list(list_files([str(tmp_path)]))
+    # Nothing is opened while listing: the FIFO is listed too, and never waited on.
+    assert [(Path(job.path).name, job.format, job.walked) for job in jobs] == [
+        ("a.txt", None, True),
+        ("c.pipe", None, True),
+        ("s.jsonl", None, True),
+    ]
+    results = [audit_file(job, SETTINGS) for job in jobs]
+    assert [(r.format, r.files, r.problems) for r in results] == [
+        (None, 0, ()),
+        (None, 0, ()),
+        ("claude-code", 1, ()),
+    ]
+    assert total(results, SETTINGS.keep).files == 1
+
+
+def test_a_walked_file_that_vanished_is_passed_over_a_named_one_is_not(tmp_path: Path) -> None:
+    missing = str(tmp_path / "gone.jsonl")
+    assert audit_file(FileJob(missing, None, 0, walked=True), SETTINGS) == FileAudit(
+        missing, None, (), files=0
+    )
+    assert only_problem(FileJob(missing, None, 0)) == "cannot open: No such file or directory"
+    # A format named for a walked file (as a caller may) makes it a transcript to report.
+    assert only_problem(FileJob(missing, "claude-code", 0, walked=True)).startswith("cannot")
+
+
+def test_an_empty_or_unreadable_head_is_no_known_format(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.touch()
+    assert "no reader recognises" in only_problem(FileJob(str(path), None, 0))
+    # A regular file whose first read fails (EIO) has no head to sniff.
+    assert "no reader recognises" in only_problem(FileJob("/proc/self/mem", None, 0))
 
 
 def test_since_skips_files_last_written_before_it(tmp_path: Path) -> None:

@@ -198,6 +198,35 @@ def test_a_terminal_gets_a_progress_bar_on_stderr(tmp_path: Path) -> None:
     assert "\r" not in out
 
 
+def test_the_bar_counts_every_file_found_and_ends_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repeat_guard_cli import _progress
+
+    claude_session(tmp_path / "s.jsonl", 2)
+    (tmp_path / "notes.txt").write_text("not a transcript\n")
+    seen: list[tuple[int, int]] = []
+
+    class Recorder:
+        def __init__(self, stream: object, label: str, files: int, size: int) -> None:
+            seen.append((files, size))
+
+        def advance(self, files: int, size: int) -> None:
+            seen.append((files, size))
+
+        def finish(self) -> None:
+            pass
+
+    monkeypatch.setattr(_progress, "FilesProgress", Recorder)
+    status, out, _ = run([str(tmp_path), "--format", "json", "--jobs", "1"], Terminal())
+    assert status == 0
+    (files, size), *advances = seen
+    # Both files listed and walked past; the transcript's size alone in the report.
+    assert (files, size) == (2, sum(p.stat().st_size for p in tmp_path.iterdir()))
+    assert [sum(column) for column in zip(*advances, strict=True)] == [files, size]
+    assert json.loads(out.splitlines()[-1])["files"] == 1
+
+
 def test_an_unreachable_dask_scheduler_exits_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 
 from repeat_guard import Waste, merge_audits
-from repeat_guard_transcripts import discover
+from repeat_guard_transcripts import walk
 
 from ._engine import EngineName, run
 from ._model import AuditSettings, FileAudit, FileJob
@@ -33,14 +33,14 @@ DEFAULT_PATHS = ("~/.claude/projects", "~/.codex/sessions")
 
 
 def list_files(paths: Iterable[str]) -> Iterator[FileJob]:
-    """Yield a job for every transcript under ``paths`` whose format is known, in the
-    readers' listing order."""
-    for path, fmt in discover(paths):
+    """Yield a job for every file under ``paths`` (``walk``'s order), each to be sniffed by
+    the worker that audits it."""
+    for path, walked in walk(paths):
         try:
             size = os.stat(path).st_size
         except OSError:
             size = 0
-        yield FileJob(path, fmt, size)
+        yield FileJob(path, None, size, walked)
 
 
 def batched(jobs: Iterable[FileJob]) -> Iterator[tuple[FileJob, ...]]:

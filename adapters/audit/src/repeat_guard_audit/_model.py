@@ -24,12 +24,18 @@ class AuditSettings(NamedTuple):
 
 
 class FileJob(NamedTuple):
-    """One file to audit: its path, the format to read it as (``None``: no reader knows it)
-    and its size when listed."""
+    """One file to audit: its path, the format to read it as, its size when listed, and
+    whether a directory walk found it.
+
+    With no format the worker sniffs the file's head: the process that lists files then only
+    walks, and the workers open each file once. A file no reader recognises is passed over
+    silently when the walk found it (a folder of transcripts holds other files too), and
+    reported when it was named."""
 
     path: str
     format: str | None
     size: int
+    walked: bool = False
 
 
 class Problem(NamedTuple):

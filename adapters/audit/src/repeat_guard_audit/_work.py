@@ -1,8 +1,10 @@
-"""The per-file work: open one transcript safely, read it with its format's reader, fold it.
+"""The per-file work: open one transcript safely, sniff its format unless the job names it,
+read it with its format's reader, fold it.
 
 Total by design: whatever a file holds or whatever happens to it (it vanished, it is a FIFO,
 it is not readable, its reader has a bug), the result is a ``FileAudit``, at worst carrying one
-diagnostic, so one bad file never stops an audit of thousands. The functions here are
+diagnostic (none for a file a walk found that is not a transcript), so one bad file never stops
+an audit of thousands. The functions here are
 module-level and take picklable values, so a process pool or a Dask cluster can run them.
 """
 
@@ -12,8 +14,15 @@ import os
 import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import BinaryIO, cast
 
-from repeat_guard_transcripts import READERS, bounded_lines, collector_paused
+from repeat_guard_transcripts import (
+    READERS,
+    bounded_lines,
+    collector_paused,
+    sniff_head,
+    with_head,
+)
 
 from ._fold import fold_file
 from ._model import AuditSettings, FileAudit, FileJob, Problem
@@ -30,29 +39,41 @@ def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileA
 
 def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     """Return the audit of the file ``job`` names; never raises for anything the file holds."""
-    if job.format is None:
-        return _unreadable(job, "no reader recognises this file's format, skipped")
-    reader = READERS.get(job.format)
-    if reader is None:
+    if job.format is not None and job.format not in READERS:
         return _unreadable(job, f"no reader for format {job.format!r}")
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
         descriptor = os.open(job.path, _OPEN_FLAGS)
     except OSError as error:
-        return _unreadable(job, f"cannot open: {error.strerror}")
+        return _passed_over(job, f"cannot open: {error.strerror}")
     status = os.fstat(descriptor)
     if not stat.S_ISREG(status.st_mode):
         os.close(descriptor)
-        return _unreadable(job, "not a regular file, skipped")
+        return _passed_over(job, "not a regular file, skipped")
     with os.fdopen(descriptor, "rb") as stream:
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), files=0)
+        fmt, lines = job.format, cast(BinaryIO, stream)
+        if fmt is None:
+            head, lines = with_head(stream)
+            fmt = sniff_head(head) if isinstance(head, bytes) else None
+            if fmt is None:
+                return _passed_over(job, "no reader recognises this file's format, skipped")
         try:
             with collector_paused():
-                items = reader.read(bounded_lines(stream), job.path)
-                return fold_file(job.path, job.format, items, status.st_size, settings)
+                items = READERS[fmt].read(bounded_lines(lines), job.path)
+                return fold_file(job.path, fmt, items, status.st_size, settings)
         except Exception as error:  # a reader's bug must not end the audit of other files
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
+
+
+def _passed_over(job: FileJob, message: str) -> FileAudit:
+    """A file that cannot be read as a transcript: nothing at all when a walk found it and
+    nothing named its format (a folder of transcripts holds other files too, and one may go
+    before its turn comes), else a diagnostic saying ``message``."""
+    if job.walked and job.format is None:
+        return FileAudit(job.path, None, (), files=0)
+    return _unreadable(job, message)
 
 
 def _day_of(timestamp: float) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
@@ -153,20 +154,32 @@ def _counted(jobs: Iterable[FileJob]) -> tuple[int, int]:
 
 
 def _tracked(
-    results: Iterable[FileAudit], err: TextIO, count: Callable[[], tuple[int, int]]
+    jobs: Iterable[FileJob],
+    run: Callable[[Iterable[FileJob]], Iterable[FileAudit]],
+    err: TextIO,
+    count: Callable[[], tuple[int, int]],
 ) -> Iterator[FileAudit]:
-    """Yield ``results``, drawing a bar on ``err`` when it is a terminal (``count`` lists the
-    work up front: the bar needs the totals)."""
+    """Yield the results ``run`` gives for ``jobs``, drawing a bar on ``err`` when it is a
+    terminal (``count`` walks the paths up front: the bar needs the totals, which take in
+    every file found, so a file that turns out not to be a transcript advances it too)."""
     if not err.isatty():
-        yield from results
+        yield from run(jobs)
         return
     from ._progress import FilesProgress
 
     files, size = count()
     bar = FilesProgress(err, "audit", files, size)
+    # A result per job, in order: the sizes of the jobs in flight wait here for theirs.
+    sizes: deque[int] = deque()
+
+    def listed() -> Iterator[FileJob]:
+        for job in jobs:
+            sizes.append(job.size)
+            yield job
+
     try:
-        for result in results:
-            bar.advance(1, result.bytes)
+        for result in run(listed()):
+            bar.advance(1, sizes.popleft())
             yield result
     finally:
         bar.finish()
@@ -183,8 +196,11 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     engine = args.engine
     if engine == "processes" and (args.jobs or default_jobs()) == 1:
         engine = "local"  # a pool of one process is this process with extra copying
-    results = audit(list_files(paths), settings, engine, args.jobs, args.scheduler)
-    tracked = _tracked(results, err, lambda: _counted(list_files(paths)))
+
+    def run(jobs: Iterable[FileJob]) -> Iterable[FileAudit]:
+        return audit(jobs, settings, engine, args.jobs, args.scheduler)
+
+    tracked = _tracked(list_files(paths), run, err, lambda: _counted(list_files(paths)))
     try:
         total = _report(tracked, settings.keep, args.format, out, err)
     except EngineError as error:

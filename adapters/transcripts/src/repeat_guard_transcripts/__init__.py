@@ -26,7 +26,14 @@ from ._claude_code import ClaudeCodeReader
 from ._codex import CodexReader
 from ._collector import collector_paused
 from ._document import MAX_DOCUMENT_BYTES
-from ._files import FIFO_WAIT_SECONDS, discover, open_transcript, sniff_format, with_head
+from ._files import (
+    FIFO_WAIT_SECONDS,
+    discover,
+    open_transcript,
+    sniff_format,
+    walk,
+    with_head,
+)
 from ._items import (
     Diagnostic,
     Item,
@@ -97,5 +104,6 @@ __all__ = [
     "sniff_format",
     "sniff_head",
     "tool_name",
+    "walk",
     "with_head",
 ]

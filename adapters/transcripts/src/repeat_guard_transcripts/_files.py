@@ -21,7 +21,14 @@ from typing import BinaryIO
 
 from ._registry import HEAD_BYTES, sniff_head
 
-__all__ = ["FIFO_WAIT_SECONDS", "discover", "open_transcript", "sniff_format", "with_head"]
+__all__ = [
+    "FIFO_WAIT_SECONDS",
+    "discover",
+    "open_transcript",
+    "sniff_format",
+    "walk",
+    "with_head",
+]
 
 FIFO_WAIT_SECONDS = 10.0
 """How long opening a FIFO waits for a writer before refusing it."""
@@ -140,18 +147,26 @@ def _walk(directory: str) -> Iterator[str]:
             yield os.path.join(root, name)
 
 
-def discover(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
-    """Yield ``(path, format)`` for each path, walking directories.
-
-    A file named directly is yielded whatever it holds (``None`` when no reader recognises
-    it); a directory yields only the files some reader recognises, in sorted order, so a
-    Claude Code session file comes before the ``subagents/`` files under its folder.
-    """
+def walk(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
+    """Yield ``(path, walked)`` for each path, and for a directory each file under it instead,
+    in sorted order (a Claude Code session file before the ``subagents/`` files under its
+    folder); ``walked`` says the file was found in a directory rather than named. Nothing is
+    opened: what the files hold is for ``sniff_format`` to say, where the caller likes."""
     for path in paths:
         if path != "-" and os.path.isdir(path):
             for found in _walk(path):
-                fmt = sniff_format(found)
-                if fmt is not None:
-                    yield found, fmt
+                yield found, True
         else:
-            yield path, None if path == "-" else sniff_format(path)
+            yield path, False
+
+
+def discover(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
+    """Yield ``(path, format)`` for each path, walking directories (``walk``).
+
+    A file named directly is yielded whatever it holds (``None`` when no reader recognises
+    it); a directory yields only the files some reader recognises.
+    """
+    for path, walked in walk(paths):
+        fmt = None if path == "-" else sniff_format(path)
+        if fmt is not None or not walked:
+            yield path, fmt
