@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -16,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repeat_guard_cli import main
+from repeat_guard_transcripts import sniff_format
 
 from .fuzzing import exercise, fuzz_settings, transcripts
 
@@ -31,8 +33,28 @@ def test_any_transcript_replays_reports_and_annotates_without_an_exception(
     assert exercise(fmt, lines) >= 1
 
 
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    assert "Traceback" not in err.getvalue()
+    return status, out.getvalue(), err.getvalue()
+
+
+def _replay_argv(mode: str, fmt: str, path: Path) -> list[str]:
+    if mode == "sniffed":  # the format sniffed from the file's head, as by default
+        return ["replay", str(path)]
+    if mode in ("text", "json"):
+        return ["replay", "--format", mode, "--from", fmt, str(path)]
+    if mode == "check":
+        return ["replay", "--check", "--from", fmt, str(path)]
+    if fmt == "acp":
+        return ["replay", "--annotate", str(path.with_name("out.jsonl")), "--from", fmt, str(path)]
+    return ["replay", "--from", fmt, str(path)]
+
+
 @fuzz_settings(max(EXAMPLES // 20, 50))
-@given(transcripts(), st.sampled_from(["text", "json", "check", "annotate"]))
+@given(transcripts(), st.sampled_from(["text", "json", "check", "annotate", "sniffed"]))
 def test_the_command_exits_0_or_3_on_any_transcript(
     case: tuple[str, list[bytes]], mode: str
 ) -> None:
@@ -40,16 +62,31 @@ def test_the_command_exits_0_or_3_on_any_transcript(
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "t.jsonl"
         path.write_bytes(b"".join(lines))
-        argv = ["replay", "--from", fmt, str(path)]
-        if mode in ("text", "json"):
-            argv[1:1] = ["--format", mode]
-        elif mode == "check":
-            argv.insert(1, "--check")
-        elif fmt == "acp":
-            argv[1:1] = ["--annotate", str(Path(folder) / "out.jsonl")]
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(argv)
+        status, _, err = _run(_replay_argv(mode, fmt, path))
+        known = sniff_format(str(path)) is not None
     allowed = {0, 3, 1} if mode == "check" else {0, 3}
-    assert status in allowed, err.getvalue()
-    assert "Traceback" not in err.getvalue()
+    if mode == "sniffed" and not known:
+        allowed = {2}  # a usage error: name the format with --from
+    assert status in allowed, err
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(transcripts(), st.booleans())
+def test_the_audit_exits_0_or_3_on_any_file_and_sniffs_it_as_sniff_format_does(
+    case: tuple[str, list[bytes]], named: bool
+) -> None:
+    _, lines = case
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.jsonl"
+        path.write_bytes(b"".join(lines))
+        argv = ["audit", str(path) if named else folder, "--format", "json", "--jobs", "1"]
+        status, out, err = _run(argv)
+        known = sniff_format(str(path)) is not None
+    assert status in (0, 3), err
+    # The worker's sniff agrees with sniff_format's: a walked file no reader recognises is
+    # passed over, a named one is counted with its diagnostic.
+    totals = json.loads(out.splitlines()[-1])
+    assert totals["type"] == "totals"
+    assert totals["files"] == (1 if named else int(known))
+    if not known:
+        assert totals["diagnostics"] == int(named)
