@@ -11,6 +11,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from hypothesis import given
@@ -31,6 +32,15 @@ def test_any_transcript_replays_reports_and_annotates_without_an_exception(
 ) -> None:
     fmt, lines = case
     assert exercise(fmt, lines) >= 1
+
+
+@contextlib.contextmanager
+def _on_disk(lines: list[bytes]) -> Iterator[Path]:
+    """The transcript ``lines`` written to a file of their own, in a folder of its own."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.jsonl"
+        path.write_bytes(b"".join(lines))
+        yield path
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
@@ -59,9 +69,7 @@ def test_the_command_exits_0_or_3_on_any_transcript(
     case: tuple[str, list[bytes]], mode: str
 ) -> None:
     fmt, lines = case
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "t.jsonl"
-        path.write_bytes(b"".join(lines))
+    with _on_disk(lines) as path:
         status, _, err = _run(_replay_argv(mode, fmt, path))
         known = sniff_format(str(path)) is not None
     allowed = {0, 3, 1} if mode == "check" else {0, 3}
@@ -76,10 +84,8 @@ def test_the_audit_exits_0_or_3_on_any_file_and_sniffs_it_as_sniff_format_does(
     case: tuple[str, list[bytes]], named: bool
 ) -> None:
     _, lines = case
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "t.jsonl"
-        path.write_bytes(b"".join(lines))
-        argv = ["audit", str(path) if named else folder, "--format", "json", "--jobs", "1"]
+    with _on_disk(lines) as path:
+        argv = ["audit", str(path if named else path.parent), "--format", "json", "--jobs", "1"]
         status, out, err = _run(argv)
         known = sniff_format(str(path)) is not None
     assert status in (0, 3), err
