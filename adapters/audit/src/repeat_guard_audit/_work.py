@@ -4,8 +4,8 @@ read it with its format's reader, fold it.
 Total by design: whatever a file holds or whatever happens to it (it vanished, it is a FIFO,
 it is not readable, its reader has a bug), the result is a ``FileAudit``, at worst carrying one
 diagnostic (none for a file a walk found that is not a transcript), so one bad file never stops
-an audit of thousands. The functions here are
-module-level and take picklable values, so a process pool or a Dask cluster can run them.
+an audit of thousands. The functions here are module-level and take picklable values, so a
+process pool or a Dask cluster can run them.
 """
 
 from __future__ import annotations
