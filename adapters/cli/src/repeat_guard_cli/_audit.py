@@ -83,8 +83,8 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="transcript file or directory (walked); default ~/.claude/projects and "
-        "~/.codex/sessions",
+        help="transcript file or directory (walked: files no format recognises are passed "
+        "over; a named one gets a diagnostic); default ~/.claude/projects and ~/.codex/sessions",
     )
     parser.add_argument(
         "--format", choices=("text", "json", "csv"), default="text", help="stdout report"
