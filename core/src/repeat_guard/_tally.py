@@ -563,12 +563,9 @@ def merge_wastes(wastes: Iterable[Waste], keep: int) -> Waste:
     Equal to folding ``merge_waste`` over ``wastes`` from ``Waste()``, and cheaper for many:
     the sums gather in plain counters and become one ``Waste`` at the end, and the rankings are
     cut to ``keep`` whenever ``4 * keep`` entries wait, so what is held stays bounded however
-    many wastes come.
+    many wastes come (``merge_audits``, which takes sessions too).
     """
-    sums = _WasteSums()
-    for waste in wastes:
-        sums.add(waste, keep)
-    return sums.waste(keep)
+    return merge_audits(wastes, keep)
 
 
 def merge_sessions(sessions: Iterable[SessionAudit], keep: int) -> Waste:
