@@ -61,11 +61,29 @@ def test_a_vanished_file_is_a_diagnostic(tmp_path: Path) -> None:
     assert list(list_files([missing])) == [FileJob(missing, None, 0)]
 
 
-def test_a_fifo_or_a_directory_is_not_read(tmp_path: Path) -> None:
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
+def test_a_fifo_or_a_directory_is_not_read(tmp_path: Path, fifo_never_opened: Path) -> None:
+    fifo = fifo_never_opened
     assert only_problem(FileJob(str(fifo), "claude-code", 0)) == "not a regular file, skipped"
+    assert only_problem(FileJob(str(fifo), None, 0)) == "not a regular file, skipped"
+    assert audit_file(FileJob(str(fifo), None, 0, walked=True), SETTINGS) == FileAudit(
+        str(fifo), None, (), files=0
+    )
     assert only_problem(FileJob(str(tmp_path), "claude-code", 0)) == ("not a regular file, skipped")
+
+
+def test_a_path_that_stops_being_a_regular_file_before_it_is_opened_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between the stat and the open, the regular file the stat saw is replaced by a directory.
+    real_stat = os.stat
+
+    def regular(path: str) -> os.stat_result:
+        status = real_stat(tmp_path / "s.jsonl")
+        return status if Path(path) == tmp_path else real_stat(path)
+
+    (tmp_path / "s.jsonl").write_bytes(LINE)
+    monkeypatch.setattr(os, "stat", regular)
+    assert only_problem(FileJob(str(tmp_path), "claude-code", 0)) == "not a regular file, skipped"
 
 
 def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> None:

@@ -134,17 +134,16 @@ def test_a_fifo_without_a_writer_is_refused_after_a_wait(
     )
 
 
-def test_sniffing_never_opens_a_fifo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Opening it would let a waiting writer in, and closing it would then cut the writer off
-    # before the reader that follows opens it.
-    def never(path: str) -> str:
-        raise AssertionError(f"{path} opened")
-
-    monkeypatch.setattr(files_module, "open_transcript", never)
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
+def test_sniffing_never_opens_a_fifo(tmp_path: Path, fifo_never_opened: Path) -> None:
+    fifo = fifo_never_opened
     assert sniff_format(str(fifo)) is None
     assert list(discover([str(fifo), str(tmp_path)])) == [(str(fifo), None)]
+    refused = open_transcript(str(fifo), regular_only=True)
+    assert refused == f"cannot read {fifo}: not a regular file"
+    refused = open_transcript(str(tmp_path), regular_only=True)
+    assert refused == f"cannot read {tmp_path}: a directory"
+    with pytest.raises(AssertionError, match="opened"):  # the guard sees an opening
+        open_transcript(str(fifo))
 
 
 def _write_later(fifo: Path, data: bytes, pause: float) -> threading.Thread:

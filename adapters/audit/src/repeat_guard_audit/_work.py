@@ -20,8 +20,7 @@ from repeat_guard_transcripts import (
     READERS,
     bounded_lines,
     collector_paused,
-    sniff_head,
-    with_head,
+    sniff_stream,
 )
 
 from ._fold import fold_file
@@ -30,6 +29,7 @@ from ._model import AuditSettings, FileAudit, FileJob, Problem
 __all__ = ["audit_batch", "audit_file"]
 
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+_NOT_REGULAR = "not a regular file, skipped"
 
 
 def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileAudit]:
@@ -41,22 +41,17 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     """Return the audit of the file ``job`` names; never raises for anything the file holds."""
     if job.format is not None and job.format not in READERS:
         return _unreadable(job, f"no reader for format {job.format!r}")
-    try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; regular files ignore it.
-        descriptor = os.open(job.path, _OPEN_FLAGS)
-    except OSError as error:
-        return _passed_over(job, f"cannot open: {error.strerror}")
-    status = os.fstat(descriptor)
-    if not stat.S_ISREG(status.st_mode):
-        os.close(descriptor)
-        return _passed_over(job, "not a regular file, skipped")
+    opened = _open_regular(job)
+    if isinstance(opened, FileAudit):
+        return opened
+    descriptor, status = opened
     with os.fdopen(descriptor, "rb") as stream:
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), files=0)
         fmt, lines = job.format, cast(BinaryIO, stream)
         if fmt is None:
-            head, lines = with_head(stream)
-            fmt = sniff_head(head) if isinstance(head, bytes) else None
+            sniffed = sniff_stream(stream)
+            fmt, lines = (None, stream) if isinstance(sniffed, str) else sniffed
             if fmt is None:
                 return _passed_over(job, "no reader recognises this file's format, skipped")
         try:
@@ -65,6 +60,25 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
                 return fold_file(job.path, fmt, items, status.st_size, settings)
         except Exception as error:  # a reader's bug must not end the audit of other files
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
+
+
+def _open_regular(job: FileJob) -> tuple[int, os.stat_result] | FileAudit:
+    """Open the regular file ``job`` names: its descriptor and status, or the result of a
+    file that is not one (``_passed_over``)."""
+    try:
+        # Nothing but a regular file is opened: opening a FIFO, even to close it at once, lets
+        # a writer waiting for its reader go on, and its next write then fails. O_NONBLOCK, for
+        # one that takes the file's place after the stat: it must not wait for a writer.
+        if not stat.S_ISREG(os.stat(job.path).st_mode):
+            return _passed_over(job, _NOT_REGULAR)
+        descriptor = os.open(job.path, _OPEN_FLAGS)
+    except OSError as error:
+        return _passed_over(job, f"cannot open: {error.strerror}")
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        return _passed_over(job, _NOT_REGULAR)
+    return descriptor, status
 
 
 def _passed_over(job: FileJob, message: str) -> FileAudit:

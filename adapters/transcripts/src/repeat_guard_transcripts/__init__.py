@@ -31,6 +31,7 @@ from ._files import (
     discover,
     open_transcript,
     sniff_format,
+    sniff_stream,
     walk,
     with_head,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "replay",
     "sniff_format",
     "sniff_head",
+    "sniff_stream",
     "tool_name",
     "walk",
     "with_head",

@@ -26,6 +26,7 @@ __all__ = [
     "discover",
     "open_transcript",
     "sniff_format",
+    "sniff_stream",
     "walk",
     "with_head",
 ]
@@ -34,9 +35,15 @@ FIFO_WAIT_SECONDS = 10.0
 """How long opening a FIFO waits for a writer before refusing it."""
 
 
-def open_transcript(path: str) -> BinaryIO | str:
-    """Open ``path`` for reading as bytes, or return why it cannot be read."""
+def open_transcript(path: str, *, regular_only: bool = False) -> BinaryIO | str:
+    """Open ``path`` for reading as bytes, or return why it cannot be read.
+
+    ``regular_only`` refuses anything but a regular file before opening it, as a directory
+    walk must: opening a FIFO, even to close it at once, lets a writer waiting for its reader
+    go on, and its next write then fails."""
     try:
+        if regular_only and not stat.S_ISREG(mode := os.stat(path).st_mode):
+            return _refused(path, mode)
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
         return f"cannot read {path}: {error.strerror}"
@@ -44,9 +51,14 @@ def open_transcript(path: str) -> BinaryIO | str:
     if stat.S_ISREG(mode):
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
-    if stat.S_ISFIFO(mode):
+    # With regular_only, a FIFO here took the file's place after the stat: refused too.
+    if stat.S_ISFIFO(mode) and not regular_only:
         return _open_fifo(descriptor, path)
     os.close(descriptor)
+    return _refused(path, mode)
+
+
+def _refused(path: str, mode: int) -> str:
     kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
     return f"cannot read {path}: {kind}"
 
@@ -125,19 +137,25 @@ def with_head(stream: BinaryIO) -> tuple[bytes | str, BinaryIO]:
     return head, io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
 
 
+def sniff_stream(stream: BinaryIO) -> tuple[str | None, BinaryIO] | str:
+    """Sniff what ``stream`` holds from its head: its format (``None`` when no reader
+    recognises it) and a stream that reads the whole input from its start; or why the head
+    could not be read. The one place an opened transcript's format is found."""
+    head, whole = with_head(stream)
+    if isinstance(head, str):
+        return head
+    return sniff_head(head), whole
+
+
 def sniff_format(path: str) -> str | None:
     """The format of the transcript at ``path``, sniffed from its first bytes; ``None`` when
     no reader recognises it or it is not a readable regular file."""
-    try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return None
-    opened = open_transcript(path) if regular else "not a regular file"
+    opened = open_transcript(path, regular_only=True)
     if isinstance(opened, str):
         return None
     with opened:
-        head, _ = with_head(opened)
-    return sniff_head(head) if isinstance(head, bytes) else None
+        sniffed = sniff_stream(opened)
+    return None if isinstance(sniffed, str) else sniffed[0]
 
 
 def _walk(directory: str) -> Iterator[str]:
