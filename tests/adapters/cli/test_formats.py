@@ -37,6 +37,35 @@ def test_a_directory_is_walked_and_each_file_sniffed(capsys: pytest.CaptureFixtu
     assert [r["wasted"] for r in summaries] == [4, 4, 5, 1, 2]
 
 
+def test_a_walk_opens_each_file_once_and_never_a_fifo(
+    tmp_path: Path,
+    fifo_never_opened: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    session = next(CLAUDE.glob("*/75ed*.jsonl"))
+    (tmp_path / "s.jsonl").write_bytes(session.read_bytes())
+    (tmp_path / "notes.txt").write_text("hello\n", encoding="utf-8")
+    opened: list[str] = []
+    guarded = os.open
+
+    def counted(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        opened.append(Path(path).name)
+        return guarded(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", counted)
+    # A walk passes over what no reader recognises (the notes), even with --from: it replays
+    # the transcripts it finds, in the format named.
+    for forced in ([], ["--from", "claude-code"]):
+        opened.clear()
+        status, out, err = run(capsys, "replay", "--format", "json", *forced, str(tmp_path))
+        assert (status, err) == (0, "")
+        summaries = [r for r in map(json.loads, out.splitlines()) if r["type"] == "summary"]
+        assert [(Path(r["file"]).name, r["wasted"]) for r in summaries] == [("s.jsonl", 4)]
+        assert sorted(opened) == ["notes.txt", "s.jsonl"]
+    assert fifo_never_opened.exists()
+
+
 def test_from_forces_a_format(capsys: pytest.CaptureFixture[str]) -> None:
     session = next(CLAUDE.glob("*/75ed*.jsonl"))
     status, out, err = run(capsys, "replay", "--from", "acp", str(session))

@@ -34,11 +34,10 @@ from repeat_guard_transcripts import (
     Unfinished,
     annotate,
     bounded_lines,
-    discover,
     open_transcript,
     replay,
-    sniff_head,
-    with_head,
+    sniff_stream,
+    walk,
 )
 
 from ._errors import (
@@ -113,12 +112,17 @@ def _stdin_bytes() -> BinaryIO:
 
 
 @contextlib.contextmanager
-def _opened(name: str) -> Iterator[BinaryIO]:
+def _opened(name: str, walked: bool) -> Iterator[BinaryIO | None]:
+    """Open ``name``; yields ``None`` for a file a walk found that cannot be read (it is passed
+    over as one no reader recognises, and only a regular file is opened)."""
     if name == "-":
         yield _stdin_bytes()
         return
-    opened = open_transcript(name)
+    opened = open_transcript(name, regular_only=walked)
     if isinstance(opened, str):
+        if walked:
+            yield None
+            return
         raise UsageError(opened)
     with opened:
         yield opened
@@ -126,20 +130,27 @@ def _opened(name: str) -> Iterator[BinaryIO]:
 
 @contextlib.contextmanager
 def _input(
-    name: str, fmt: str | None, forced: str | None, streams: Streams
-) -> Iterator[_Input | int]:
-    """Open ``name`` and pick its reader; yields the input, or the status after reporting
-    why it cannot be replayed."""
+    name: str, forced: str | None, streams: Streams, walked: bool = False
+) -> Iterator[_Input | int | None]:
+    """Open ``name`` and pick its reader (``forced``, else sniffed); yields the input, the
+    status after reporting why it cannot be replayed, or ``None`` for a file a walk found that
+    no reader recognises (a folder holds other files too: passed over in silence)."""
     label = _label(name)
-    with _opened(name) as stream:
-        chosen = forced or fmt
-        whole: BinaryIO = stream
-        if chosen is None:
-            head, whole = with_head(stream)
-            if isinstance(head, str):
-                yield _print_diagnostic(Diagnostic(label, 1, head), streams)
+    with _opened(name, walked) as stream:
+        if stream is None:
+            yield None
+            return
+        chosen, whole = forced, stream
+        if forced is None or walked:
+            sniffed = sniff_stream(stream)
+            if isinstance(sniffed, str):
+                yield None if walked else _print_diagnostic(Diagnostic(label, 1, sniffed), streams)
                 return
-            chosen = sniff_head(head)
+            found, whole = sniffed
+            if walked and found is None:
+                yield None
+                return
+            chosen = forced or found
         if chosen is None:
             formats = ", ".join(READERS)
             yield _complain(
@@ -154,10 +165,12 @@ def _input(
 def _each_input(
     names: Iterable[str], forced: str | None, streams: Streams
 ) -> Iterator[_Input | int]:
-    for name, fmt in discover(names):
+    """Each input of ``names`` (directories walked), opened once."""
+    for name, walked in walk(names):
         try:
-            with _input(name, fmt, forced, streams) as opened:
-                yield opened
+            with _input(name, forced, streams, walked) as opened:
+                if opened is not None:
+                    yield opened
         except UsageError as error:
             yield _complain(str(error), streams)
 
@@ -385,10 +398,9 @@ def annotate_file(
                 f"--annotate {target} would overwrite its own input; choose another file"
             )
         _refuse_target(target)
-    fmt = None if source == "-" else next(discover([source]))[1]
-    with _input(source, fmt, forced, streams) as opened:
-        if isinstance(opened, int):
-            return opened
+    with _input(source, forced, streams) as opened:
+        if not isinstance(opened, _Input):
+            return opened or EXIT_OK  # a status (None is for a file a walk found)
         if not isinstance(opened.reader, Annotating):
             raise UsageError(
                 f"{opened.label} is a {opened.reader.name} transcript, which cannot carry "
