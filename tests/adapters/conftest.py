@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,21 @@ def fifo_never_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     monkeypatch.setattr(os, "open", guarded)
     return fifo
+
+
+@pytest.fixture
+def unlistable_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder ``tmp_path/locked`` holding a file, that ``os.scandir`` (so ``os.walk``)
+    refuses to list, as it does an unreadable folder for a user other than root."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "inside.jsonl").write_text("{}\n", encoding="utf-8")
+    real_scandir = os.scandir
+
+    def refusing(path: str) -> Iterator[os.DirEntry[str]]:
+        if Path(path) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    return locked

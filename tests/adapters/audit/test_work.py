@@ -16,6 +16,7 @@ from repeat_guard_audit import (
     AuditSettings,
     FileAudit,
     FileJob,
+    Problem,
     audit_batch,
     audit_file,
     batched,
@@ -84,6 +85,20 @@ def test_a_path_that_stops_being_a_regular_file_before_it_is_opened_is_not_read(
     (tmp_path / "s.jsonl").write_bytes(LINE)
     monkeypatch.setattr(os, "stat", regular)
     assert only_problem(FileJob(str(tmp_path), "claude-code", 0)) == "not a regular file, skipped"
+
+
+def test_a_folder_the_walk_cannot_list_is_a_job_whose_result_is_its_diagnostic(
+    tmp_path: Path, unlistable_folder: Path
+) -> None:
+    (tmp_path / "s.jsonl").write_bytes(LINE)
+    jobs = list(list_files([str(tmp_path)]))
+    problem = "cannot list this folder: Permission denied"
+    assert jobs[1] == FileJob(str(unlistable_folder), None, 0, problem=problem)
+    results = [audit_file(job, SETTINGS) for job in jobs]
+    assert [(r.files, r.diagnostics) for r in results] == [(1, 0), (0, 1)]
+    assert results[1].problems == (Problem(str(unlistable_folder), 0, problem),)
+    totals = total(results, SETTINGS.keep)
+    assert (totals.files, totals.diagnostics) == (1, 1)
 
 
 def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> None:

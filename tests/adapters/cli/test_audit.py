@@ -162,6 +162,18 @@ def test_diagnostics_go_to_stderr_and_exit_3(tmp_path: Path) -> None:
     assert json.loads(out.splitlines()[-1])["diagnostics"] == 1
 
 
+def test_a_folder_that_cannot_be_listed_is_reported_and_the_rest_audited(
+    tmp_path: Path, unlistable_folder: Path
+) -> None:
+    claude_session(tmp_path / "s.jsonl", 3)
+    status, out, err = run([str(tmp_path), "--format", "json", "--jobs", "1"])
+    assert status == 3
+    assert err == f"{unlistable_folder}:0: cannot list this folder: Permission denied\n"
+    totals = json.loads(out.splitlines()[-1])
+    assert (totals["files"], totals["sessions"], totals["wasted"]) == (1, 1, 2)
+    assert totals["diagnostics"] == 1
+
+
 def test_diagnostics_beyond_the_kept_ones_are_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

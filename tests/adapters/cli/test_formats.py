@@ -66,6 +66,16 @@ def test_a_walk_opens_each_file_once_and_never_a_fifo(
     assert fifo_never_opened.exists()
 
 
+def test_a_folder_that_cannot_be_listed_exits_2_and_the_rest_is_replayed(
+    tmp_path: Path, unlistable_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "s.jsonl").write_bytes(LOOP.read_bytes())
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    assert status == 2
+    assert err == f"repeat-guard: cannot list {unlistable_folder}: Permission denied\n"
+    assert "Grep × 3 (gentle)" in out
+
+
 def test_from_forces_a_format(capsys: pytest.CaptureFixture[str]) -> None:
     session = next(CLAUDE.glob("*/75ed*.jsonl"))
     status, out, err = run(capsys, "replay", "--from", "acp", str(session))

@@ -26,6 +26,7 @@ from repeat_guard_transcripts import (
     Recorded,
     SessionSeen,
     Unfinished,
+    Unlisted,
     bounded_lines,
     discover,
     json_lines,
@@ -33,6 +34,7 @@ from repeat_guard_transcripts import (
     replay,
     sniff_format,
     sniff_head,
+    walk,
     with_head,
 )
 from repeat_guard_transcripts._calls import OpenCall, OpenCalls
@@ -254,6 +256,25 @@ def test_discover_walks_directories_in_order_and_keeps_named_files(tmp_path: Pat
     ]
     assert {fmt for _, fmt in found[:-2]} == {"claude-code"}
     assert found[-2:] == [("-", None), (str(tmp_path / "absent"), None)]
+
+
+def test_a_folder_that_cannot_be_listed_is_yielded_and_the_walk_goes_on(
+    tmp_path: Path, unlistable_folder: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "b.txt").write_text("b\n", encoding="utf-8")
+    (tmp_path / "z.txt").write_text("z\n", encoding="utf-8")
+    refused = Unlisted(str(unlistable_folder), "Permission denied")
+    # In the walk's order: the folder where its files would have been.
+    assert list(walk([str(tmp_path)])) == [
+        (str(tmp_path / "a.txt"), True),
+        (str(tmp_path / "z.txt"), True),
+        refused,
+        (str(tmp_path / "m" / "b.txt"), True),
+    ]
+    assert list(walk([str(unlistable_folder), "-"])) == [refused, ("-", False)]
+    assert list(discover([str(tmp_path)])) == [(str(unlistable_folder), None)]
 
 
 def test_discover_passes_by_source_files_and_notes_that_quote_a_transcript(

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 
 from repeat_guard import Waste, merge_audits
-from repeat_guard_transcripts import walk
+from repeat_guard_transcripts import Unlisted, walk
 
 from ._engine import EngineName, run
 from ._model import AuditSettings, FileAudit, FileJob
@@ -34,8 +34,12 @@ DEFAULT_PATHS = ("~/.claude/projects", "~/.codex/sessions")
 
 def list_files(paths: Iterable[str]) -> Iterator[FileJob]:
     """Yield a job for every file under ``paths`` (``walk``'s order), each to be sniffed by
-    the worker that audits it."""
-    for path, walked in walk(paths):
+    the worker that audits it; a folder the walk could not list is a job that reports it."""
+    for found in walk(paths):
+        if isinstance(found, Unlisted):
+            yield FileJob(found.path, None, 0, problem=f"cannot list this folder: {found.reason}")
+            continue
+        path, walked = found
         try:
             size = os.stat(path).st_size
         except OSError:

@@ -30,12 +30,14 @@ class FileJob(NamedTuple):
     With no format the worker sniffs the file's head: the process that lists files then only
     walks, and the workers open each file once. A file no reader recognises is passed over
     silently when the walk found it (a folder of transcripts holds other files too), and
-    reported when it was named."""
+    reported when it was named. A job with a ``problem`` stands for a folder the walk could
+    not list: its result is that diagnostic alone (no file is counted)."""
 
     path: str
     format: str | None
     size: int
     walked: bool = False
+    problem: str | None = None
 
 
 class Problem(NamedTuple):

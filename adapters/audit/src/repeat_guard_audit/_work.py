@@ -39,6 +39,9 @@ def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileA
 
 def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     """Return the audit of the file ``job`` names; never raises for anything the file holds."""
+    if job.problem is not None:
+        problems = (Problem(job.path, 0, job.problem),)
+        return FileAudit(job.path, None, (), problems, files=0, diagnostics=1)
     if job.format is not None and job.format not in READERS:
         return _unreadable(job, f"no reader for format {job.format!r}")
     opened = _open_regular(job)

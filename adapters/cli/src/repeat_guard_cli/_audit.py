@@ -53,8 +53,8 @@ engines: every engine gives the same output, line for line.
              or one of Dask's local schedulers: sync, threads, processes (the default)
 
 exit status: 0 done; 2 usage error or invalid configuration (before any input is read), or
-the Dask scheduler cannot be reached; 3 some file or line got a diagnostic (the rest was
-still audited).
+the Dask scheduler cannot be reached; 3 some file, line or folder (one that cannot be
+listed) got a diagnostic (the rest was still audited).
 """
 
 

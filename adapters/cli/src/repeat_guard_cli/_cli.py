@@ -42,14 +42,15 @@ formats (sniffed from the first bytes of each file unless --from names one):
   codex        ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
   swe-agent    SWE-agent .traj files
   openhands    OpenHands trajectories (.json event lists, evaluation output.jsonl)
-  A directory is walked for the files some format recognises.
+  A directory is walked for the files some format recognises; a folder in it that cannot
+  be listed (unreadable) is reported, and the rest is still replayed.
 
 exit status:
   0  every file replayed (or, with --check, matched its recorded reminders)
   1  --check: some file's recorded reminders differ from the computed ones (only then)
-  2  usage error, invalid configuration (before any input is read), unreadable file, a
-     file whose format cannot be told, an output that cannot be written (a full disk, a
-     closed stdout)
+  2  usage error, invalid configuration (before any input is read), unreadable file or
+     folder, a file whose format cannot be told, an output that cannot be written (a full
+     disk, a closed stdout)
   3  some input line was malformed: each such line gets a diagnostic on stderr as
      FILE:LINE: message, and the rest of the input is still replayed; notes
      (FILE:LINE: note: message) do not change the status

@@ -32,6 +32,7 @@ from repeat_guard_transcripts import (
     Reader,
     Recorded,
     Unfinished,
+    Unlisted,
     annotate,
     bounded_lines,
     open_transcript,
@@ -166,7 +167,11 @@ def _each_input(
     names: Iterable[str], forced: str | None, streams: Streams
 ) -> Iterator[_Input | int]:
     """Each input of ``names`` (directories walked), opened once."""
-    for name, walked in walk(names):
+    for found in walk(names):
+        if isinstance(found, Unlisted):
+            yield _complain(f"cannot list {found.path}: {found.reason}", streams)
+            continue
+        name, walked = found
         try:
             with _input(name, forced, streams, walked) as opened:
                 if opened is not None:

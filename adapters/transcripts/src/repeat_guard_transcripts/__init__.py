@@ -28,6 +28,7 @@ from ._collector import collector_paused
 from ._document import MAX_DOCUMENT_BYTES
 from ._files import (
     FIFO_WAIT_SECONDS,
+    Unlisted,
     discover,
     open_transcript,
     sniff_format,
@@ -94,6 +95,7 @@ __all__ = [
     "Severity",
     "SweAgentReader",
     "Unfinished",
+    "Unlisted",
     "annotate",
     "bounded_lines",
     "collector_paused",

@@ -17,12 +17,14 @@ import os
 import select
 import stat
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from ._registry import HEAD_BYTES, sniff_head
 
 __all__ = [
     "FIFO_WAIT_SECONDS",
+    "Unlisted",
     "discover",
     "open_transcript",
     "sniff_format",
@@ -158,22 +160,41 @@ def sniff_format(path: str) -> str | None:
     return None if isinstance(sniffed, str) else sniffed[0]
 
 
-def _walk(directory: str) -> Iterator[str]:
-    for root, folders, files in os.walk(directory):
+@dataclass(frozen=True, slots=True)
+class Unlisted:
+    """A folder a walk could not list (it is unreadable, or went during the walk): its path
+    and why (``strerror``). Its files are missing from the walk; a caller says so."""
+
+    path: str
+    reason: str
+
+
+def _unlisted(error: OSError) -> Unlisted:
+    return Unlisted(str(error.filename), error.strerror or str(error))
+
+
+def _walk(directory: str) -> Iterator[str | Unlisted]:
+    failed: list[OSError] = []  # os.walk reports a folder it cannot list here, and goes on
+    for root, folders, files in os.walk(directory, onerror=failed.append):
+        yield from map(_unlisted, failed)
+        failed.clear()
         folders.sort()
         for name in sorted(files):
             yield os.path.join(root, name)
+    yield from map(_unlisted, failed)
 
 
-def walk(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
+def walk(paths: Iterable[str]) -> Iterator[tuple[str, bool] | Unlisted]:
     """Yield ``(path, walked)`` for each path, and for a directory each file under it instead,
     in sorted order (a Claude Code session file before the ``subagents/`` files under its
-    folder); ``walked`` says the file was found in a directory rather than named. Nothing is
-    opened: what the files hold is for ``sniff_format`` to say, where the caller likes."""
+    folder); ``walked`` says the file was found in a directory rather than named. A folder
+    that cannot be listed, the named one or one below it, is yielded as an ``Unlisted``.
+    Nothing is opened: what the files hold is for ``sniff_format`` to say, where the caller
+    likes."""
     for path in paths:
         if path != "-" and os.path.isdir(path):
             for found in _walk(path):
-                yield found, True
+                yield found if isinstance(found, Unlisted) else (found, True)
         else:
             yield path, False
 
@@ -182,9 +203,14 @@ def discover(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
     """Yield ``(path, format)`` for each path, walking directories (``walk``).
 
     A file named directly is yielded whatever it holds (``None`` when no reader recognises
-    it); a directory yields only the files some reader recognises.
+    it); a directory yields only the files some reader recognises, and a folder it cannot
+    list as ``(folder, None)``.
     """
-    for path, walked in walk(paths):
+    for found in walk(paths):
+        if isinstance(found, Unlisted):
+            yield found.path, None
+            continue
+        path, walked = found
         fmt = None if path == "-" else sniff_format(path)
         if fmt is not None or not walked:
             yield path, fmt
