@@ -3,9 +3,12 @@ terminal, and errors that exit 2 before any input is read."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
+import lzma
 import os
+import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -172,6 +175,28 @@ def test_a_folder_that_cannot_be_listed_is_reported_and_the_rest_audited(
     totals = json.loads(out.splitlines()[-1])
     assert (totals["files"], totals["sessions"], totals["wasted"]) == (1, 1, 2)
     assert totals["diagnostics"] == 1
+
+
+def test_compressed_transcripts_are_audited_as_the_plain_ones(tmp_path: Path) -> None:
+    plain, packed = tmp_path / "plain", tmp_path / "packed"
+    claude_session(plain / "a.jsonl", 4, "one")
+    claude_session(plain / "b.jsonl", 3, "two")
+    packed.mkdir()
+    (packed / "a.jsonl.gz").write_bytes(gzip.compress((plain / "a.jsonl").read_bytes()))
+    (packed / "b.jsonl.xz").write_bytes(lzma.compress((plain / "b.jsonl").read_bytes()))
+    reports = []
+    for folder in (plain, packed):
+        status, out, err = run([str(folder), "--format", "json", "--jobs", "1"])
+        assert (status, err) == (0, "")
+        records = [json.loads(line) for line in out.splitlines()]
+        assert [r["session"] for r in records[:-1]] == ["one", "two"]
+        assert records[-1]["wasted"] == 5
+        del records[-1]["bytes"]  # the files' sizes on disk
+        # Each file named by its first letter: the rest of the report must be the same.
+        reports.append(
+            re.sub(r'"file": "[^"]*/(\w)\.jsonl[^"]*"', r'"file": "\1"', json.dumps(records))
+        )
+    assert reports[0] == reports[1]
 
 
 def test_diagnostics_beyond_the_kept_ones_are_counted(

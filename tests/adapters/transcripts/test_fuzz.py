@@ -6,9 +6,12 @@ a long campaign of the same test (see the transcripts package's README for its f
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import gzip
 import io
 import json
+import lzma
 import os
 import tempfile
 from collections.abc import Iterator
@@ -96,3 +99,55 @@ def test_the_audit_exits_0_or_3_on_any_file_and_sniffs_it_as_sniff_format_does(
     assert totals["files"] == (1 if named else int(known))
     if not known:
         assert totals["diagnostics"] == int(named)
+
+
+COMPRESSORS = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(transcripts(), st.sampled_from(sorted(COMPRESSORS)))
+def test_a_compressed_transcript_replays_as_the_plain_one_does(
+    case: tuple[str, list[bytes]], compression: str
+) -> None:
+    fmt, lines = case
+    with _on_disk(lines) as path:
+        # The same name in another folder: a reader may name a session after its file.
+        packed = path.parent / "packed" / path.name
+        packed.parent.mkdir()
+        packed.write_bytes(COMPRESSORS[compression](path.read_bytes()))
+        for mode in ("json", "sniffed"):
+            plain = _run(_replay_argv(mode, fmt, path))
+            unpacked = _run(_replay_argv(mode, fmt, packed))
+            assert unpacked == tuple(
+                part.replace(str(path), str(packed)) if isinstance(part, str) else part
+                for part in plain
+            )
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(
+    transcripts(),
+    st.sampled_from(sorted(COMPRESSORS)),
+    st.integers(min_value=0),
+    st.one_of(st.none(), st.tuples(st.integers(min_value=0), st.integers(1, 255))),
+)
+def test_a_compressed_transcript_cut_short_or_corrupted_never_raises(
+    case: tuple[str, list[bytes]],
+    compression: str,
+    cut: int,
+    flip: tuple[int, int] | None,
+) -> None:
+    fmt, lines = case
+    data = bytearray(COMPRESSORS[compression](b"".join(lines)))
+    del data[cut % (len(data) + 1) :]
+    if flip is not None and data:
+        position, bits = flip
+        data[position % len(data)] ^= bits
+    with _on_disk([bytes(data)]) as path:
+        for argv in (
+            ["replay", "--from", fmt, str(path)],
+            ["replay", str(path)],
+            ["audit", str(path.parent), "--format", "json", "--jobs", "1"],
+        ):
+            status, _, err = _run(argv)
+            assert status in (0, 2, 3), err

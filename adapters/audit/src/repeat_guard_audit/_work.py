@@ -54,7 +54,7 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
         fmt, lines = job.format, cast(BinaryIO, stream)
         if fmt is None:
             sniffed = sniff_stream(stream)
-            fmt, lines = (None, stream) if isinstance(sniffed, str) else sniffed
+            fmt, lines = (None, stream) if isinstance(sniffed, str) else sniffed[:2]
             if fmt is None:
                 return _passed_over(job, "no reader recognises this file's format, skipped")
         try:

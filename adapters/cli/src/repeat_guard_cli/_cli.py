@@ -43,7 +43,8 @@ formats (sniffed from the first bytes of each file unless --from names one):
   swe-agent    SWE-agent .traj files
   openhands    OpenHands trajectories (.json event lists, evaluation output.jsonl)
   A directory is walked for the files some format recognises; a folder in it that cannot
-  be listed (unreadable) is reported, and the rest is still replayed.
+  be listed (unreadable) is reported, and the rest is still replayed. A gzip, bzip2 or xz
+  file (told by its first bytes) is read decompressed.
 
 exit status:
   0  every file replayed (or, with --check, matched its recorded reminders)

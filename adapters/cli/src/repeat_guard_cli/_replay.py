@@ -141,17 +141,15 @@ def _input(
         if stream is None:
             yield None
             return
-        chosen, whole = forced, stream
-        if forced is None or walked:
-            sniffed = sniff_stream(stream)
-            if isinstance(sniffed, str):
-                yield None if walked else _print_diagnostic(Diagnostic(label, 1, sniffed), streams)
-                return
-            found, whole = sniffed
-            if walked and found is None:
-                yield None
-                return
-            chosen = forced or found
+        # A walked file is always sniffed: only what some reader recognises is replayed.
+        sniffed = sniff_stream(stream, sniff=forced is None or walked)
+        if isinstance(sniffed, str):
+            yield None if walked else _print_diagnostic(Diagnostic(label, 1, sniffed), streams)
+            return
+        if walked and sniffed.format is None:
+            yield None
+            return
+        chosen = forced or sniffed.format
         if chosen is None:
             formats = ", ".join(READERS)
             yield _complain(
@@ -159,7 +157,9 @@ def _input(
                 streams,
             )
             return
-        lines = track_progress(bounded_lines(whole), streams.err, label, input_size(stream))
+        # The bar counts the lines' bytes: against a compressed size it would run past its end.
+        size = None if sniffed.compression else input_size(stream)
+        lines = track_progress(bounded_lines(sniffed.stream), streams.err, label, size)
         yield _Input(label, READERS[chosen], lines)
 
 

@@ -28,6 +28,7 @@ from ._collector import collector_paused
 from ._document import MAX_DOCUMENT_BYTES
 from ._files import (
     FIFO_WAIT_SECONDS,
+    Sniffed,
     Unlisted,
     discover,
     open_transcript,
@@ -93,6 +94,7 @@ __all__ = [
     "SessionSummary",
     "SessionTallies",
     "Severity",
+    "Sniffed",
     "SweAgentReader",
     "Unfinished",
     "Unlisted",

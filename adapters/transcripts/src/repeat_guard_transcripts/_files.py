@@ -18,12 +18,14 @@ import select
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
+from ._compressed import MAGIC_BYTES, compression_of, decompressing
 from ._registry import HEAD_BYTES, sniff_head
 
 __all__ = [
     "FIFO_WAIT_SECONDS",
+    "Sniffed",
     "Unlisted",
     "discover",
     "open_transcript",
@@ -129,24 +131,46 @@ def _head_size(stream: BinaryIO) -> int:
     return min(HEAD_BYTES, status.st_size + 1)
 
 
-def with_head(stream: BinaryIO) -> tuple[bytes | str, BinaryIO]:
-    """Read the first ``HEAD_BYTES`` of ``stream`` for sniffing; return them (or why they
-    could not be read) and a stream that reads the whole input from its start."""
+def with_head(stream: BinaryIO, limit: int = HEAD_BYTES) -> tuple[bytes | str, BinaryIO]:
+    """Read the first ``limit`` bytes (``HEAD_BYTES``) of ``stream`` for sniffing; return
+    them (or why they could not be read) and a stream that reads the whole input from its
+    start."""
     try:
-        head = stream.read(_head_size(stream))
+        head = stream.read(min(limit, _head_size(stream)))
     except OSError as error:
         return f"read failed: {error.strerror or error}", stream
     return head, io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
 
 
-def sniff_stream(stream: BinaryIO) -> tuple[str | None, BinaryIO] | str:
-    """Sniff what ``stream`` holds from its head: its format (``None`` when no reader
-    recognises it) and a stream that reads the whole input from its start; or why the head
-    could not be read. The one place an opened transcript's format is found."""
-    head, whole = with_head(stream)
+class Sniffed(NamedTuple):
+    """What ``sniff_stream`` found: the input's format (``None`` when no reader recognises
+    it or nothing was sniffed), a stream that reads the whole input, decompressed, from its
+    start, and the input's compression (``gzip``, ``bzip2``, ``xz``; ``None``: plain)."""
+
+    format: str | None
+    stream: BinaryIO
+    compression: str | None = None
+
+
+def sniff_stream(stream: BinaryIO, *, sniff: bool = True) -> Sniffed | str:
+    """Sniff what ``stream`` holds from its head, decompressing it first when it is gzip,
+    bzip2 or xz data; or return why the head could not be read. The one place an opened
+    transcript's format and compression are found.
+
+    With ``sniff=False`` (a format named by the caller) only the compression is looked for,
+    from the first ``MAGIC_BYTES``: a pipe is not waited on for a whole head.
+    """
+    head, whole = with_head(stream, HEAD_BYTES if sniff else MAGIC_BYTES)
     if isinstance(head, str):
         return head
-    return sniff_head(head), whole
+    compression = compression_of(head)
+    if compression is not None:
+        whole = decompressing(whole, compression)
+        if sniff:
+            head, whole = with_head(whole)
+            if isinstance(head, str):
+                return head
+    return Sniffed(sniff_head(head) if sniff else None, whole, compression)
 
 
 def sniff_format(path: str) -> str | None:
@@ -157,7 +181,7 @@ def sniff_format(path: str) -> str | None:
         return None
     with opened:
         sniffed = sniff_stream(opened)
-    return None if isinstance(sniffed, str) else sniffed[0]
+    return None if isinstance(sniffed, str) else sniffed.format
 
 
 @dataclass(frozen=True, slots=True)

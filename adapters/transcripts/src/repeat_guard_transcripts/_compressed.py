@@ -1,0 +1,99 @@
+"""Compressed transcripts: gzip, bzip2 and xz, told by their first bytes and read through the
+standard library's decompressors, so an archive of logs is read as it is stored.
+
+Whatever the compressed data holds (cut short, corrupt, trailing garbage), reading it raises
+``OSError`` only, as reading any file does, so the line reader turns it into a diagnostic at
+the line where it happened and the lines before it still count.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import zlib
+from typing import BinaryIO, Final
+
+__all__ = ["MAGIC_BYTES", "compression_of", "decompressing"]
+
+_MAGIC: Final = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+
+MAGIC_BYTES: Final = max(len(magic) for magic, _ in _MAGIC)
+"""How many first bytes tell a compressed input from a plain one."""
+
+# What the decompressors raise for bad data besides OSError (gzip.BadGzipFile is one).
+_DATA_ERRORS = (EOFError, zlib.error, lzma.LZMAError)
+
+
+def compression_of(head: bytes) -> str | None:
+    """The compression ``head`` (an input's first bytes) starts with, or ``None``."""
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+class _Decompressed(io.RawIOBase):
+    """The decompressed data of a stream, every read error an ``OSError`` naming the format."""
+
+    def __init__(self, stream: BinaryIO, compression: str) -> None:
+        # Each closed by close() below; none closes ``stream``, which its opener closes.
+        inner: io.BufferedIOBase
+        if compression == "gzip":
+            inner = gzip.GzipFile(fileobj=stream, mode="rb")
+        elif compression == "bzip2":
+            inner = bz2.BZ2File(stream)
+        else:
+            inner = lzma.LZMAFile(stream)  # noqa: SIM115
+        self._inner = inner
+        self._compression = compression
+        self._failure: OSError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # RawIOBase's stub takes a Buffer
+        if self._failure is not None:  # a decompressor past a fault is not read again
+            raise self._failure
+        try:
+            # read1: what one step decompresses, so data before a fault is never held back.
+            data = self._inner.read1(len(buffer))
+        except OSError as error:
+            self._failure = OSError(f"{self._compression} data: {error.strerror or error}")
+            raise self._failure from error
+        except _DATA_ERRORS as error:
+            self._failure = OSError(f"{self._compression} data: {error}")
+            raise self._failure from error
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Reader(io.BufferedReader):
+    """A buffered reader whose ``read`` returns what it got before a read error (the next
+    read raises it): a buffered reader's own ``read(n)`` drops what it read before the error,
+    and the head of a compressed file cut short would say nothing of its format."""
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        pieces: list[bytes] = []
+        got = 0
+        try:
+            while size is None or size < 0 or got < size:
+                piece = self.read1(-1 if size is None or size < 0 else size - got)
+                if not piece:
+                    break
+                pieces.append(piece)
+                got += len(piece)
+        except OSError:
+            if not pieces:
+                raise
+        return b"".join(pieces)
+
+
+def decompressing(stream: BinaryIO, compression: str) -> BinaryIO:
+    """A stream of ``stream``'s data decompressed from ``compression`` (``compression_of``)."""
+    return _Reader(_Decompressed(stream, compression), buffer_size=1 << 16)
