@@ -14,7 +14,7 @@ import json
 import lzma
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hypothesis import given
@@ -101,7 +101,11 @@ def test_the_audit_exits_0_or_3_on_any_file_and_sniffs_it_as_sniff_format_does(
         assert totals["diagnostics"] == int(named)
 
 
-COMPRESSORS = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}
+COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.compress,
+    "bzip2": bz2.compress,
+    "xz": lzma.compress,
+}
 
 
 @fuzz_settings(max(EXAMPLES // 40, 50))
