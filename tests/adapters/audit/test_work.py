@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 from collections.abc import Iterable, Iterator
@@ -99,6 +100,24 @@ def test_a_folder_the_walk_cannot_list_is_a_job_whose_result_is_its_diagnostic(
     assert results[1].problems == (Problem(str(unlistable_folder), 0, problem),)
     totals = total(results, SETTINGS.keep)
     assert (totals.files, totals.diagnostics) == (1, 1)
+
+
+def test_a_walked_file_that_cannot_be_opened_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It may be a transcript: unlike one that went before its turn, it is reported.
+    locked = tmp_path / "s.jsonl"
+    locked.write_bytes(LINE)
+    real_open = os.open
+
+    def refusing(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if Path(path) == locked:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", refusing)
+    job = FileJob(str(locked), None, 0, walked=True)
+    assert only_problem(job) == "cannot open: Permission denied"
 
 
 def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> None:

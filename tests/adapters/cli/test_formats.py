@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -74,6 +75,38 @@ def test_a_folder_that_cannot_be_listed_exits_2_and_the_rest_is_replayed(
     assert status == 2
     assert err == f"repeat-guard: cannot list {unlistable_folder}: Permission denied\n"
     assert "Grep × 3 (gentle)" in out
+
+
+def test_a_walked_file_that_cannot_be_read_is_reported_and_the_rest_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As for a user other than root: one file cannot be opened, one cannot even be looked at.
+    for name in ("a.jsonl", "b.jsonl", "s.jsonl"):
+        (tmp_path / name).write_bytes(LOOP.read_bytes())
+    real_open, real_stat = os.open, os.stat
+
+    def refused(path: str) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    def guarded_open(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if Path(path).name == "a.jsonl":
+            refused(path)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    def guarded_stat(path: str, *, follow_symlinks: bool = True) -> os.stat_result:
+        if Path(path).name == "b.jsonl":
+            refused(path)
+        return real_stat(path, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(os, "open", guarded_open)
+    monkeypatch.setattr(os, "stat", guarded_stat)
+    status, out, err = run(capsys, "replay", str(tmp_path))
+    assert status == 2
+    assert err == (
+        f"repeat-guard: cannot read {tmp_path / 'a.jsonl'}: Permission denied\n"
+        f"repeat-guard: cannot read {tmp_path / 'b.jsonl'}: Permission denied\n"
+    )
+    assert out.count("Grep × 3 (gentle)") == 1
 
 
 def test_from_forces_a_format(capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,8 +75,10 @@ def _open_regular(job: FileJob) -> tuple[int, os.stat_result] | FileAudit:
         if not stat.S_ISREG(os.stat(job.path).st_mode):
             return _passed_over(job, _NOT_REGULAR)
         descriptor = os.open(job.path, _OPEN_FLAGS)
-    except OSError as error:
+    except FileNotFoundError as error:  # gone before its turn: passed over if walked
         return _passed_over(job, f"cannot open: {error.strerror}")
+    except OSError as error:  # there, but not to be read: reported, a transcript or not
+        return _unreadable(job, f"cannot open: {error.strerror}")
     status = os.fstat(descriptor)
     if not stat.S_ISREG(status.st_mode):
         os.close(descriptor)
@@ -85,9 +87,11 @@ def _open_regular(job: FileJob) -> tuple[int, os.stat_result] | FileAudit:
 
 
 def _passed_over(job: FileJob, message: str) -> FileAudit:
-    """A file that cannot be read as a transcript: nothing at all when a walk found it and
-    nothing named its format (a folder of transcripts holds other files too, and one may go
-    before its turn comes), else a diagnostic saying ``message``."""
+    """A file that is not a transcript (not a regular file, no reader recognises it, gone):
+    nothing at all when a walk found it and nothing named its format (a folder of
+    transcripts holds other files too, and one may go before its turn comes), else a
+    diagnostic saying ``message``. A file that is there but cannot be read is reported
+    whoever found it (``_unreadable``): it may be a transcript."""
     if job.walked and job.format is None:
         return FileAudit(job.path, None, (), files=0)
     return _unreadable(job, message)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import stat
 import struct
 import sys
 import tempfile
@@ -114,19 +115,30 @@ def _stdin_bytes() -> BinaryIO:
 
 @contextlib.contextmanager
 def _opened(name: str, walked: bool) -> Iterator[BinaryIO | None]:
-    """Open ``name``; yields ``None`` for a file a walk found that cannot be read (it is passed
-    over as one no reader recognises, and only a regular file is opened)."""
+    """Open ``name``; yields ``None`` for a file a walk found that is not a regular file or
+    has gone since (passed over, as one no reader recognises). One that is there but cannot
+    be read is reported whoever found it: it may be a transcript."""
     if name == "-":
         yield _stdin_bytes()
         return
+    if walked and _passed_over(name):
+        yield None
+        return
     opened = open_transcript(name, regular_only=walked)
     if isinstance(opened, str):
-        if walked:
-            yield None
-            return
         raise UsageError(opened)
     with opened:
         yield opened
+
+
+def _passed_over(walked: str) -> bool:
+    """Whether the file a walk found at ``walked`` is not a regular file or has gone."""
+    try:
+        return not stat.S_ISREG(os.stat(walked).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:  # open_transcript says why
+        return False
 
 
 @contextlib.contextmanager
