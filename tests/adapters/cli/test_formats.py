@@ -81,7 +81,8 @@ def test_a_walked_file_that_cannot_be_read_is_reported_and_the_rest_replayed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As for a user other than root: one file cannot be opened, one cannot even be looked at.
-    for name in ("a.jsonl", "b.jsonl", "s.jsonl"):
+    # A third goes after the walk lists it: that one is passed over.
+    for name in ("a.jsonl", "b.jsonl", "gone.jsonl", "s.jsonl"):
         (tmp_path / name).write_bytes(LOOP.read_bytes())
     real_open, real_stat = os.open, os.stat
 
@@ -96,6 +97,8 @@ def test_a_walked_file_that_cannot_be_read_is_reported_and_the_rest_replayed(
     def guarded_stat(path: str, *, follow_symlinks: bool = True) -> os.stat_result:
         if Path(path).name == "b.jsonl":
             refused(path)
+        if Path(path).name == "gone.jsonl":
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
         return real_stat(path, follow_symlinks=follow_symlinks)
 
     monkeypatch.setattr(os, "open", guarded_open)
