@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -275,6 +277,23 @@ def test_a_folder_that_cannot_be_listed_is_yielded_and_the_walk_goes_on(
     ]
     assert list(walk([str(unlistable_folder), "-"])) == [refused, ("-", False)]
     assert list(discover([str(tmp_path)])) == [(str(unlistable_folder), None)]
+
+
+def test_a_folder_gone_since_its_parent_was_listed_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "gone").mkdir()
+    (tmp_path / "gone" / "a.txt").write_text("a\n", encoding="utf-8")
+    (tmp_path / "z.txt").write_text("z\n", encoding="utf-8")
+    real_scandir = os.scandir
+
+    def vanishing(path: str) -> Iterator[os.DirEntry[str]]:
+        if Path(path) == tmp_path / "gone":
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", vanishing)
+    assert list(walk([str(tmp_path)])) == [(str(tmp_path / "z.txt"), True)]
 
 
 def test_discover_passes_by_source_files_and_notes_that_quote_a_transcript(

@@ -186,8 +186,9 @@ def sniff_format(path: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Unlisted:
-    """A folder a walk could not list (it is unreadable, or went during the walk): its path
-    and why (``strerror``). Its files are missing from the walk; a caller says so."""
+    """A folder a walk could not list (it is unreadable): its path and why (``strerror``).
+    Its files are missing from the walk; a caller says so. A folder that went after its
+    parent was listed is passed over, as a file that goes before its turn is."""
 
     path: str
     reason: str
@@ -198,8 +199,13 @@ def _unlisted(error: OSError) -> Unlisted:
 
 
 def _walk(directory: str) -> Iterator[str | Unlisted]:
-    failed: list[OSError] = []  # os.walk reports a folder it cannot list here, and goes on
-    for root, folders, files in os.walk(directory, onerror=failed.append):
+    failed: list[OSError] = []  # the folders os.walk could not list, reported as it goes on
+
+    def unlisted(error: OSError) -> None:
+        if not isinstance(error, FileNotFoundError):  # gone since its parent was listed
+            failed.append(error)
+
+    for root, folders, files in os.walk(directory, onerror=unlisted):
         yield from map(_unlisted, failed)
         failed.clear()
         folders.sort()
