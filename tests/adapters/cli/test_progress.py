@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 from collections.abc import Iterator
@@ -73,6 +74,41 @@ def test_replay_draws_the_bar_on_a_terminal_stderr(
     assert "Grep × 5 (detailed)" in capsys.readouterr().out
     bar = terminal.getvalue()
     assert bar.startswith(f"\r{FIXTURES / 'loop.jsonl'} [")
+    assert bar.endswith("\r\x1b[K")
+
+
+def test_a_position_moves_the_bar_instead_of_the_lines_lengths() -> None:
+    stream = Terminal()
+    read = iter([LARGE_INPUT_BYTES // 8, LARGE_INPUT_BYTES // 2])
+    seen = list(
+        track_progress(
+            [b"x" * LARGE_INPUT_BYTES] * 2,
+            stream,
+            "big.jsonl.gz",
+            LARGE_INPUT_BYTES,
+            ticking(0.0, 0.5).__next__,
+            read.__next__,
+        )
+    )
+    assert len(seen) == 2
+    draws = stream.getvalue().split("\r")[1:]
+    assert " 12%  1.0/8.4 MB" in draws[0]
+    assert " 50%  4.2/8.4 MB" in draws[1]
+
+
+def test_replay_of_a_compressed_file_draws_the_bar_by_the_file_read(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    packed = tmp_path / "loop.jsonl.gz"
+    packed.write_bytes(gzip.compress((FIXTURES / "loop.jsonl").read_bytes()))
+    terminal = Terminal()
+    monkeypatch.setattr(_progress, "LARGE_INPUT_BYTES", 1)
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["replay", str(packed)]) == 0
+    assert "Grep × 5 (detailed)" in capsys.readouterr().out
+    bar = terminal.getvalue()
+    # The whole (small) file is read with the first line: the bar is full, not past it.
+    assert bar.startswith(f"\r{packed} [{'#' * 30}] 100%")
     assert bar.endswith("\r\x1b[K")
 
 

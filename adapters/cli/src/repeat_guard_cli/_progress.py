@@ -80,16 +80,26 @@ def track_progress(
     label: str,
     size: int | None,
     clock: Callable[[], float] = time.monotonic,
+    position: Callable[[], int] | None = None,
 ) -> Iterator[bytes]:
     """Yield ``lines`` unchanged, drawing a bar on ``stream`` if it is a terminal and the
-    input is large; the bar is erased when the lines run out."""
+    input (``size`` bytes) is large; the bar is erased when the lines run out.
+
+    The bar counts the lines' bytes, or with ``position`` how far into the input the lines
+    have come (a compressed input, whose lines are longer than what was read for them)."""
     if size is None or size < LARGE_INPUT_BYTES or not stream.isatty():
         yield from lines
         return
     bar = ProgressBar(stream, label, size, clock)
+    done = 0
     try:
         for line in lines:
-            bar.advance(len(line))
+            if position is None:
+                bar.advance(len(line))
+            else:
+                now = position()
+                bar.advance(now - done)
+                done = now
             yield line
     finally:
         bar.finish()

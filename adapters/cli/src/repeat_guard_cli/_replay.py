@@ -169,9 +169,11 @@ def _input(
                 streams,
             )
             return
-        # The bar counts the lines' bytes: against a compressed size it would run past its end.
-        size = None if sniffed.compression else input_size(stream)
-        lines = track_progress(bounded_lines(sniffed.stream), streams.err, label, size)
+        # A compressed input's bar follows how much of the file has been read, not the lines.
+        position = stream.tell if sniffed.compression else None
+        lines = track_progress(
+            bounded_lines(sniffed.stream), streams.err, label, input_size(stream), position=position
+        )
         yield _Input(label, READERS[chosen], lines)
 
 
