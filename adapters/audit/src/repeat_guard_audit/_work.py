@@ -11,15 +11,15 @@ process pool or a Dask cluster can run them.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import BinaryIO, cast
+from typing import BinaryIO
 
 from repeat_guard_transcripts import (
     READERS,
     bounded_lines,
     collector_paused,
+    open_regular,
     sniff_stream,
 )
 
@@ -27,9 +27,6 @@ from ._fold import fold_file
 from ._model import AuditSettings, FileAudit, FileJob, Problem
 
 __all__ = ["audit_batch", "audit_file"]
-
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-_NOT_REGULAR = "not a regular file, skipped"
 
 
 def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileAudit]:
@@ -47,11 +44,11 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     opened = _open_regular(job)
     if isinstance(opened, FileAudit):
         return opened
-    descriptor, status = opened
-    with os.fdopen(descriptor, "rb") as stream:
+    stream, status = opened
+    with stream:
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), files=0)
-        fmt, lines = job.format, cast(BinaryIO, stream)
+        fmt, lines = job.format, stream
         if fmt is None:
             sniffed = sniff_stream(stream)
             fmt, lines = (None, stream) if isinstance(sniffed, str) else sniffed[:2]
@@ -65,25 +62,18 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
 
 
-def _open_regular(job: FileJob) -> tuple[int, os.stat_result] | FileAudit:
-    """Open the regular file ``job`` names: its descriptor and status, or the result of a
-    file that is not one (``_passed_over``)."""
+def _open_regular(job: FileJob) -> tuple[BinaryIO, os.stat_result] | FileAudit:
+    """Open the regular file ``job`` names (``open_regular``): the stream and its status, or
+    the result of a file that is not one or cannot be opened."""
     try:
-        # Nothing but a regular file is opened: opening a FIFO, even to close it at once, lets
-        # a writer waiting for its reader go on, and its next write then fails. O_NONBLOCK, for
-        # one that takes the file's place after the stat: it must not wait for a writer.
-        if not stat.S_ISREG(os.stat(job.path).st_mode):
-            return _passed_over(job, _NOT_REGULAR)
-        descriptor = os.open(job.path, _OPEN_FLAGS)
+        stream, status = open_regular(job.path)
     except FileNotFoundError as error:  # gone before its turn: passed over if walked
         return _passed_over(job, f"cannot open: {error.strerror}")
     except OSError as error:  # there, but not to be read: reported, a transcript or not
         return _unreadable(job, f"cannot open: {error.strerror}")
-    status = os.fstat(descriptor)
-    if not stat.S_ISREG(status.st_mode):
-        os.close(descriptor)
-        return _passed_over(job, _NOT_REGULAR)
-    return descriptor, status
+    if stream is None:
+        return _passed_over(job, "not a regular file, skipped")
+    return stream, status
 
 
 def _passed_over(job: FileJob, message: str) -> FileAudit:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import stat
 import struct
 import sys
 import tempfile
@@ -36,6 +35,7 @@ from repeat_guard_transcripts import (
     Unlisted,
     annotate,
     bounded_lines,
+    open_regular,
     open_transcript,
     replay,
     sniff_stream,
@@ -121,24 +121,26 @@ def _opened(name: str, walked: bool) -> Iterator[BinaryIO | None]:
     if name == "-":
         yield _stdin_bytes()
         return
-    if walked and _passed_over(name):
-        yield None
-        return
-    opened = open_transcript(name, regular_only=walked)
+    opened = _open_walked(name) if walked else open_transcript(name)
     if isinstance(opened, str):
         raise UsageError(opened)
+    if opened is None:
+        yield None
+        return
     with opened:
         yield opened
 
 
-def _passed_over(walked: str) -> bool:
-    """Whether the file a walk found at ``walked`` is not a regular file or has gone."""
+def _open_walked(name: str) -> BinaryIO | str | None:
+    """Open the file a walk found (``open_regular``): ``None`` when it is not a regular file
+    or has gone, why when it is there and cannot be opened."""
     try:
-        return not stat.S_ISREG(os.stat(walked).st_mode)
+        stream, _ = open_regular(name)
     except FileNotFoundError:
-        return True
-    except OSError:  # open_transcript says why
-        return False
+        return None
+    except OSError as error:
+        return f"cannot read {name}: {error.strerror}"
+    return stream
 
 
 @contextlib.contextmanager

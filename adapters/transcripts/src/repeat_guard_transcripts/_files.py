@@ -28,6 +28,7 @@ __all__ = [
     "Sniffed",
     "Unlisted",
     "discover",
+    "open_regular",
     "open_transcript",
     "sniff_format",
     "sniff_stream",
@@ -38,28 +39,50 @@ __all__ = [
 FIFO_WAIT_SECONDS = 10.0
 """How long opening a FIFO waits for a writer before refusing it."""
 
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO's open must not wait
+
 
 def open_transcript(path: str, *, regular_only: bool = False) -> BinaryIO | str:
     """Open ``path`` for reading as bytes, or return why it cannot be read.
 
     ``regular_only`` refuses anything but a regular file before opening it, as a directory
-    walk must: opening a FIFO, even to close it at once, lets a writer waiting for its reader
-    go on, and its next write then fails."""
+    walk must (``open_regular``)."""
     try:
-        if regular_only and not stat.S_ISREG(mode := os.stat(path).st_mode):
-            return _refused(path, mode)
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if regular_only:
+            stream, status = open_regular(path)
+            return _refused(path, status.st_mode) if stream is None else stream
+        descriptor = os.open(path, _OPEN_FLAGS)
     except OSError as error:
         return f"cannot read {path}: {error.strerror}"
     mode = os.fstat(descriptor).st_mode
     if stat.S_ISREG(mode):
         os.set_blocking(descriptor, True)
         return os.fdopen(descriptor, "rb")
-    # With regular_only, a FIFO here took the file's place after the stat: refused too.
-    if stat.S_ISFIFO(mode) and not regular_only:
+    if stat.S_ISFIFO(mode):
         return _open_fifo(descriptor, path)
     os.close(descriptor)
     return _refused(path, mode)
+
+
+def open_regular(path: str) -> tuple[BinaryIO | None, os.stat_result]:
+    """Open ``path`` if it is a regular file: the stream (``None`` for anything else, which
+    is never opened) and the status of what is there. Raises ``OSError`` when it cannot be
+    looked at or opened (``FileNotFoundError`` when it is gone).
+
+    The one way a walk's files are opened: opening a FIFO, even to close it at once, lets a
+    writer waiting for its reader go on, and its next write then fails. The open does not
+    block, for a FIFO that takes the file's place after the stat, which is then refused too.
+    """
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode):
+        return None, status
+    descriptor = os.open(path, _OPEN_FLAGS)
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        return None, status
+    os.set_blocking(descriptor, True)
+    return os.fdopen(descriptor, "rb"), status
 
 
 def _refused(path: str, mode: int) -> str:
