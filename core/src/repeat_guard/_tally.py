@@ -582,7 +582,8 @@ def merge_audits(parts: Iterable[SessionAudit | Waste], keep: int) -> Waste:
     """Return the counts of all of ``parts``, sessions' audits and wastes in any mix, keeping
     the ``keep`` worst runs and sessions.
 
-    Equal to ``merge_wastes`` of each part's ``Waste`` (a session's ``waste``). An audit of
+    Equal to folding ``merge_waste`` over each part's ``Waste`` (a session's ``waste``) from
+    ``Waste()``; ``merge_wastes`` and ``merge_sessions`` are this fold. An audit of
     many files hands each file's sessions and a ``Waste`` of the file's own numbers (files,
     bytes, diagnostics) to one call, so no file's sessions are ever built into persistent maps.
     """
