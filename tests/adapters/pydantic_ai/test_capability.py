@@ -104,6 +104,8 @@ def test_call_arguments_parses_json_text_and_keeps_malformed_text() -> None:
     assert call_arguments(ToolCallPart("grep", {"a": 1})) == {"a": 1}
     assert call_arguments(ToolCallPart("grep", '{"a": [1, 2]}')) == {"a": [1, 2]}
     assert call_arguments(ToolCallPart("grep", "{not json")) == "{not json"
+    too_deep = "[" * 100_000 + "]" * 100_000
+    assert call_arguments(ToolCallPart("grep", too_deep)) == too_deep
     assert call_arguments(ToolCallPart("grep", None)) is None
 
 

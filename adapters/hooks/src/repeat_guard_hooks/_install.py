@@ -11,13 +11,15 @@ left empty.
 Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
 to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
 target. A path that exists and is not a regular file, or
-a file that is not a JSON object, is refused and left untouched.
+a file that is not a JSON object, is refused and left untouched; so is one that names a key
+twice in an object (rewriting it would keep only the last) or nests too deeply to parse.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -154,13 +156,36 @@ def _read(path: str) -> tuple[str | None, dict[str, object]]:
         raise InstallError(f"cannot read {path}: {error}") from error
     if not text.strip():
         return text, {}
-    try:
-        settings: object = json.loads(text)
-    except ValueError as error:
-        raise InstallError(f"{path} is not valid JSON ({error}); refusing to change it") from error
+    settings = _parse(path, text)
     if not isinstance(settings, dict):
         raise InstallError(f"{path} does not hold a JSON object; refusing to change it")
     return text, settings
+
+
+def _parse(path: str, text: str) -> object:
+    try:
+        return json.loads(text, object_pairs_hook=_object)
+    except _RepeatedKey as repeated:
+        raise InstallError(
+            f"{path} names the key {repeated.args[0]!r} twice in one object; refusing to change it"
+        ) from None
+    except RecursionError:
+        raise InstallError(f"{path} is nested too deeply to read; refusing to change it") from None
+    except ValueError as error:
+        raise InstallError(f"{path} is not valid JSON ({error}); refusing to change it") from error
+
+
+class _RepeatedKey(ValueError):
+    """An object of the settings file names this key twice."""
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    settings: dict[str, object] = {}
+    for key, value in pairs:
+        if key in settings:
+            raise _RepeatedKey(key)
+        settings[key] = value
+    return settings
 
 
 def _hooks_table(path: str, settings: dict[str, object]) -> dict[str, object]:
@@ -188,8 +213,14 @@ def _without_ours(groups: list[object], dialect: Dialect) -> list[object]:
     return kept
 
 
+# A string of the file may hold a lone surrogate (a valid JSON escape that UTF-8 cannot
+# encode): it is written back as the escape it was read from.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _render(settings: Mapping[str, object]) -> str:
-    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
 
 
 def plan_install(path: str, dialect: Dialect, command: str) -> SettingsChange:

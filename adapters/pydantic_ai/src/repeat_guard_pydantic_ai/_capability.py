@@ -80,12 +80,13 @@ def reminder_part(reminder: Reminder) -> SystemPromptPart:
 
 
 def call_arguments(call: ToolCallPart) -> object:
-    """Return the arguments the model sent: parsed JSON, or the raw text when it is malformed."""
+    """Return the arguments the model sent: parsed JSON, or the raw text when it is malformed
+    (or nested too deeply to parse)."""
     arguments = call.args
     if isinstance(arguments, str):
         try:
             parsed: object = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return arguments
         return parsed
     return arguments
