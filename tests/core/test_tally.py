@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
+import repeat_guard
 from repeat_guard import (
     AgentDisposed,
     CodecError,
@@ -242,3 +245,22 @@ def test_the_json_shape_is_pinned() -> None:
             "grep": {"calls": 2, "tracked": 2, "wasted": 1, "reminders": 1, "longest_run": 2}
         },
     }
+
+
+def test_the_tallies_are_imported_when_one_of_their_names_is_first_used() -> None:
+    probe = (
+        "import sys, repeat_guard\n"
+        "before = 'repeat_guard._tally' in sys.modules\n"
+        "from repeat_guard import Waste\n"
+        "from repeat_guard._tally import Waste as Home\n"
+        "print(before, Waste is Home)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
+    assert done.stdout.decode().split() == ["False", "True"]
+
+
+def test_a_name_the_package_does_not_export_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match=r"^module 'repeat_guard' has no attribute 'Chain_'$"):
+        repeat_guard.Chain_  # noqa: B018  # the lookup is the test
+    with pytest.raises(AttributeError, match="has no attribute '_NO_TOOLS'"):
+        repeat_guard._NO_TOOLS  # noqa: B018  # a private name of _tally is not exported

@@ -11,6 +11,10 @@ A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds 
     assert [r.summary for r in reminders] == ["grep × 3"]
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ._canonical import argument_key, canonical_arguments
 from ._codec import (
     CHAIN_VERSION,
@@ -41,39 +45,41 @@ from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
 from ._policies import Admit, Deny, Memory
 from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, admit, reduce
-from ._tally import (
-    NO_COUNTS,
-    UNKNOWN_DAY,
-    WASTED_FROM,
-    DayTally,
-    PackedTally,
-    ProjectTally,
-    Run,
-    SessionAudit,
-    SessionWaste,
-    Step,
-    Tally,
-    ToolTally,
-    Waste,
-    count_packed,
-    merge_all_tallies,
-    merge_audits,
-    merge_packed,
-    merge_sessions,
-    merge_tallies,
-    merge_waste,
-    merge_wastes,
-    run_length,
-    tally,
-    tally_from_json,
-    tally_steps,
-    tally_to_json,
-    unpack_tally,
-    waste_to_json,
-    worst_runs,
-    worst_sessions,
-)
 from ._wire import event_from_json, event_to_json, reminder_from_json, reminder_to_json
+
+if TYPE_CHECKING:
+    from ._tally import (
+        NO_COUNTS,
+        UNKNOWN_DAY,
+        WASTED_FROM,
+        DayTally,
+        PackedTally,
+        ProjectTally,
+        Run,
+        SessionAudit,
+        SessionWaste,
+        Step,
+        Tally,
+        ToolTally,
+        Waste,
+        count_packed,
+        merge_all_tallies,
+        merge_audits,
+        merge_packed,
+        merge_sessions,
+        merge_tallies,
+        merge_waste,
+        merge_wastes,
+        run_length,
+        tally,
+        tally_from_json,
+        tally_steps,
+        tally_to_json,
+        unpack_tally,
+        waste_to_json,
+        worst_runs,
+        worst_sessions,
+    )
 
 __all__ = [
     "CHAIN_VERSION",
@@ -151,3 +157,14 @@ __all__ = [
     "worst_runs",
     "worst_sessions",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The audit's tallies (``_tally``, the names of ``__all__`` not bound above) are imported
+    # when one of them is first used: a hook process, a new one for every tool call, never
+    # counts a tally and does not pay for the module.
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _tally  # noqa: PLC0415  # see above
+
+    return getattr(_tally, name)

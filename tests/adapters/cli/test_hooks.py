@@ -134,13 +134,15 @@ def test_hook_help_documents_the_statuses(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_the_hook_path_imports_only_what_it_uses(tmp_path: Path) -> None:
-    # A hook is a new process per tool call: it must not pay for the ACP SDK or pydantic.
+    # A hook is a new process per tool call: it must not pay for the ACP SDK, pydantic or the
+    # audit's tallies.
     probe = (
         "import sys\n"
         "from repeat_guard_cli import main\n"
         "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'pydantic', 'acp', "
-        "'repeat_guard_acp', 'repeat_guard_transcripts', 'repeat_guard_agentloop', 'traceback'})\n"
+        "'repeat_guard_acp', 'repeat_guard_transcripts', 'repeat_guard_agentloop', 'traceback'} "
+        "or m == 'repeat_guard._tally')\n"
         "print(status, heavy, file=sys.stderr)\n"
     )
     done = subprocess.run(
