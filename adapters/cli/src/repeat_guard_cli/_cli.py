@@ -189,6 +189,29 @@ Run `repeat-guard COMMAND --help` for a command's flags, configuration keys and 
 """
 
 
+DISTRIBUTION = "repeat-guard-cli"
+"""The distribution this command is installed from, whose version ``--version`` prints."""
+
+
+class _Version(argparse.Action):
+    # argparse's own version action takes the text when the parser is built; this one reads the
+    # installed metadata only when asked, so no other command line pays for importlib.metadata.
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from importlib import metadata  # noqa: PLC0415  # see above
+
+        print(f"repeat-guard {metadata.version(DISTRIBUTION)}")
+        parser.exit()
+
+
 def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     """Return the parser for every subcommand (only ``hook``, ``install`` and ``uninstall``
     when ``hooks_only``: a hook process runs once per tool call and need not build the rest).
@@ -201,6 +224,7 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
         epilog=_MAIN_EPILOG,
         formatter_class=HookHelpFormatter if hooks_only else argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     if hooks_only:
         add_hook_commands(commands)
