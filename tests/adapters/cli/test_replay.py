@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bz2
 import gc
+import gzip
 import io
 import json
+import lzma
 import os
 import stat
 import subprocess
@@ -211,6 +214,29 @@ def test_annotate_then_check_round_trips(
     assert status == 0
     assert "Grep × 3 (gentle)" in out
     assert "Grep × 5 (detailed)" in out
+
+
+DECOMPRESS = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".GZ"])
+@pytest.mark.parametrize("compressed_input", [False, True])
+def test_annotate_compresses_a_target_named_so_whatever_the_input(
+    suffix: str, compressed_input: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = tmp_path / "annotated.jsonl"
+    annotate(capsys, plain)
+    source = LOOP
+    if compressed_input:
+        source = str(tmp_path / "loop.jsonl.gz")
+        Path(source).write_bytes(gzip.compress(Path(LOOP).read_bytes()))
+    target = tmp_path / f"annotated.jsonl{suffix}"
+    status, out, err = run(capsys, "replay", "--annotate", str(target), source)
+    assert (status, out) == (0, "")
+    assert err == f"{source}: 2 reminders written into the transcript\n"
+    assert DECOMPRESS[suffix.lower()](target.read_bytes()) == plain.read_bytes()
+    status, out, _ = run(capsys, "replay", "--check", str(target))
+    assert (status, out) == (0, f"{target}: ok, 2 reminders as recorded\n")
 
 
 def test_check_fails_when_the_config_changes(

@@ -20,7 +20,13 @@ from repeat_guard_transcripts import (
     sniff_format,
     sniff_stream,
 )
-from repeat_guard_transcripts._compressed import MAGIC_BYTES, compression_of, decompressing
+from repeat_guard_transcripts._compressed import (
+    MAGIC_BYTES,
+    compressing,
+    compression_for,
+    compression_of,
+    decompressing,
+)
 
 from ._support import FIXTURES
 
@@ -149,3 +155,36 @@ def test_a_read_returns_what_came_before_a_fault_and_raises_it_next() -> None:
     assert got == LONG[: len(got)]
     with pytest.raises(OSError, match="gzip data"):
         stream.read()
+
+
+@pytest.mark.parametrize(
+    ("name", "compression"),
+    [
+        ("a.jsonl.gz", "gzip"),
+        ("A.JSONL.GZ", "gzip"),
+        ("a.bz2", "bzip2"),
+        ("a.xz", "xz"),
+        ("a.jsonl", None),
+        ("gz", None),
+        ("a.gz.jsonl", None),
+        ("-", None),
+    ],
+)
+def test_the_name_written_to_says_the_compression(name: str, compression: str | None) -> None:
+    assert compression_for(name) == compression
+
+
+@pytest.mark.parametrize("compression", ["gzip", "bzip2", "xz"])
+def test_written_compressed_reads_back_and_leaves_the_stream_open(compression: str) -> None:
+    data = b'{"a": 1}\n' * 1000
+    written = []
+    for _ in range(2):
+        stream = io.BytesIO()
+        with compressing(stream, compression) as packed:
+            packed.write(data)
+        assert not stream.closed
+        written.append(stream.getvalue())
+    # The same data compresses the same: no name, no time of writing.
+    assert written[0] == written[1]
+    assert compression_of(written[0]) == compression
+    assert decompressing(io.BytesIO(written[0]), compression).read() == data

@@ -153,7 +153,8 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="OUT",
         help="write the one FILE (acp) to OUT (- for stdout) with each reminder injected as a "
         "session/update user_message_chunk; OUT must be a regular file or a new path, is "
-        "replaced atomically and must not be FILE",
+        "replaced atomically, must not be FILE, and is compressed when its name ends in .gz, "
+        ".bz2 or .xz",
     )
     mode.add_argument(
         "--check",

@@ -35,6 +35,8 @@ from repeat_guard_transcripts import (
     Unlisted,
     annotate,
     bounded_lines,
+    compressing,
+    compression_for,
     open_regular,
     open_transcript,
     replay,
@@ -443,8 +445,14 @@ def _annotate_into(
 
 
 def _annotate_atomically(opened: _Input, config: GuardConfig, target: str, streams: Streams) -> int:
+    compression = compression_for(target)
+
     def into(stream: BinaryIO) -> int:
-        status = _annotate_into(opened, config, stream.write, streams)
+        if compression is None:
+            status = _annotate_into(opened, config, stream.write, streams)
+        else:
+            with compressing(stream, compression) as packed:
+                status = _annotate_into(opened, config, packed.write, streams)
         if opened.faults:
             raise UsageError(
                 f"{target} not written: line {opened.faults[0]} of {opened.label} could "

@@ -25,6 +25,7 @@ from ._calls import DONE_MARKS, OPEN_CALLS
 from ._claude_code import ClaudeCodeReader
 from ._codex import CodexReader
 from ._collector import collector_paused
+from ._compressed import compressing, compression_for
 from ._document import MAX_DOCUMENT_BYTES
 from ._files import (
     FIFO_WAIT_SECONDS,
@@ -102,6 +103,8 @@ __all__ = [
     "annotate",
     "bounded_lines",
     "collector_paused",
+    "compressing",
+    "compression_for",
     "discover",
     "json_lines",
     "open_regular",

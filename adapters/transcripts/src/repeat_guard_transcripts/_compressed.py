@@ -1,5 +1,6 @@
 """Compressed transcripts: gzip, bzip2 and xz, told by their first bytes and read through the
-standard library's decompressors, so an archive of logs is read as it is stored.
+standard library's decompressors, so an archive of logs is read as it is stored; and written
+compressed when the name of the file written ends in ``.gz``, ``.bz2`` or ``.xz``.
 
 Whatever the compressed data holds (cut short, corrupt, trailing garbage), reading it raises
 ``OSError`` only, as reading any file does, so the line reader turns it into a diagnostic at
@@ -15,9 +16,10 @@ import lzma
 import zlib
 from typing import BinaryIO, Final
 
-__all__ = ["MAGIC_BYTES", "compression_of", "decompressing"]
+__all__ = ["MAGIC_BYTES", "compressing", "compression_for", "compression_of", "decompressing"]
 
 _MAGIC: Final = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_SUFFIXES: Final = ((".gz", "gzip"), (".bz2", "bzip2"), (".xz", "xz"))
 
 MAGIC_BYTES: Final = max(len(magic) for magic, _ in _MAGIC)
 """How many first bytes tell a compressed input from a plain one."""
@@ -32,6 +34,26 @@ def compression_of(head: bytes) -> str | None:
         if head.startswith(magic):
             return name
     return None
+
+
+def compression_for(name: str) -> str | None:
+    """The compression a file named ``name`` is written with (by its suffix, in any case), or
+    ``None``."""
+    for suffix, compression in _SUFFIXES:
+        if name.lower().endswith(suffix):
+            return compression
+    return None
+
+
+def compressing(stream: BinaryIO, compression: str) -> io.BufferedIOBase:
+    """A stream that writes its data to ``stream`` compressed with ``compression``
+    (``compression_for``). Closing it ends the compressed data and leaves ``stream`` open.
+    A gzip member records no file name and no time, so the same data compresses the same."""
+    if compression == "gzip":
+        return gzip.GzipFile(filename="", fileobj=stream, mode="wb", mtime=0)
+    if compression == "bzip2":
+        return bz2.BZ2File(stream, "wb")
+    return lzma.LZMAFile(stream, "wb")
 
 
 class _Decompressed(io.RawIOBase):
