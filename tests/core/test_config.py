@@ -153,6 +153,18 @@ def test_load_config_reads_toml_and_json_by_suffix_or_by_sniffing() -> None:
     assert load_config("{}", fmt="json", source="x.toml").unwrap() == GuardConfig()
 
 
+@pytest.mark.parametrize("source", ["g.json", "g.toml", None])
+@pytest.mark.parametrize("encode", [True, False])
+def test_a_byte_order_mark_before_the_document_is_not_part_of_it(
+    source: str | None, encode: bool
+) -> None:
+    text = "\ufeff" + ("thresholds = [6, 7]" if source == "g.toml" else '{"thresholds": [6, 7]}')
+    data = text.encode("utf-8") if encode else text
+    assert load_config(data, source=source).unwrap().thresholds == (6, 7)
+    # Only one, and only first.
+    assert load_config("\ufeff" + text, source=source).failure().key == "<config>"
+
+
 def test_overrides_replace_keys_and_their_aliases() -> None:
     text = '{"thresholds": [3], "arguments_preview_chars": 9, "include": ["a"]}'
     overrides = {"argumentsPreviewChars": 12, "thresholds": [4, 2]}

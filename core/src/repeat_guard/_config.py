@@ -262,7 +262,8 @@ def load_config(
     fmt: ConfigFormat | None = None,
     overrides: Mapping[str, object] | None = None,
 ) -> Result[GuardConfig, ConfigError]:
-    """Return the ``GuardConfig`` in the TOML or JSON text ``data``, or why it is invalid.
+    """Return the ``GuardConfig`` in the TOML or JSON text ``data`` (``bytes`` are UTF-8; a byte
+    order mark first is ignored), or why it is invalid.
 
     ``fmt`` names the syntax; when it is omitted, a ``source`` ending in ``.toml`` or ``.json``
     decides, and otherwise the text is JSON when its first non-blank character is ``{`` and
@@ -325,6 +326,8 @@ def _document(
             data = data.decode("utf-8")
         except UnicodeDecodeError as error:
             return ConfigError("<config>", None, f"config is not UTF-8: {error}")
+    # A byte order mark, which some editors write first, is not part of the document.
+    data = data.removeprefix("\ufeff")
     syntax = fmt or config_format(source, data)
     try:
         loaded: object = _parse_toml(data) if syntax == "toml" else json.loads(data)
