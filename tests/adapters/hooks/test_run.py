@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repeat_guard_hooks import (
     EXIT_BAD_CONFIG,
+    LOG_LIMIT,
     HookOptions,
     HookOutcome,
     find_config_file,
@@ -80,6 +81,19 @@ def test_garbage_stdin_fails_open_with_one_log_line(tmp_path: Path) -> None:
     assert line.endswith(" claude-code ?: stdin is not JSON")
     assert "hunter2" not in line
     assert stat.S_IMODE((tmp_path / "st.db.log").stat().st_mode) == 0o600
+
+
+def test_the_log_is_kept_to_two_files_of_about_the_limit(tmp_path: Path) -> None:
+    log = tmp_path / "st.db.log"
+    log.write_bytes(b"x" * (LOG_LIMIT - 2) + b"\n")
+    assert run_hook(_options(tmp_path), b"not json", 1.0) == HookOutcome(0)
+    below = log.read_bytes()  # under the limit before the line: the line went into it
+    assert below.startswith(b"x" * (LOG_LIMIT - 2) + b"\n1970-01-01T00:00:01Z ")
+    assert run_hook(_options(tmp_path), b"not json", 2.0) == HookOutcome(0)
+    assert (tmp_path / "st.db.log.1").read_bytes() == below
+    (line,) = _log(tmp_path)
+    assert line.startswith("1970-01-01T00:00:02Z ")
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
 
 
 def test_a_config_file_found_above_cwd_applies(tmp_path: Path) -> None:

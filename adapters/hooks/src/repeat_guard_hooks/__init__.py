@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ._run import (
         CONFIG_FILE_NAME,
         EXIT_BAD_CONFIG,
+        LOG_LIMIT,
         HookOptions,
         HookOutcome,
         find_config_file,
@@ -73,6 +74,7 @@ __all__ = [
     "EXIT_BAD_CONFIG",
     "HOOK_EVENTS",
     "HOOK_TIMEOUT_SECONDS",
+    "LOG_LIMIT",
     "SCOPES",
     "AgentEvent",
     "CorruptStore",
@@ -141,6 +143,7 @@ _HOMES = {
     "uninstall": "._install",
     "CONFIG_FILE_NAME": "._run",
     "EXIT_BAD_CONFIG": "._run",
+    "LOG_LIMIT": "._run",
     "HookOptions": "._run",
     "HookOutcome": "._run",
     "find_config_file": "._run",

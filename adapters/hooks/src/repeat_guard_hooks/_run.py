@@ -36,6 +36,7 @@ from ._store import (
 __all__ = [
     "CONFIG_FILE_NAME",
     "EXIT_BAD_CONFIG",
+    "LOG_LIMIT",
     "HookOptions",
     "HookOutcome",
     "find_config_file",
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 CONFIG_FILE_NAME = ".repeat-guard.toml"
+LOG_LIMIT = 1 << 20
+"""Bytes of ``<state>.log`` past which it is renamed ``<state>.log.1`` and begun afresh."""
 EXIT_BAD_CONFIG = 1
 
 
@@ -166,14 +169,24 @@ def _fail_open(options: HookOptions, hook_event: str, reason: str, now: float) -
 def _log(options: HookOptions, hook_event: str, reason: str, now: float) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
     line = f"{stamp} pid={os.getpid()} {options.dialect} {hook_event}: {reason}\n"
+    path = f"{options.state}.log"
     try:
-        descriptor = os.open(f"{options.state}.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        descriptor = _open_log(path)
+        if os.fstat(descriptor).st_size >= LOG_LIMIT:
+            # A store that stays unusable logs every tool call: the log is kept to two files.
+            os.close(descriptor)
+            os.replace(path, f"{path}.1")
+            descriptor = _open_log(path)
         try:
             os.write(descriptor, line.encode("utf-8", "replace"))
         finally:
             os.close(descriptor)
     except OSError:
         pass  # nowhere left to say it; the agent still proceeds
+
+
+def _open_log(path: str) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
 
 def _describe(error: sqlite3.Error | OSError) -> str:
