@@ -106,6 +106,12 @@ COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     "bzip2": bz2.compress,
     "xz": lzma.compress,
 }
+DECOMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
+    "gzip": gzip.decompress,
+    "bzip2": bz2.decompress,
+    "xz": lzma.decompress,
+}
+SUFFIXES = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz"}
 
 
 @fuzz_settings(max(EXAMPLES // 40, 50))
@@ -126,6 +132,19 @@ def test_a_compressed_transcript_replays_as_the_plain_one_does(
                 part.replace(str(path), str(packed)) if isinstance(part, str) else part
                 for part in plain
             )
+        if fmt == "acp":
+            # Annotated into a file named for the compression: the plain annotation, compressed.
+            out = path.with_name("out.jsonl")
+            packed_out = packed.with_name(f"out.jsonl{SUFFIXES[compression]}")
+            plain = _run(["replay", "--annotate", str(out), "--from", fmt, str(path)])
+            unpacked = _run(["replay", "--annotate", str(packed_out), "--from", fmt, str(packed)])
+            assert unpacked == tuple(
+                part.replace(str(path), str(packed)) if isinstance(part, str) else part
+                for part in plain
+            )
+            assert out.exists() == packed_out.exists()
+            if out.exists():
+                assert DECOMPRESSORS[compression](packed_out.read_bytes()) == out.read_bytes()
 
 
 @fuzz_settings(max(EXAMPLES // 40, 50))
