@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import stat
 from pathlib import Path
+
+import pytest
 
 from repeat_guard_hooks import (
     EXIT_BAD_CONFIG,
@@ -94,6 +97,26 @@ def test_the_log_is_kept_to_two_files_of_about_the_limit(tmp_path: Path) -> None
     (line,) = _log(tmp_path)
     assert line.startswith("1970-01-01T00:00:02Z ")
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def test_a_full_log_another_hook_renamed_meanwhile_is_not_renamed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "st.db.log"
+    log.write_bytes(b"new\n")  # what another hook began after renaming the full one
+    real_fstat = os.fstat
+
+    def full_and_gone(descriptor: int) -> os.stat_result:
+        # The file this hook opened, as it was: full, and no longer the one at the path.
+        fields = list(real_fstat(descriptor))
+        fields[1], fields[6] = fields[1] + 1, LOG_LIMIT
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(os, "fstat", full_and_gone)
+    assert run_hook(_options(tmp_path), b"not json", 3.0) == HookOutcome(0)
+    assert not (tmp_path / "st.db.log.1").exists()
+    assert _log(tmp_path)[0] == "new"
+    assert _log(tmp_path)[1].startswith("1970-01-01T00:00:03Z ")
 
 
 def test_a_config_file_found_above_cwd_applies(tmp_path: Path) -> None:

@@ -172,10 +172,12 @@ def _log(options: HookOptions, hook_event: str, reason: str, now: float) -> None
     path = f"{options.state}.log"
     try:
         descriptor = _open_log(path)
-        if os.fstat(descriptor).st_size >= LOG_LIMIT:
+        opened = os.fstat(descriptor)
+        if opened.st_size >= LOG_LIMIT:
             # A store that stays unusable logs every tool call: the log is kept to two files.
             os.close(descriptor)
-            os.replace(path, f"{path}.1")
+            if os.stat(path).st_ino == opened.st_ino:  # not renamed by another hook meanwhile
+                os.replace(path, f"{path}.1")
             descriptor = _open_log(path)
         try:
             os.write(descriptor, line.encode("utf-8", "replace"))
