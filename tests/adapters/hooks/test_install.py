@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
-import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import repeat_guard_hooks
 from repeat_guard_hooks import (
-    DIALECTS,
     HOOK_EVENTS,
-    Dialect,
     InstallError,
     TargetError,
     apply_change,
@@ -263,84 +257,3 @@ def test_a_settings_file_that_became_a_directory_is_not_replaced(tmp_path: Path)
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'install_everything'"):
         _ = repeat_guard_hooks.install_everything
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-# Strings as JSON may hold them: any code point, lone surrogates included.
-_TEXT = st.text(st.characters(exclude_categories=()), max_size=6)
-_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | _TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
-    max_leaves=10,
-)
-# Every list of a hooks table holds something, since uninstall drops a list it leaves empty.
-_HOOKS = st.dictionaries(
-    st.sampled_from([event for event, _ in HOOK_EVENTS["claude-code"]]) | _TEXT,
-    st.lists(_JSON, min_size=1, max_size=3),
-    min_size=1,
-    max_size=4,
-)
-_SETTINGS = st.dictionaries(_TEXT.filter(lambda key: key != "hooks"), _JSON, max_size=4).flatmap(
-    lambda others: st.just(others) | _HOOKS.map(lambda hooks: {**others, "hooks": hooks})
-)
-_FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-@_FUZZ
-@given(_SETTINGS, st.sampled_from(DIALECTS), st.booleans())
-def test_any_settings_file_gets_our_entries_and_gives_them_back(
-    settings_file: dict[str, object], dialect: Dialect, escaped: bool
-) -> None:
-    command = hook_command(["/opt/repeat-guard"], dialect)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "settings.json"
-        text = json.dumps(settings_file, ensure_ascii=escaped)
-        if not escaped and _LONE_SURROGATE.search(text):
-            text = json.dumps(settings_file)  # UTF-8 cannot hold a lone surrogate unescaped
-        path.write_text(text, "utf-8")
-        install(str(path), dialect, command)
-        installed = json.loads(path.read_bytes().decode("utf-8"))
-        assert {key: value for key, value in installed.items() if key != "hooks"} == {
-            key: value for key, value in settings_file.items() if key != "hooks"
-        }
-        before = settings_file.get("hooks", {})
-        assert isinstance(before, dict)
-        for event, with_matcher in HOOK_EVENTS[dialect]:
-            groups = installed["hooks"][event]
-            assert groups[:-1] == before.get(event, [])
-            assert groups[-1]["hooks"][0]["command"] == command
-            assert ("matcher" in groups[-1]) == with_matcher
-        uninstall(str(path), dialect)
-        if settings_file:
-            assert json.loads(path.read_bytes().decode("utf-8")) == settings_file
-        else:
-            assert not path.exists()
-
-
-@_FUZZ
-@given(
-    st.binary(max_size=64)
-    | _SETTINGS.map(lambda found: json.dumps(found, ensure_ascii=False).encode("utf-8", "replace"))
-    | st.lists(
-        st.sampled_from(['{"', "[", "]", "{", "}", '"hooks"', ":", ",", "1", '"\\ud800"'])
-    ).map(lambda parts: "".join(parts).encode())
-)
-def test_any_bytes_are_installed_into_or_refused_untouched(content: bytes) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "settings.json"
-        path.write_bytes(content)
-        for change in (install, uninstall):
-            try:
-                if change is install:
-                    install(str(path), "claude-code", COMMAND)
-                else:
-                    uninstall(str(path), "claude-code")
-            except InstallError:
-                assert path.read_bytes() == content
-                return
-            if path.exists():
-                assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)

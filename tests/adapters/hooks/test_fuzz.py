@@ -1,0 +1,224 @@
+"""Any input, in any order, to either agent's hook: exit 0, an answer only of the documented
+shape, a refusal only where a hard limit (``denyAt``, a budget) is configured, and no error of
+the hook's own. Any settings file, or any bytes in its place: installed into and uninstalled
+from without loss, or refused and left as it was.
+
+Each drawn hook case is a short session of hook calls against one fresh store: JSON objects
+with the fields the agents send (each sometimes missing, or of another JSON type), well-formed
+calls, arbitrary bytes, and valid inputs cut short or with a byte flipped, a few of them
+repeated in a drawn order. ``make test`` draws 300 cases a test, ``make fuzz`` a tenth of
+``FUZZ_TRANSCRIPTS`` (5,000).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from repeat_guard_hooks import (
+    DIALECTS,
+    HOOK_EVENTS,
+    Dialect,
+    HookOptions,
+    InstallError,
+    hook_command,
+    install,
+    run_hook,
+    uninstall,
+)
+
+from ..transcripts.fuzzing import fuzz_settings
+
+EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 10
+
+_EVENTS = (
+    "PreToolUse",
+    "UserPromptSubmit",
+    "SubagentStop",
+    "SessionEnd",
+    "PostToolUse",
+    "Stop",
+    "SessionStart",
+)
+# Strings as JSON may hold them: any code point, lone surrogates included.
+_TEXT = st.text(st.characters(exclude_categories=()), max_size=6)
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def _field(plausible: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    # Mostly what an agent sends, sometimes any JSON value in its place.
+    return st.one_of(plausible, plausible, plausible, _JSON)
+
+
+_PAYLOAD = st.fixed_dictionaries(
+    {"hook_event_name": _field(st.sampled_from(_EVENTS))},
+    optional={
+        "session_id": _field(st.sampled_from(["s", "t"])),
+        "agent_id": _field(st.sampled_from(["a1", "a2"])),
+        "cwd": _field(st.just("/")),
+        "tool_name": _field(st.sampled_from(["Bash", "Read", "exec_command"])),
+        "tool_input": _field(
+            st.fixed_dictionaries({"command": st.sampled_from(["ls", "make test"])})
+        ),
+        "tool_use_id": _field(st.text(max_size=4)),
+        "prompt": _field(st.text(max_size=8)),
+        "transcript_path": _field(st.just("/dev/null")),
+    },
+)
+
+
+@st.composite
+def _damaged(draw: st.DrawFn) -> bytes:
+    data = bytearray(json.dumps(draw(_PAYLOAD)).encode())
+    del data[draw(st.integers(0, len(data))) :]
+    if data:
+        data[draw(st.integers(0, len(data) - 1))] ^= draw(st.integers(1, 255))
+    return bytes(data)
+
+
+# A well-formed call, so that repeats reach the thresholds and the limits.
+_CALL = st.fixed_dictionaries(
+    {
+        "hook_event_name": st.just("PreToolUse"),
+        "session_id": st.sampled_from(["s", "t"]),
+        "tool_name": st.sampled_from(["Bash", "Read"]),
+        "tool_input": st.fixed_dictionaries({"command": st.sampled_from(["ls", "make test"])}),
+    },
+    optional={"agent_id": st.just("a1")},
+)
+_INPUT = st.one_of(
+    _CALL.map(lambda payload: json.dumps(payload).encode()),
+    _CALL.map(lambda payload: json.dumps(payload).encode()),
+    _PAYLOAD.map(lambda payload: json.dumps(payload).encode()),
+    _damaged(),
+    st.binary(max_size=40),
+)
+# A session repeats its inputs: a few drawn, then called in a drawn order.
+_SESSION = st.lists(_INPUT, min_size=1, max_size=3).flatmap(
+    lambda pool: st.lists(st.sampled_from(pool), min_size=len(pool), max_size=12)
+)
+# Configurations: the defaults, and every opt-in policy that changes what a hook answers.
+_CONFIGS = (
+    "",
+    "thresholds = [2, 3]\ndenyAt = 3\n",
+    'cyclePeriod = 2\ncycleThresholds = [2]\nbudgets = {"Bash" = 3}\n',
+    'progress = "result"\n',
+)
+# What the hook logs when an error of its own, not of its input, made it fail open.
+_OWN_ERROR = re.compile(r"internal error|state store (unusable|corrupt)|unreadable chain")
+
+
+@fuzz_settings(EXAMPLES)
+@given(st.sampled_from(DIALECTS), st.sampled_from(_CONFIGS), _SESSION)
+def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
+    dialect: Dialect, config: str, inputs: list[bytes]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        config_file = Path(folder) / "guard.toml"
+        config_file.write_text(config, encoding="utf-8")
+        state = Path(folder) / "st.db"
+        options = HookOptions(dialect, str(state), str(config_file))
+        for now, data in enumerate(inputs):
+            outcome = run_hook(options, data, float(now))
+            assert (outcome.status, outcome.stderr) == (0, "")
+            if not outcome.stdout:
+                continue
+            event("answered")
+            answer = json.loads(outcome.stdout)
+            output = answer.pop("hookSpecificOutput")
+            assert answer == {}
+            assert output["hookEventName"] == json.loads(data)["hook_event_name"]
+            assert set(output) - {"hookEventName"} <= {
+                "additionalContext",
+                "permissionDecision",
+                "permissionDecisionReason",
+            }
+            if "permissionDecision" in output:
+                event("refused")
+                assert "denyAt" in config or "budgets" in config  # the hard limits
+                assert output["permissionDecision"] == "deny"
+                assert output["permissionDecisionReason"].startswith("refused: ")
+        log = Path(f"{state}.log")
+        lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+        assert [line for line in lines if _OWN_ERROR.search(line)] == []
+
+
+# Every list of a hooks table holds something, since uninstall drops a list it leaves empty.
+_HOOKS = st.dictionaries(
+    st.sampled_from([event for event, _ in HOOK_EVENTS["claude-code"]]) | _TEXT,
+    st.lists(_JSON, min_size=1, max_size=3),
+    min_size=1,
+    max_size=4,
+)
+_SETTINGS = st.dictionaries(_TEXT.filter(lambda key: key != "hooks"), _JSON, max_size=4).flatmap(
+    lambda others: st.just(others) | _HOOKS.map(lambda hooks: {**others, "hooks": hooks})
+)
+
+
+@fuzz_settings(EXAMPLES)
+@given(_SETTINGS, st.sampled_from(DIALECTS), st.booleans())
+def test_any_settings_file_gets_our_entries_and_gives_them_back(
+    settings_file: dict[str, object], dialect: Dialect, escaped: bool
+) -> None:
+    command = hook_command(["/opt/repeat-guard"], dialect)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "settings.json"
+        text = json.dumps(settings_file, ensure_ascii=escaped)
+        if not escaped and re.search("[\ud800-\udfff]", text):
+            text = json.dumps(settings_file)  # UTF-8 cannot hold a lone surrogate unescaped
+        path.write_text(text, "utf-8")
+        install(str(path), dialect, command)
+        installed = json.loads(path.read_bytes().decode("utf-8"))
+        assert {key: value for key, value in installed.items() if key != "hooks"} == {
+            key: value for key, value in settings_file.items() if key != "hooks"
+        }
+        before = settings_file.get("hooks", {})
+        assert isinstance(before, dict)
+        for event, with_matcher in HOOK_EVENTS[dialect]:
+            groups = installed["hooks"][event]
+            assert groups[:-1] == before.get(event, [])
+            assert groups[-1]["hooks"][0]["command"] == command
+            assert ("matcher" in groups[-1]) == with_matcher
+        uninstall(str(path), dialect)
+        if settings_file:
+            assert json.loads(path.read_bytes().decode("utf-8")) == settings_file
+        else:
+            assert not path.exists()
+
+
+@fuzz_settings(EXAMPLES)
+@given(
+    st.binary(max_size=64)
+    | _SETTINGS.map(lambda found: json.dumps(found, ensure_ascii=False).encode("utf-8", "replace"))
+    | st.lists(
+        st.sampled_from(['{"', "[", "]", "{", "}", '"hooks"', ":", ",", "1", '"\\ud800"'])
+    ).map(lambda parts: "".join(parts).encode())
+)
+def test_any_bytes_are_installed_into_or_refused_untouched(content: bytes) -> None:
+    command = hook_command(["/opt/repeat-guard"], "claude-code")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "settings.json"
+        path.write_bytes(content)
+        try:
+            install(str(path), "claude-code", command)
+        except InstallError:
+            assert path.read_bytes() == content
+            return
+        assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
+        uninstall(str(path), "claude-code")
+        if path.exists():
+            assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
