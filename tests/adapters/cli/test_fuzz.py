@@ -20,35 +20,18 @@ from hypothesis import strategies as st
 from repeat_guard import GuardConfig, load_config_or_error
 from repeat_guard_cli import serve
 
-from ..transcripts.fuzzing import fuzz_settings
+from ..transcripts.fuzzing import cut_and_flipped, field, fuzz_settings
 
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 10
 
-_TEXT = st.text(st.characters(exclude_categories=()), max_size=6)
-_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | _TEXT,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
-    max_leaves=8,
-)
-
-
-def _field(plausible: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
-    # Mostly what a harness sends, sometimes any JSON value in its place.
-    return st.one_of(plausible, plausible, plausible, _JSON)
-
-
 _EVENT = st.fixed_dictionaries(
-    {"type": _field(st.sampled_from(["tool_call", "prompt", "dispose", "admit"]))},
+    {"type": field(st.sampled_from(["tool_call", "prompt", "dispose", "admit"]))},
     optional={
-        "agent": _field(st.sampled_from(["a", "b"])),
-        "tool": _field(st.sampled_from(["grep", "poll"])),
-        "arguments": _field(st.fixed_dictionaries({"p": st.sampled_from(["x", "y"])})),
-        "denied": _field(st.booleans()),
-        "result": _field(st.sampled_from(["same", "other"])),
+        "agent": field(st.sampled_from(["a", "b"])),
+        "tool": field(st.sampled_from(["grep", "poll"])),
+        "arguments": field(st.fixed_dictionaries({"p": st.sampled_from(["x", "y"])})),
+        "denied": field(st.booleans()),
+        "result": field(st.sampled_from(["same", "other"])),
     },
 )
 _CALL = st.fixed_dictionaries(
@@ -62,20 +45,11 @@ _CALL = st.fixed_dictionaries(
 )
 
 
-@st.composite
-def _damaged(draw: st.DrawFn) -> bytes:
-    data = bytearray(json.dumps(draw(_EVENT)).encode())
-    del data[draw(st.integers(0, len(data))) :]
-    if data:
-        data[draw(st.integers(0, len(data) - 1))] ^= draw(st.integers(1, 255))
-    return bytes(data).replace(b"\n", b" ")
-
-
 _LINE = st.one_of(
     _CALL.map(json.dumps).map(str.encode),
     _CALL.map(json.dumps).map(str.encode),
     _EVENT.map(json.dumps).map(str.encode),
-    _damaged(),
+    cut_and_flipped(_EVENT).map(lambda data: data.replace(b"\n", b" ")),
     st.binary(max_size=40).map(lambda data: data.replace(b"\n", b" ")),
 )
 # A stream repeats its lines: a few drawn, then sent in a drawn order.

@@ -33,7 +33,7 @@ from repeat_guard_hooks import (
     uninstall,
 )
 
-from ..transcripts.fuzzing import fuzz_settings
+from ..transcripts.fuzzing import cut_and_flipped, field, fuzz_settings
 
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 10
 
@@ -46,7 +46,8 @@ _EVENTS = (
     "Stop",
     "SessionStart",
 )
-# Strings as JSON may hold them: any code point, lone surrogates included.
+# Settings values: strings of any code point, lone surrogates included, and no NaN, so that a
+# settings object given back compares equal to the one written.
 _TEXT = st.text(st.characters(exclude_categories=()), max_size=6)
 _JSON = st.recursive(
     st.none()
@@ -59,35 +60,21 @@ _JSON = st.recursive(
 )
 
 
-def _field(plausible: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
-    # Mostly what an agent sends, sometimes any JSON value in its place.
-    return st.one_of(plausible, plausible, plausible, _JSON)
-
-
 _PAYLOAD = st.fixed_dictionaries(
-    {"hook_event_name": _field(st.sampled_from(_EVENTS))},
+    {"hook_event_name": field(st.sampled_from(_EVENTS))},
     optional={
-        "session_id": _field(st.sampled_from(["s", "t"])),
-        "agent_id": _field(st.sampled_from(["a1", "a2"])),
-        "cwd": _field(st.just("/")),
-        "tool_name": _field(st.sampled_from(["Bash", "Read", "exec_command"])),
-        "tool_input": _field(
+        "session_id": field(st.sampled_from(["s", "t"])),
+        "agent_id": field(st.sampled_from(["a1", "a2"])),
+        "cwd": field(st.just("/")),
+        "tool_name": field(st.sampled_from(["Bash", "Read", "exec_command"])),
+        "tool_input": field(
             st.fixed_dictionaries({"command": st.sampled_from(["ls", "make test"])})
         ),
-        "tool_use_id": _field(st.text(max_size=4)),
-        "prompt": _field(st.text(max_size=8)),
-        "transcript_path": _field(st.just("/dev/null")),
+        "tool_use_id": field(st.text(max_size=4)),
+        "prompt": field(st.text(max_size=8)),
+        "transcript_path": field(st.just("/dev/null")),
     },
 )
-
-
-@st.composite
-def _damaged(draw: st.DrawFn) -> bytes:
-    data = bytearray(json.dumps(draw(_PAYLOAD)).encode())
-    del data[draw(st.integers(0, len(data))) :]
-    if data:
-        data[draw(st.integers(0, len(data) - 1))] ^= draw(st.integers(1, 255))
-    return bytes(data)
 
 
 # A well-formed call, so that repeats reach the thresholds and the limits.
@@ -104,7 +91,7 @@ _INPUT = st.one_of(
     _CALL.map(lambda payload: json.dumps(payload).encode()),
     _CALL.map(lambda payload: json.dumps(payload).encode()),
     _PAYLOAD.map(lambda payload: json.dumps(payload).encode()),
-    _damaged(),
+    cut_and_flipped(_PAYLOAD),
     st.binary(max_size=40),
 )
 # A session repeats its inputs: a few drawn, then called in a drawn order.

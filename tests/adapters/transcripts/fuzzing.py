@@ -68,6 +68,16 @@ def field(right: st.SearchStrategy[object], noise: int = 3) -> st.SearchStrategy
     return st.integers(0, 19).flatmap(lambda roll: ANY_JSON if roll < noise else right)
 
 
+@st.composite
+def cut_and_flipped(draw: st.DrawFn, payloads: st.SearchStrategy[object]) -> bytes:
+    """A drawn payload as JSON text, cut at a drawn byte, then a drawn byte of it flipped."""
+    data = bytearray(json.dumps(draw(payloads)).encode())
+    del data[draw(st.integers(0, len(data))) :]
+    if data:
+        data[draw(st.integers(0, len(data) - 1))] ^= draw(st.integers(1, 255))
+    return bytes(data)
+
+
 def maybe(
     draw: st.DrawFn,
     noise: int,
