@@ -119,6 +119,22 @@ def test_a_full_log_another_hook_renamed_meanwhile_is_not_renamed_again(
     assert _log(tmp_path)[1].startswith("1970-01-01T00:00:03Z ")
 
 
+def test_lone_surrogates_are_counted_in_arguments_and_fail_open_in_ids(tmp_path: Path) -> None:
+    # Valid JSON escapes that UTF-8 (and so SQLite's text) cannot hold.
+    call = {"hook_event_name": "PreToolUse", "session_id": "s", "tool_name": "\udc00"}
+    data = json.dumps({**call, "tool_input": {"\ud800": "\udfff"}}).encode()
+    assert [run_hook(_options(tmp_path), data, 1.0).stdout != b"" for _ in range(3)] == [
+        False,
+        False,
+        True,
+    ]
+    assert _log(tmp_path) == []
+    for key in ("session_id", "agent_id"):
+        bad = json.dumps({**call, key: "\ud800", "tool_input": {}}).encode()
+        assert run_hook(_options(tmp_path), bad, 2.0) == HookOutcome(0)
+        assert _log(tmp_path)[-1].endswith(f"?: PreToolUse: {key} holds a lone surrogate")
+
+
 def test_a_config_file_found_above_cwd_applies(tmp_path: Path) -> None:
     project = tmp_path / "repo"
     (project / ".git").mkdir(parents=True)

@@ -121,8 +121,26 @@ def hook_input_or_reason(data: bytes) -> HookInput | str:
     where = cwd if isinstance(cwd, str) else None
     if hook_event not in USED_EVENTS:
         return HookInput(hook_event, where, Unused())
+    broken = next((key for key in _ID_KEYS if not _is_unicode(payload.get(key))), None)
+    if broken is not None:
+        return f"{hook_event}: {broken} holds a lone surrogate"
     action = _action(hook_event, payload)
     return action if isinstance(action, str) else HookInput(hook_event, where, action)
+
+
+# The store keys its rows by these ids, and SQLite's text is UTF-8, which cannot hold a lone
+# surrogate (a valid JSON escape, "\\ud800"): no agent sends one, and such a call fails open.
+_ID_KEYS = ("session_id", "agent_id")
+
+
+def _is_unicode(value: object) -> bool:
+    if not isinstance(value, str):
+        return True  # not an id's problem to report here
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _action(hook_event: str, payload: Mapping[str, object]) -> Action | str:

@@ -324,10 +324,10 @@ def _save(
                 "DELETE FROM agents WHERE session = ? AND agent = ?", (session, agent)
             )
             continue
-        chain_text = None if chain is None else json.dumps(encode_chain(chain), ensure_ascii=False)
+        chain_text = None if chain is None else json.dumps(encode_chain(chain))
         memory_text = memory_for = None
         if memory is not None:
-            memory_text = json.dumps(encode_memory(memory), ensure_ascii=False)
+            memory_text = json.dumps(encode_memory(memory))
             memory_for = policies
         connection.execute(
             "INSERT OR REPLACE INTO agents (session, agent, chain, memory, memory_for, seen) "
