@@ -38,11 +38,11 @@ def test_every_memory_field_round_trips_and_an_all_off_state_writes_none() -> No
     assert decode_memory(encode_memory(Memory())).unwrap() == Memory()
 
 
-SHAPE = "a memory must be a list of 5 items"
-VERSION = "memory version must be 1"
+SHAPE = "a memory must be a list of 6 items (5 in version 1)"
+VERSION = "memory version must be 2 (6 items) or 1 (5)"
 RECENT = "recent calls must be a list of [tool, key]"
 COUNTS = "must be a list of counts (0 or more)"
-RESULT = "the result key must be a string or null"
+RESULT = "a result key must be a string or null"
 
 
 @pytest.mark.parametrize(
@@ -50,8 +50,14 @@ RESULT = "the result key must be a string or null"
     [
         ("x", "memory", SHAPE),
         ([1, [], [], None], "memory", SHAPE),
+        ([1, [], [], None, [], None, None], "memory", SHAPE),
         ([2, [], [], None, []], "memory[0]", VERSION),
+        ([1, [], [], None, [], None], "memory[0]", VERSION),
+        ([3, [], [], None, [], None], "memory[0]", VERSION),
+        ([2.0, [], [], None, [], None], "memory[0]", VERSION),
         ([True, [], [], None, []], "memory[0]", VERSION),
+        ([2, [], [], None, [], 3], "memory[5]", RESULT),
+        ([2, [], [], None, [], ["k"]], "memory[5]", RESULT),
         ([1, [["t"]], [], None, []], "memory[1]", RECENT),
         ([1, [["t", 2]], [], None, []], "memory[1]", RECENT),
         ([1, "x", [], None, []], "memory[1]", RECENT),
@@ -75,7 +81,15 @@ def test_a_count_of_zero_is_a_count() -> None:
 def test_the_unwrapped_decoder_names_the_same_place_by_default() -> None:
     assert decode_memory_or_error("x") == CodecError("memory", "x", SHAPE)
     assert decode_memory_or_error("x", "m") == CodecError("m", "x", SHAPE)
-    assert decode_memory_or_error([1, [], [], None, []]) == Memory()
+    assert decode_memory_or_error([2, [], [], None, [], None]) == Memory()
+
+
+def test_a_memory_of_version_1_is_read_with_no_earlier_result() -> None:
+    # Stores written before ``earlier`` existed hold 5 items; they keep their meaning.
+    raw = [1, [["grep", "k"]], [2], "r", [1]]
+    assert decode_memory_or_error(raw) == Memory((("grep", "k"),), (2,), "r", (1,), None)
+    assert encode_memory(Memory(result="r", earlier="q")) == [2, [], [], "r", [], "q"]
+    assert decode_memory_or_error([2, [], [], "r", [], "q"]) == Memory(result="r", earlier="q")
 
 
 def test_a_broken_memories_mapping_names_where() -> None:

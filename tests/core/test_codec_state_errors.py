@@ -16,7 +16,7 @@ from repeat_guard import (
 
 CONFIG = GuardConfig(cycle_period=2)
 CHAIN = [1, "t", "k", 1]
-MEMORY = [1, [["t", "k"]], [1], None, []]
+MEMORY = [2, [["t", "k"]], [1], None, [], None]
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ MEMORY = [1, [["t", "k"]], [1], None, []]
         ),
         (
             {"version": 1, "chains": {}, "memories": {"a": MEMORY, "b": [1, [], [], 7, []]}},
-            CodecError("state.memories['b'][3]", 7, "the result key must be a string or null"),
+            CodecError("state.memories['b'][3]", 7, "a result key must be a string or null"),
         ),
     ],
 )
@@ -66,7 +66,7 @@ def test_every_agent_comes_back_with_its_own_chain_and_memory() -> None:
     raw = {
         "version": 1,
         "chains": {"a": CHAIN, "b": [1, "u", "j", 4]},
-        "memories": {"a": MEMORY, "b": [1, [], [], "r", [2]]},
+        "memories": {"a": MEMORY, "b": [2, [], [], "r", [2], None]},
     }
     state = decode_state(raw, CONFIG).unwrap()
     assert state.config is CONFIG

@@ -16,7 +16,10 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     admit,
+    argument_key,
+    canonical_arguments,
     parse_config,
     reduce,
 )
@@ -143,6 +146,71 @@ def test_only_a_fixed_size_key_of_the_result_is_kept() -> None:
     kept = state.memory("a").result
     assert kept is not None
     assert len(kept) < 100
+
+
+def returned(tool: str, result: object, arguments: object = None) -> ToolCallReturned:
+    return ToolCallReturned("a", tool, {} if arguments is None else arguments, result)
+
+
+PROGRESS = GuardConfig(thresholds=(3,), progress="result")
+
+
+def test_a_result_reported_after_its_call_is_compared_when_it_comes() -> None:
+    # A hook counts at PreToolUse and learns the result at PostToolUse.
+    state = GuardState.initial(PROGRESS)
+    repeats = []
+    for output in ("building", "building", "passed", "passed", "passed"):
+        state, fired = run(state, call("ci_status"))
+        assert fired == [] or [r.count for r in fired] == [3]
+        state, after = run(state, returned("ci_status", {"log": output}))
+        assert after == []
+        chain = state.chain("a")
+        assert chain is not None
+        repeats.append((chain.repeats, [r.count for r in fired]))
+    # Each call is counted before its result is known, as if it made no progress: the third
+    # reminds (two identical results so far); its result, "passed" after "building", is
+    # progress, so the chain starts over at that call and the fifth reminds again.
+    assert repeats == [(1, []), (2, []), (1, [3]), (2, []), (3, [3])]
+
+
+def test_results_reported_later_that_always_change_never_remind() -> None:
+    state = GuardState.initial(PROGRESS)
+    for n in range(10):
+        state, fired = run(state, call("BashOutput"), returned("BashOutput", f"line {n}"))
+        assert fired == []
+    assert state.memory("a").result is not None
+
+
+def test_a_result_for_another_call_or_an_already_known_one_changes_nothing() -> None:
+    state, _ = run(GuardState.initial(PROGRESS), call("poll"), call("poll"))
+    for event in (
+        returned("poll", "x", {"n": 2}),  # not the last call's arguments
+        returned("read", "x"),  # nor its tool
+        ToolCallReturned("b", "poll", {}, "x"),  # nor its agent
+        ToolCallReturned(None, "poll", {}, "x"),
+        returned("poll", None),  # a result that is not reported
+    ):
+        assert reduce(state, event) == (state, ())
+    state, _ = run(state, returned("poll", "x"))
+    assert reduce(state, returned("poll", "y")) == (state, ())  # already known
+    known, _ = run(GuardState.initial(PROGRESS), call("poll", result="x"), call("poll", result="x"))
+    assert reduce(known, returned("poll", "y")) == (known, ())
+
+
+def test_without_progress_a_reported_result_changes_nothing() -> None:
+    state, _ = run(GuardState.initial(), call("poll"), call("poll"))
+    assert reduce(state, returned("poll", "x")) == (state, ())
+
+
+def test_an_earlier_result_is_kept_only_while_the_chain_is_one_call() -> None:
+    state, _ = run(GuardState.initial(PROGRESS), call("poll", result="x"), call("poll"))
+    assert state.memory("a").earlier == argument_key(canonical_arguments("x"))
+    state, _ = run(state, call("read"))
+    assert state.memory("a").earlier is None
+    state, _ = run(state, returned("read", "y"), call("read"), returned("read", "y"))
+    chain = state.chain("a")
+    assert chain is not None
+    assert (chain.repeats, state.memory("a").earlier) == (2, state.memory("a").result)
 
 
 # -- budgets ---------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ The testing kit's model checks what the policies say (their reminders and ``admi
 checks what they keep between calls, which a harness stores (``encode_state``) and which must
 therefore mean the same thing in every state: ``recent`` the last ``cycle_period`` tracked calls,
 ``runs`` the longest suffix of the tracked calls with each period, ``result`` the last tracked
-call's result key, ``spent`` the calls per budget since the prompt.
+call's result key (reported with it or after it), ``earlier`` the one before while both were the
+same call, ``spent`` the calls per budget since the prompt.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from repeat_guard import (
     GuardState,
     PromptSubmitted,
     ToolCallFinished,
+    ToolCallReturned,
     argument_key,
     canonical_arguments,
     reduce,
@@ -37,7 +39,20 @@ calls = st.builds(
     st.sampled_from([1, 2]),
     result=st.sampled_from([None, "ok", "error"]),
 )
-scripts = st.lists(calls | st.builds(PromptSubmitted, st.just("a")), max_size=30)
+returns = st.builds(
+    ToolCallReturned,
+    st.just("a"),
+    st.sampled_from(TOOLS),
+    st.sampled_from([1, 2]),
+    st.sampled_from([None, "ok", "error"]),
+)
+scripts = st.lists(calls | returns | st.builds(PromptSubmitted, st.just("a")), max_size=30)
+
+
+def result_key(config: GuardConfig, result: object) -> str | None:
+    if config.progress != "result" or result is None:
+        return None
+    return argument_key(canonical_arguments(result))
 
 
 def longest_periodic_suffix(calls: list[tuple[str, str]], period: int) -> int:
@@ -55,26 +70,33 @@ def longest_periodic_suffix(calls: list[tuple[str, str]], period: int) -> int:
 
 @given(configs, scripts)
 def test_the_memory_means_what_its_fields_say(
-    config: GuardConfig, script: list[ToolCallFinished | PromptSubmitted]
+    config: GuardConfig, script: list[ToolCallFinished | ToolCallReturned | PromptSubmitted]
 ) -> None:
     state = GuardState.initial(config)
     tracked: list[tuple[str, str]] = []
     result: str | None = None
+    earlier: str | None = None
     spent = [0] * len(config.budgets)
     for event in script:
         state, _ = reduce(state, event)
         if isinstance(event, PromptSubmitted):
-            tracked, result, spent = [], None, [0] * len(config.budgets)
+            tracked, result, earlier, spent = [], None, None, [0] * len(config.budgets)
             continue
-        for index, (_pattern, _limit) in enumerate(config.budgets):
-            spent[index] += config.budget_matches(index, event.tool)
-        if config.tracks(event.tool):
-            tracked.append((event.tool, argument_key(canonical_arguments(event.arguments))))
-            given = event.result if config.progress == "result" else None
-            result = None if given is None else argument_key(canonical_arguments(given))
+        call = (event.tool, argument_key(canonical_arguments(event.arguments)))
+        if isinstance(event, ToolCallReturned):
+            if tracked and tracked[-1] == call and result is None:
+                result = result_key(config, event.result)
+        else:
+            for index, (_pattern, _limit) in enumerate(config.budgets):
+                spent[index] += config.budget_matches(index, event.tool)
+            if config.tracks(event.tool):
+                earlier = result if tracked and tracked[-1] == call else None
+                tracked.append(call)
+                result = result_key(config, event.result)
         memory = state.memory("a")
         assert memory.recent == tuple(tracked[-config.cycle_period :])
         runs = [longest_periodic_suffix(tracked, p) for p in range(2, config.cycle_period + 1)]
         assert memory.runs == (tuple(runs) if tracked else ())
         assert memory.result == result
+        assert memory.earlier == earlier
         assert memory.spent == (tuple(spent) if any(spent) else ())

@@ -26,6 +26,7 @@ from repeat_guard import (
     GuardState,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     _state,
     admit,
     argument_key,
@@ -62,7 +63,7 @@ class GuardMachine(HarnessMachine):
         before = self.state
         self.history.append((before, dict(before.chains)))
         self.state, reminders = reduce(before, event)
-        if isinstance(event, ToolCallFinished) and event.agent is None:
+        if isinstance(event, ToolCallFinished | ToolCallReturned) and event.agent is None:
             assert self.state is before
         return reminders
 
@@ -112,6 +113,26 @@ class PolicyMachine(GuardMachine):
                 call = ToolCallFinished(agent, tool, arguments, result=result)
                 got = fired(self.deliver(call))
                 assert got == self.model.apply(call), f"after {call!r}"
+
+    @rule(
+        agent=st.sampled_from(AGENTS),
+        tool=st.sampled_from(TOOLS),
+        arguments=st.sampled_from(ARGUMENTS),
+        results=st.lists(st.sampled_from(RESULTS), min_size=2, max_size=6),
+        late=st.lists(st.booleans(), min_size=6, max_size=6),
+    )
+    def poll(
+        self, agent: str, tool: str, arguments: object, results: list[object], late: list[bool]
+    ) -> None:
+        """One call polled, each result reported with it or after it (as a hook sees them)."""
+        for result, after in zip(results, late, strict=False):
+            reported = None if after else result
+            steps: list[Event] = [ToolCallFinished(agent, tool, arguments, result=reported)]
+            if after:
+                steps.append(ToolCallReturned(agent, tool, arguments, result))
+            for event in steps:
+                got = fired(self.deliver(event))
+                assert got == self.model.apply(event), f"after {event!r}"
 
     def deliver(self, event: Event) -> Iterable[Reminder]:
         if isinstance(event, ToolCallFinished):

@@ -63,7 +63,7 @@ def model(script: list[Event]) -> dict[str, object]:
         if isinstance(event, PromptSubmitted | AgentDisposed):
             runs.pop(event.agent, None)
             continue
-        if event.agent is None:
+        if not isinstance(event, ToolCallFinished) or event.agent is None:
             continue
         totals["calls"] += 1
         totals["denied"] += event.denied
@@ -134,6 +134,7 @@ def _renamed(event: Event, name: str) -> Event:
     if isinstance(event, ToolCallFinished):
         agent = None if event.agent is None else f"{name}/{event.agent}"
         return ToolCallFinished(agent, event.tool, event.arguments, event.denied)
+    assert isinstance(event, PromptSubmitted | AgentDisposed)  # events() reports no results
     return type(event)(f"{name}/{event.agent}")
 
 

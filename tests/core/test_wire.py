@@ -17,6 +17,7 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     event_from_json,
     event_to_json,
     reduce,
@@ -115,6 +116,20 @@ EVENTS: list[tuple[Event, dict[str, object]]] = [
             "result": ["x"],
         },
     ),
+    (
+        ToolCallReturned("a", "poll", {"id": 1}, {"out": "x"}),
+        {
+            "type": "tool_result",
+            "agent": "a",
+            "tool": "poll",
+            "arguments": {"id": 1},
+            "result": {"out": "x"},
+        },
+    ),
+    (
+        ToolCallReturned(None, "poll", 1, None),
+        {"type": "tool_result", "agent": None, "tool": "poll", "arguments": 1, "result": None},
+    ),
     (PromptSubmitted("a"), {"type": "prompt", "agent": "a"}),
     (AgentDisposed("b"), {"type": "dispose", "agent": "b"}),
 ]
@@ -131,7 +146,7 @@ def test_a_call_may_leave_out_denied() -> None:
     assert event_from_json(raw).unwrap() == ToolCallFinished("a", "t", 1)
 
 
-KNOWN = "(known: 'tool_call', 'prompt', 'dispose')"
+KNOWN = "(known: 'tool_call', 'tool_result', 'prompt', 'dispose')"
 
 
 @pytest.mark.parametrize(
@@ -167,6 +182,29 @@ KNOWN = "(known: 'tool_call', 'prompt', 'dispose')"
         (
             {"type": "tool_call", "agent": "a", "tool": "t", "arguments": 1, "denied": "no"},
             CodecError("event.denied", "no", "'denied' must be true or false, got 'no'"),
+        ),
+        (
+            {"type": "tool_result", "agent": "a", "tool": "t", "arguments": 1},
+            CodecError("event.result", None, "tool_result event lacks 'result'"),
+        ),
+        (
+            {
+                "type": "tool_result",
+                "agent": "a",
+                "tool": "t",
+                "arguments": 1,
+                "result": 1,
+                "denied": False,
+            },
+            CodecError("event.denied", None, "tool_result event has unknown field 'denied'"),
+        ),
+        (
+            {"type": "tool_result", "agent": 2, "tool": "t", "arguments": 1, "result": 1},
+            CodecError("event.agent", 2, "'agent' must be a string or null, got 2"),
+        ),
+        (
+            {"type": "tool_result", "agent": "a", "tool": None, "arguments": 1, "result": 1},
+            CodecError("event.tool", None, "'tool' must be a string, got None"),
         ),
     ],
 )

@@ -41,7 +41,7 @@ from ._config import (
     parse_config,
     resolve_config,
 )
-from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
+from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._policies import Admit, Deny, Memory
 from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, admit, reduce
@@ -115,6 +115,7 @@ __all__ = [
     "Step",
     "Tally",
     "ToolCallFinished",
+    "ToolCallReturned",
     "ToolTally",
     "Waste",
     "admit",

@@ -16,8 +16,10 @@ imports it when it runs.
 The encoding is versioned: a chain is ``[CHAIN_VERSION, tool, key, repeats]`` and a state is
 ``{"version": STATE_VERSION, "chains": {agent: chain, ...}}``, plus ``"memories": {agent:
 memory, ...}`` when an opt-in policy remembers something, a memory being ``[MEMORY_VERSION,
-recent, runs, result, spent]`` (``recent`` a list of ``[tool, key]``). The configuration is
-not part of the state's encoding: it comes from the harness's configuration each time.
+recent, runs, result, spent, earlier]`` (``recent`` a list of ``[tool, key]``); a memory of
+version 1, ``[1, recent, runs, result, spent]``, written before ``earlier`` existed, is read
+with ``earlier`` null. The configuration is not part of the state's encoding: it comes from the
+harness's configuration each time.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ __all__ = [
 
 CHAIN_VERSION = 1
 STATE_VERSION = 1
-MEMORY_VERSION = 1
+MEMORY_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +94,10 @@ def decode_chain_or_error(raw: object, path: str = "chain") -> Chain | CodecErro
 
 
 def encode_memory(memory: Memory) -> list[object]:
-    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent]``."""
+    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent, earlier]``."""
     recent = [[tool, key] for tool, key in memory.recent]
-    return [MEMORY_VERSION, recent, list(memory.runs), memory.result, list(memory.spent)]
+    runs, spent = list(memory.runs), list(memory.spent)
+    return [MEMORY_VERSION, recent, runs, memory.result, spent, memory.earlier]
 
 
 def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecError]:
@@ -104,20 +107,24 @@ def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecErro
 
 def decode_memory_or_error(raw: object, path: str = "memory") -> Memory | CodecError:
     """Return the memory ``raw`` encodes, or the ``CodecError``: ``decode_memory`` unwrapped."""
-    if not isinstance(raw, list) or len(raw) != 5:
-        return _error(path, raw, "a memory must be a list of 5 items")
-    version, recent, runs, result, spent = raw
-    if version != MEMORY_VERSION or not _is_integer(version):
-        return _error(f"{path}[0]", version, f"memory version must be {MEMORY_VERSION}")
+    if not isinstance(raw, list) or len(raw) not in (5, 6):
+        return _error(path, raw, "a memory must be a list of 6 items (5 in version 1)")
+    version, recent, runs, result, spent, *rest = raw
+    if version not in (1, MEMORY_VERSION) or not _is_integer(version) or len(rest) != version - 1:
+        return _error(
+            f"{path}[0]", version, f"memory version must be {MEMORY_VERSION} (6 items) or 1 (5)"
+        )
     if not isinstance(recent, list) or not all(_is_key(item) for item in recent):
         return _error(f"{path}[1]", recent, "recent calls must be a list of [tool, key]")
     for index, counts in ((2, runs), (4, spent)):
         if not isinstance(counts, list) or not all(_is_count(item) for item in counts):
             return _error(f"{path}[{index}]", counts, "must be a list of counts (0 or more)")
-    if result is not None and not isinstance(result, str):
-        return _error(f"{path}[3]", result, "the result key must be a string or null")
+    earlier = rest[0] if rest else None
+    for index, item in ((3, result), (5, earlier)):
+        if item is not None and not isinstance(item, str):
+            return _error(f"{path}[{index}]", item, "a result key must be a string or null")
     keys = tuple((tool, key) for tool, key in recent)
-    return Memory(keys, tuple(runs), result, tuple(spent))
+    return Memory(keys, tuple(runs), result, tuple(spent), earlier)
 
 
 def encode_state(state: GuardState) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["AgentDisposed", "Event", "PromptSubmitted", "ToolCallFinished"]
+__all__ = ["AgentDisposed", "Event", "PromptSubmitted", "ToolCallFinished", "ToolCallReturned"]
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -51,6 +51,25 @@ _set_result: _SetSlot = vars(ToolCallFinished)["result"].__set__
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCallReturned:
+    """The result of a call already reported without one, for ``progress = "result"``.
+
+    A harness that learns a call's result only after the call was counted (a hook that counts
+    at ``PreToolUse`` and sees the result at ``PostToolUse``) reports the call with
+    ``result=None`` and then this event with the same ``agent``, ``tool`` and ``arguments``.
+    It fills in the result of the agent's last tracked call when that call is this one and its
+    result is not yet known; the progress rule is then applied as it would have been had the
+    result come with the call. Otherwise (another call since, a result already known, progress
+    off, ``result=None``) it changes nothing. It never produces a reminder.
+    """
+
+    agent: str | None
+    tool: str
+    arguments: object
+    result: object
+
+
+@dataclass(frozen=True, slots=True)
 class PromptSubmitted:
     """A user's message reached ``agent``: its chain starts over."""
 
@@ -64,4 +83,4 @@ class AgentDisposed:
     agent: str
 
 
-Event = ToolCallFinished | PromptSubmitted | AgentDisposed
+Event = ToolCallFinished | ToolCallReturned | PromptSubmitted | AgentDisposed

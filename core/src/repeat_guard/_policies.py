@@ -11,7 +11,8 @@ any policy is on; ``admit`` answers before a call runs and never changes anythin
   the block. ``runs[p - 2]`` is the length of the longest suffix with period ``p``; it grows by
   one when a call equals the call ``p`` back and falls to ``min(p, length)`` otherwise.
 * Progress (``progress = "result"``): an identical call whose result key differs from the
-  previous call's (both known) is progress: the chain starts over at 1.
+  previous call's (both known) is progress: the chain starts over at 1. A result reported
+  after its call (``ToolCallReturned``) is compared when it arrives, with ``earlier``.
 * Budgets: calls to tools matching a pattern since the last prompt, tracked or not; the call
   that reaches the limit gets a ``budget`` reminder, and ``admit`` denies the calls after it.
 * Deny (``deny_at = n``): ``admit`` denies a tracked call that would be the ``n``-th identical
@@ -38,12 +39,16 @@ class Memory:
     first. ``runs``: per period 2..``cycle_period``, the length of the longest periodic suffix.
     ``result``: the result key of the last tracked call (``None`` when not reported).
     ``spent``: calls per budget, in the config's order.
+    ``earlier``: the result key of the tracked call before the last when both were the same
+    call (``None`` otherwise, or when not reported), kept for a ``ToolCallReturned`` that
+    reports the last call's result after it.
     """
 
     recent: tuple[Key, ...] = ()
     runs: tuple[int, ...] = ()
     result: str | None = None
     spent: tuple[int, ...] = ()
+    earlier: str | None = None
 
 
 EMPTY = Memory()

@@ -48,7 +48,7 @@ from pyrsistent import PMap, PVector, pmap, pvector
 
 from ._canonical import KEY_TEXT_LIMIT, argument_key, canonical_arguments
 from ._config import GuardConfig
-from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
+from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._policies import ADMIT, EMPTY, Admit, Deny, Memory, cycle_of, spend
 from ._reminders import (
     Form,
@@ -376,6 +376,8 @@ def _on_event(state: GuardState, event: Event) -> tuple[GuardState, tuple[Remind
     match event:
         case ToolCallFinished():
             return _on_call(state, event)
+        case ToolCallReturned():
+            return _on_returned(state, event), ()
         case PromptSubmitted(agent=agent) | AgentDisposed(agent=agent):
             return state._without(agent), ()
         case _:
@@ -440,7 +442,7 @@ def _on_call_with_policies(
                 repeats, block = fired
                 preview = config.arguments_preview_chars
                 reminders.append(render_cycle(agent, arguments, repeats, block, preview))
-        memory = replace(memory, result=result)
+        memory = replace(memory, result=result, earlier=memory.result if same else None)
     if config.budgets:
         spent, reached = spend(config, memory.spent, tool)
         memory = replace(memory, spent=spent)
@@ -448,6 +450,25 @@ def _on_call_with_policies(
             pattern, limit = config.budgets[reached]
             reminders.append(render_budget(agent, tool, arguments, limit, pattern))
     return state._with_memory(agent, memory), tuple(reminders)
+
+
+def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
+    # The result of the agent's last tracked call, when that call is this one and its result
+    # is still unknown: the progress rule of _on_call_with_policies, applied now.
+    agent, tool = event.agent, event.tool
+    result = _result_key(state.config, event.result)
+    if agent is None or result is None:
+        return state
+    previous = state.chain(agent)
+    memory = state.memory(agent)
+    if previous is None or previous.tool != tool or memory.result is not None:
+        return state
+    key = argument_key(canonical_arguments(event.arguments))
+    if previous.key != key:
+        return state
+    if memory.earlier is not None and result != memory.earlier:
+        state = state._with_chain(agent, (tool, key, 1))
+    return state._with_memory(agent, replace(memory, result=result))
 
 
 def _result_key(config: GuardConfig, result: object) -> str | None:

@@ -6,9 +6,10 @@ JSON encoder writes them. ``*_from_json`` accepts anything at all and returns ``
 the value or ``Failure`` with a ``CodecError`` naming where the problem is; it never raises.
 
 An event is ``{"type": "tool_call", "agent": ..., "tool": ..., "arguments": ..., "denied":
-false}`` (``denied`` and ``result`` optional on input), ``{"type": "prompt", "agent": ...}`` or
-``{"type": "dispose", "agent": ...}``. A reminder is its fields under their own names, with
-the guard's ``source`` label first.
+false}`` (``denied`` and ``result`` optional on input), ``{"type": "tool_result", "agent": ...,
+"tool": ..., "arguments": ..., "result": ...}`` (a result reported after its call), ``{"type":
+"prompt", "agent": ...}`` or ``{"type": "dispose", "agent": ...}``. A reminder is its fields
+under their own names, with the guard's ``source`` label first.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, assert_never
 
 from ._codec import CodecError
-from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished
+from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._reminders import FORMS, SOURCE, Reminder
 
 if TYPE_CHECKING:
@@ -25,14 +26,16 @@ if TYPE_CHECKING:
 
 __all__ = ["event_from_json", "event_to_json", "reminder_from_json", "reminder_to_json"]
 
-EVENT_TYPES = ("tool_call", "prompt", "dispose")
+EVENT_TYPES = ("tool_call", "tool_result", "prompt", "dispose")
 _REQUIRED = {
     "tool_call": frozenset({"type", "agent", "tool", "arguments"}),
+    "tool_result": frozenset({"type", "agent", "tool", "arguments", "result"}),
     "prompt": frozenset({"type", "agent"}),
     "dispose": frozenset({"type", "agent"}),
 }
 _OPTIONAL = {
     "tool_call": frozenset({"denied", "result"}),
+    "tool_result": frozenset[str](),
     "prompt": frozenset[str](),
     "dispose": frozenset[str](),
 }
@@ -53,6 +56,14 @@ def event_to_json(event: Event) -> dict[str, object]:
             if event.result is not None:
                 mapped["result"] = event.result
             return mapped
+        case ToolCallReturned():
+            return {
+                "type": "tool_result",
+                "agent": event.agent,
+                "tool": event.tool,
+                "arguments": event.arguments,
+                "result": event.result,
+            }
         case PromptSubmitted():
             return {"type": "prompt", "agent": event.agent}
         case AgentDisposed():
@@ -78,7 +89,7 @@ def event_from_json(raw: object) -> Result[Event, CodecError]:
         return _failure(
             f"event.{unknown[0]}", None, f"{kind} event has unknown field {unknown[0]!r}"
         )
-    if kind == "tool_call":
+    if kind in ("tool_call", "tool_result"):
         return _call_from_json(raw)
     agent = raw["agent"]
     if not isinstance(agent, str):
@@ -89,6 +100,7 @@ def event_from_json(raw: object) -> Result[Event, CodecError]:
 
 
 def _call_from_json(raw: Mapping[str, object]) -> Result[Event, CodecError]:
+    # A call, or a result reported after its call: the same fields, checked the same way.
     agent, tool, denied = raw["agent"], raw["tool"], raw.get("denied", False)
     if agent is not None and not isinstance(agent, str):
         return _failure("event.agent", agent, f"'agent' must be a string or null, got {agent!r}")
@@ -98,6 +110,8 @@ def _call_from_json(raw: Mapping[str, object]) -> Result[Event, CodecError]:
         return _failure("event.denied", denied, f"'denied' must be true or false, got {denied!r}")
     from returns.result import Success  # noqa: PLC0415  # when used: see _codec
 
+    if raw["type"] == "tool_result":
+        return Success(ToolCallReturned(agent, tool, raw["arguments"], raw["result"]))
     return Success(ToolCallFinished(agent, tool, raw["arguments"], denied, raw.get("result")))
 
 

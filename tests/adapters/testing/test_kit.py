@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -19,10 +19,12 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     reduce,
 )
 from repeat_guard_testing import (
     AGENTS,
+    RESULTS,
     TOOLS,
     HarnessMachine,
     ReferenceGuard,
@@ -96,6 +98,20 @@ def test_events_are_mostly_calls_with_some_prompts_and_disposals(drawn: list[Eve
     calls = [e for e in drawn if isinstance(e, ToolCallFinished)]
     assert all(e.agent is None or e.agent in AGENTS for e in calls)
     assert all(e.tool in TOOLS for e in calls)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(events(results=RESULTS), min_size=40, max_size=40))
+def test_with_results_events_report_some_after_their_calls(drawn: list[Event]) -> None:
+    returned = [e for e in drawn if isinstance(e, ToolCallReturned)]
+    assert len(returned) < len(drawn) / 2
+    assert all(e.result in RESULTS and e.tool in TOOLS for e in returned)
+    assert all(e.agent is None or e.agent in AGENTS for e in returned)
+
+
+def test_results_reported_after_their_calls_are_drawn() -> None:
+    found = find(events(results=RESULTS), lambda e: isinstance(e, ToolCallReturned))
+    assert isinstance(found, ToolCallReturned)
 
 
 @given(tool_calls(agents=["x"], tools=["t"], arguments=[1]))

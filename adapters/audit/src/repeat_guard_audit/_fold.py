@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from repeat_guard import (
     UNKNOWN_DAY,
     WASTED_FROM,
+    AgentDisposed,
     GuardState,
     PackedTally,
+    PromptSubmitted,
     Run,
     SessionAudit,
     ToolCallFinished,
@@ -121,9 +123,9 @@ class _Folder:
         counted = since is None or day == UNKNOWN_DAY or day >= since
         if counted:
             self.tallies.add(name, state, event, reminders)
-        if not isinstance(event, ToolCallFinished):
+        if isinstance(event, PromptSubmitted | AgentDisposed):
             self.close_run(name, event.agent)
-        elif event.agent is not None:
+        elif isinstance(event, ToolCallFinished) and event.agent is not None:
             self.call(name, item, event, event.agent, run_length(state, event), day, counted)
 
     def call(

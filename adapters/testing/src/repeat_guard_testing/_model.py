@@ -18,6 +18,7 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     canonical_arguments,
 )
 
@@ -41,7 +42,8 @@ class ReferenceGuard:
 
     ``chains`` maps each agent with a chain to (tool, canonical arguments, count). The opt-in
     policies keep ``history`` (tracked calls since the prompt, for cycles), ``results`` (the
-    last tracked call's canonical result, for progress) and ``spent`` (calls per budget).
+    last tracked call's canonical result, for progress), ``earlier`` (the one before it, while
+    the chain was the same call, for a result reported later) and ``spent`` (calls per budget).
     ``admits(call)`` says whether ``admit`` must let ``call`` run.
     """
 
@@ -50,6 +52,7 @@ class ReferenceGuard:
         self.chains: dict[str, tuple[str, str, int]] = {}
         self.history: dict[str, list[tuple[str, str]]] = {}
         self.results: dict[str, str | None] = {}
+        self.earlier: dict[str, str | None] = {}
         self.spent: dict[str, list[int]] = {}
 
     def tracks(self, tool: str) -> bool:
@@ -61,8 +64,11 @@ class ReferenceGuard:
     def apply(self, event: Event) -> list[Fired]:
         """Apply ``event`` and return the reminders the guard must give for it."""
         if isinstance(event, PromptSubmitted | AgentDisposed):
-            for memory in (self.chains, self.history, self.results, self.spent):
+            for memory in (self.chains, self.history, self.results, self.earlier, self.spent):
                 memory.pop(event.agent, None)
+            return []
+        if isinstance(event, ToolCallReturned):
+            self._returned(event)
             return []
         return self._call(event)
 
@@ -104,6 +110,7 @@ class ReferenceGuard:
         same = (last_tool, last_key) == (tool, key)
         count = count + 1 if same and not progressed else 1
         self.chains[agent] = (tool, key, count)
+        self.earlier[agent] = before if same else None
         self.results[agent] = shown
         out: list[Fired] = []
         thresholds = sorted(config.thresholds)
@@ -115,6 +122,21 @@ class ReferenceGuard:
         if repeats is not None:
             out.append((agent, tool, repeats, "cycle"))
         return out
+
+    def _returned(self, event: ToolCallReturned) -> None:
+        # The last tracked call's result, reported after it: compared as if it came with it.
+        agent = event.agent
+        if agent is None or self.config.progress != "result" or event.result is None:
+            return
+        tool, key = event.tool, canonical_arguments(event.arguments)
+        last_tool, last_key, _count = self.chains.get(agent, ("", "", 0))
+        if (last_tool, last_key) != (tool, key) or self.results.get(agent) is not None:
+            return
+        shown = canonical_arguments(event.result)
+        self.results[agent] = shown
+        before = self.earlier.get(agent)
+        if before is not None and shown != before:
+            self.chains[agent] = (tool, key, 1)
 
     def _cycle(self, history: list[tuple[str, str]]) -> int | None:
         for period in range(2, self.config.cycle_period + 1):

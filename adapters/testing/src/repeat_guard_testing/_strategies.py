@@ -18,6 +18,7 @@ from repeat_guard import (
     GuardConfig,
     PromptSubmitted,
     ToolCallFinished,
+    ToolCallReturned,
 )
 
 __all__ = [
@@ -109,11 +110,21 @@ def events(
     arguments: Sequence[object] = ARGUMENTS,
     results: Sequence[object] = (None,),
 ) -> st.SearchStrategy[Event]:
-    """Any event, mostly calls: a prompt or a disposal about one time in eight each."""
+    """Any event, mostly calls: a prompt or a disposal about one time in eight each.
+
+    When some of ``results`` is not ``None``, results reported after their calls
+    (``ToolCallReturned``) come too, as often as prompts.
+    """
     call = tool_calls(agents, tools, arguments, results)
     agent = st.sampled_from(agents)
-    return st.one_of(
-        *[call] * 6,
-        st.builds(PromptSubmitted, agent),
-        st.builds(AgentDisposed, agent),
-    )
+    others = [st.builds(PromptSubmitted, agent), st.builds(AgentDisposed, agent)]
+    if any(result is not None for result in results):
+        returned = st.builds(
+            ToolCallReturned,
+            agent=st.one_of(agent, agent, st.none()),
+            tool=st.sampled_from(tools),
+            arguments=st.sampled_from(arguments),
+            result=st.sampled_from(results),
+        )
+        others.append(returned)
+    return st.one_of(*[call] * 6, *others)
