@@ -198,6 +198,11 @@ def test_a_result_for_another_call_or_an_already_known_one_changes_nothing() -> 
 
 
 def test_without_progress_a_reported_result_changes_nothing() -> None:
+    assert PROGRESS.reads_results
+    config = GuardConfig(cycle_period=2, budgets=(("*", 9),), deny_at=5)
+    assert not config.reads_results
+    state, _ = run(GuardState.initial(config), call("poll"), call("poll"))
+    assert reduce(state, returned("poll", "x")) == (state, ())
     state, _ = run(GuardState.initial(), call("poll"), call("poll"))
     assert reduce(state, returned("poll", "x")) == (state, ())
 

@@ -129,6 +129,12 @@ class GuardConfig:
         """Whether any opt-in policy that remembers calls (cycles, progress, budgets) is on."""
         return self._policies
 
+    @property
+    def reads_results(self) -> bool:
+        """Whether a call's result can change anything (``progress = "result"``): when not, a
+        ``ToolCallReturned`` leaves every state as it is, and a harness need not report it."""
+        return self.progress == "result"
+
     def budget_matches(self, index: int, tool: str) -> bool:
         """Return whether budget ``index``'s pattern matches ``tool``."""
         return self._budget_res[index].fullmatch(tool) is not None

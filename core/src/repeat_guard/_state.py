@@ -472,7 +472,7 @@ def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
 
 
 def _result_key(config: GuardConfig, result: object) -> str | None:
-    if config.progress != "result" or result is None:
+    if not config.reads_results or result is None:
         return None
     return argument_key(canonical_arguments(result))
 

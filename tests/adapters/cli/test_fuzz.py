@@ -25,7 +25,7 @@ from ..transcripts.fuzzing import cut_and_flipped, field, fuzz_settings
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 10
 
 _EVENT = st.fixed_dictionaries(
-    {"type": field(st.sampled_from(["tool_call", "prompt", "dispose", "admit"]))},
+    {"type": field(st.sampled_from(["tool_call", "tool_result", "prompt", "dispose", "admit"]))},
     optional={
         "agent": field(st.sampled_from(["a", "b"])),
         "tool": field(st.sampled_from(["grep", "poll"])),
@@ -36,7 +36,7 @@ _EVENT = st.fixed_dictionaries(
 )
 _CALL = st.fixed_dictionaries(
     {
-        "type": st.sampled_from(["tool_call", "tool_call", "admit"]),
+        "type": st.sampled_from(["tool_call", "tool_call", "admit", "tool_result"]),
         "agent": st.sampled_from(["a", "b"]),
         "tool": st.sampled_from(["grep", "poll"]),
         "arguments": st.fixed_dictionaries({"p": st.sampled_from(["x", "y"])}),

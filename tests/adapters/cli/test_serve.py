@@ -21,6 +21,7 @@ from repeat_guard import (
     GuardState,
     PromptSubmitted,
     ToolCallFinished,
+    ToolCallReturned,
     admit,
     reduce,
 )
@@ -232,6 +233,18 @@ def test_a_call_may_report_its_result_for_result_aware_progress() -> None:
     )
     config = GuardConfig(thresholds=(3,), progress="result")
     assert [answer["reminders"] for answer in answers(polls, config)] == [[], [], []]
+
+
+def test_a_result_may_come_after_its_call() -> None:
+    call = {"type": "tool_call", "agent": "a", "tool": "poll", "arguments": {}}
+    result = {**call, "type": "tool_result", "result": "x"}
+    assert parse_event(1, json.dumps(result).encode()) == ToolCallReturned("a", "poll", {}, "x")
+    lines = [call, {**result, "result": "queued"}, call, {**result, "result": "running"}, call]
+    data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    progress = GuardConfig(thresholds=(3,), progress="result")
+    assert [answer["reminders"] for answer in answers(data, progress)] == [[]] * 5
+    # Without progress the results change nothing: the third call reminds.
+    assert [len(answer["reminders"]) for answer in answers(data)] == [0, 0, 0, 0, 1]
 
 
 def test_an_admit_line_asks_the_core_before_a_call_runs_and_changes_nothing() -> None:

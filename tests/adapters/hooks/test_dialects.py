@@ -7,6 +7,7 @@ project's own runs (tests/adapters/hooks/test_e2e_*.py record them again).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from returns.result import Failure, Success
 
@@ -16,6 +17,7 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     reduce,
 )
 from repeat_guard_hooks import (
@@ -116,8 +118,27 @@ def test_session_end_ends_the_session() -> None:
     assert parsed.cwd is None
 
 
+def test_post_tool_use_reports_the_calls_result() -> None:
+    # As Claude Code 2.1.197 sent it: the call's input again, and its response.
+    response = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+    post = {**PRE, "hook_event_name": "PostToolUse", "tool_response": response, "duration_ms": 9}
+    returned = ToolCallReturned(SESSION, "Bash", PRE["tool_input"], response)
+    assert _parse(post).action == AgentEvent(SESSION, returned)
+    inside = _parse({**post, "agent_id": "a9"}).action
+    assert isinstance(inside, AgentEvent)
+    assert inside.event == replace(returned, agent=f"{SESSION}/a9")
+    # Codex 0.171.0 sends a command's output as a string; a missing response is no result.
+    codex = {**post, "tool_response": ""}
+    assert _parse(codex).action == AgentEvent(SESSION, replace(returned, result=""))
+    unknown = {k: v for k, v in post.items() if k != "tool_response"}
+    assert _parse(unknown).action == AgentEvent(SESSION, replace(returned, result=None))
+    assert _reason(json.dumps({**post, "tool_name": 1}).encode()) == (
+        "PostToolUse: tool_name is missing or not a string"
+    )
+
+
 def test_other_events_are_unused_and_need_no_session() -> None:
-    for name in ("PostToolUse", "PostToolUseFailure", "Stop", "SessionStart", "Notification"):
+    for name in ("PostToolUseFailure", "Stop", "SessionStart", "Notification"):
         assert _parse({"hook_event_name": name, "cwd": 7}).action == Unused()
 
 

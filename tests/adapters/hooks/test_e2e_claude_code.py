@@ -33,11 +33,11 @@ LS_CALL = Call("Bash", LS)
 MARK = "hook additional context: "
 
 
-def _reminder(count: int, config: GuardConfig | None = None) -> Reminder:
+def _reminder(count: int, config: GuardConfig | None = None, arguments: object = LS) -> Reminder:
     state = GuardState.initial(config)
     fired: list[Reminder] = []
     for _ in range(count):
-        state, reminders = reduce(state, ToolCallFinished("a", "Bash", LS))
+        state, reminders = reduce(state, ToolCallFinished("a", "Bash", arguments))
         fired.extend(reminders)
     return fired[-1]
 
@@ -248,4 +248,39 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
     assert fifth["is_error"] is True
     assert str(fifth["content"]).startswith("refused: this would be the 5th identical call")
     assert _contexts(turns[5]) == [_wrapped(_reminder(5))]
+    assert sandbox.log() == ""
+
+
+def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code", "--results")
+    (sandbox.project / ".repeat-guard.toml").write_text('progress = "result"\n')
+    poll = {"command": "cat progress.txt", "description": "Read the build's progress"}
+    outputs = ["10%", "60%", "done", "done", "done", "done"]
+
+    def script(request: Mapping[str, Any]) -> Step:
+        side = _side(request)
+        if side is not None:
+            return side
+        done = _results_since_prompt(request)
+        if done == len(outputs):
+            return Say("done")
+        # What the next call will read: the build moving on, then finished.
+        (sandbox.project / "progress.txt").write_text(outputs[done] + "\n")
+        return (Call("Bash", poll),)
+
+    with MessagesStandIn(script) as model:
+        result = run_claude(
+            sandbox, model.url, "wait for the build", allowed=("Bash(cat progress.txt)",)
+        )
+    assert result["result"] == "done"
+    seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
+    last = _turns(model)[-1]["messages"]
+    read = [b["content"] for m in last for b in blocks(m) if b.get("type") == "tool_result"]
+    assert read == outputs
+    # Six identical calls: the output changed twice, so only the fifth (the third since the
+    # output last changed) is a loop; without the results it would have been the third.
+    gentle = _wrapped(_reminder(3, arguments=poll))
+    assert seen == [(0, []), (1, []), (2, []), (3, []), (4, []), (5, [gentle]), (6, [])]
     assert sandbox.log() == ""

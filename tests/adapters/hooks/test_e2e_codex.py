@@ -190,3 +190,30 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
     # The refused fourth counted: the fifth, refused too, carries the detailed reminder.
     assert _reminders(final) == [(3, _reminder(3)), (5, _reminder(5))]
     assert sandbox.log() == ""
+
+
+def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) -> None:
+    outputs = ["10%", "60%", "done", "done", "done", "done"]
+    project: list[Path] = []
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _outputs(request)
+        if done == len(outputs):
+            return Say("done")
+        # What the next call will read: the build moving on, then finished.
+        (project[0] / "progress.txt").write_text(outputs[done] + "\n")
+        return (Call("exec_command", {"cmd": "cat progress.txt"}),)
+
+    with ResponsesStandIn(script) as model:
+        sandbox = Sandbox.create(tmp_path)
+        project.append(sandbox.project)
+        configure_codex(sandbox, model.url)
+        sandbox.install("codex", "--results")
+        (sandbox.project / ".repeat-guard.toml").write_text('progress = "result"\n')
+        run_codex(sandbox, "wait for the build")
+    final = model.model_requests()[-1]
+    read = [str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"]
+    assert [output.strip().splitlines()[-1] for output in read] == outputs
+    # The output changed twice: only the fifth call (the third since it last changed) loops.
+    assert _reminders(final) == [(5, _reminder(3))]
+    assert sandbox.log() == ""

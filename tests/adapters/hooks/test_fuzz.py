@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from repeat_guard_hooks import (
     DIALECTS,
     HOOK_EVENTS,
+    RESULT_HOOK_EVENTS,
     Dialect,
     HookOptions,
     InstallError,
@@ -71,21 +72,23 @@ _PAYLOAD = st.fixed_dictionaries(
             st.fixed_dictionaries({"command": st.sampled_from(["ls", "make test"])})
         ),
         "tool_use_id": field(st.text(max_size=4)),
+        "tool_response": field(st.sampled_from(["", "out", {"stdout": "x"}])),
         "prompt": field(st.text(max_size=8)),
         "transcript_path": field(st.just("/dev/null")),
     },
 )
 
 
-# A well-formed call, so that repeats reach the thresholds and the limits.
+# A well-formed call or its result, so that repeats reach the thresholds and the limits, and
+# results that change or stay the same reach progress.
 _CALL = st.fixed_dictionaries(
     {
-        "hook_event_name": st.just("PreToolUse"),
+        "hook_event_name": st.sampled_from(["PreToolUse", "PreToolUse", "PostToolUse"]),
         "session_id": st.sampled_from(["s", "t"]),
         "tool_name": st.sampled_from(["Bash", "Read"]),
         "tool_input": st.fixed_dictionaries({"command": st.sampled_from(["ls", "make test"])}),
     },
-    optional={"agent_id": st.just("a1")},
+    optional={"agent_id": st.just("a1"), "tool_response": st.sampled_from(["a", "b"])},
 )
 _INPUT = st.one_of(
     _CALL.map(lambda payload: json.dumps(payload).encode()),
@@ -146,7 +149,8 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
 
 # Every list of a hooks table holds something, since uninstall drops a list it leaves empty.
 _HOOKS = st.dictionaries(
-    st.sampled_from([event for event, _ in HOOK_EVENTS["claude-code"]]) | _TEXT,
+    st.sampled_from([event for event, _ in HOOK_EVENTS["claude-code"] + RESULT_HOOK_EVENTS])
+    | _TEXT,
     st.lists(_JSON, min_size=1, max_size=3),
     min_size=1,
     max_size=4,
@@ -157,9 +161,9 @@ _SETTINGS = st.dictionaries(_TEXT.filter(lambda key: key != "hooks"), _JSON, max
 
 
 @fuzz_settings(EXAMPLES)
-@given(_SETTINGS, st.sampled_from(DIALECTS), st.booleans())
+@given(_SETTINGS, st.sampled_from(DIALECTS), st.booleans(), st.booleans())
 def test_any_settings_file_gets_our_entries_and_gives_them_back(
-    settings_file: dict[str, object], dialect: Dialect, escaped: bool
+    settings_file: dict[str, object], dialect: Dialect, escaped: bool, results: bool
 ) -> None:
     command = hook_command(["/opt/repeat-guard"], dialect)
     with tempfile.TemporaryDirectory() as folder:
@@ -168,14 +172,14 @@ def test_any_settings_file_gets_our_entries_and_gives_them_back(
         if not escaped and re.search("[\ud800-\udfff]", text):
             text = json.dumps(settings_file)  # UTF-8 cannot hold a lone surrogate unescaped
         path.write_text(text, "utf-8")
-        install(str(path), dialect, command)
+        install(str(path), dialect, command, results=results)
         installed = json.loads(path.read_bytes().decode("utf-8"))
         assert {key: value for key, value in installed.items() if key != "hooks"} == {
             key: value for key, value in settings_file.items() if key != "hooks"
         }
         before = settings_file.get("hooks", {})
         assert isinstance(before, dict)
-        for event, with_matcher in HOOK_EVENTS[dialect]:
+        for event, with_matcher in HOOK_EVENTS[dialect] + (RESULT_HOOK_EVENTS if results else ()):
             groups = installed["hooks"][event]
             assert groups[:-1] == before.get(event, [])
             assert groups[-1]["hooks"][0]["command"] == command

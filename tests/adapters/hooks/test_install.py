@@ -12,6 +12,8 @@ import pytest
 import repeat_guard_hooks
 from repeat_guard_hooks import (
     HOOK_EVENTS,
+    RESULT_HOOK_EVENTS,
+    Dialect,
     InstallError,
     TargetError,
     apply_change,
@@ -113,6 +115,33 @@ def test_install_updates_a_moved_executable_in_place(tmp_path: Path) -> None:
         for hook in group["hooks"]
     ]
     assert commands == [moved] * len(HOOK_EVENTS["claude-code"])
+
+
+@pytest.mark.parametrize("dialect", ["claude-code", "codex"])
+def test_results_add_post_tool_use_and_an_install_without_them_takes_it_out(
+    tmp_path: Path, dialect: Dialect
+) -> None:
+    path = tmp_path / "settings.json"
+    mine = {"matcher": "Bash", "hooks": [USER_HOOK]}
+    _write(path, {"hooks": {"PostToolUse": [mine]}})
+    command = hook_command(["/x/repeat-guard"], dialect)
+    ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
+    install(str(path), dialect, command, results=True)
+    hooks = json.loads(path.read_text())["hooks"]
+    assert RESULT_HOOK_EVENTS == (("PostToolUse", True),)
+    assert hooks["PostToolUse"] == [mine, ours]
+    assert sorted(hooks) == sorted(["PostToolUse", *dict(HOOK_EVENTS[dialect])])
+    assert not install(str(path), dialect, command, results=True).changed
+    install(str(path), dialect, command)
+    assert json.loads(path.read_text())["hooks"]["PostToolUse"] == [mine]
+    install(str(path), dialect, command, results=True)
+    uninstall(str(path), dialect)
+    assert json.loads(path.read_text()) == {"hooks": {"PostToolUse": [mine]}}
+    # Alone in its event, our entry takes the event with it.
+    path.unlink()
+    install(str(path), dialect, command, results=True)
+    install(str(path), dialect, command)
+    assert "PostToolUse" not in json.loads(path.read_text())["hooks"]
 
 
 def test_uninstall_removes_exactly_what_install_added(tmp_path: Path) -> None:

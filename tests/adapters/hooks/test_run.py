@@ -288,3 +288,31 @@ def test_deny_at_from_the_config_file_refuses_the_call_before_it_runs(tmp_path: 
     # The refused fourth call counted: the fifth gets the detailed reminder beside its refusal.
     assert "`Bash` 5 times" in outputs[4]["additionalContext"]
     assert _log(tmp_path) == []
+
+
+def _post(cwd: Path | str, output: str, command: str = "ls") -> bytes:
+    payload = json.loads(_pre(cwd, command=command))
+    payload.update(hook_event_name="PostToolUse", tool_response={"stdout": output})
+    return json.dumps(payload).encode()
+
+
+def test_results_at_post_tool_use_are_progress_under_progress_result(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".repeat-guard.toml").write_text('progress = "result"\n')
+    options = _options(tmp_path)
+    outputs = ["10%", "60%", "done", "done", "done", "done"]
+    calls = [data for output in outputs for data in (_pre(tmp_path), _post(tmp_path, output))]
+    forms = _forms(options, calls)
+    # A result never gets an answer; the fifth call is the third since the output last changed.
+    assert forms[1::2] == [[]] * 6
+    assert forms[::2] == [[], [], [], [], ["gentle"], []]
+    assert _log(tmp_path) == []
+
+
+def test_without_progress_result_a_post_tool_use_leaves_the_store_shut(tmp_path: Path) -> None:
+    options = _options(tmp_path)
+    assert run_hook(options, _post(tmp_path, "x"), 100.0) == HookOutcome(0)
+    assert list(tmp_path.iterdir()) == []
+    # Without it, changing results are not progress: the third identical call reminds.
+    calls = [data for output in "abc" for data in (_pre(tmp_path), _post(tmp_path, output))]
+    assert _forms(options, calls) == [[], [], [], [], ["gentle"], []]

@@ -275,7 +275,7 @@ def test_a_budget_is_remembered_across_connections_without_a_chain(tmp_path: Pat
     fired = [[r.form for r in _apply_with(path, BUDGET, _call("s")).reminders] for _ in range(4)]
     assert fired == [[], [], ["budget"], []]
     # Bash is excluded, so the agent has no chain: the row holds the memory alone.
-    assert _memories(path) == [("s", None, "[1, [], [], null, [4]]", '[0, [["Bash", 3]]]')]
+    assert _memories(path) == [("s", None, "[2, [], [], null, [4], null]", '[0, [["Bash", 3]]]')]
 
 
 def test_a_cycle_is_remembered_across_connections(tmp_path: Path) -> None:
@@ -293,7 +293,7 @@ def test_a_memory_made_under_other_policy_settings_starts_afresh(tmp_path: Path)
     changed = GuardConfig(budgets=(("Grep", 1), ("Bash", 3)), exclude=("Bash",))
     assert _apply_with(path, changed, _call("s")) == StoreResult(())
     assert _memories(path)[0][2:] == (
-        "[1, [], [], null, [0, 1]]",
+        "[2, [], [], null, [0, 1], null]",
         '[0, [["Grep", 1], ["Bash", 3]]]',
     )
     # Back under the default config the chain is kept and the memory goes.
@@ -307,9 +307,12 @@ def test_a_memory_that_empties_is_stored_as_null(tmp_path: Path) -> None:
     event = ToolCallFinished("s", "Bash", LS, result="out")
     _apply_with(path, config, AgentEvent("s", event))
     # The result's key is its canonical text, short enough to be kept as it is.
-    assert _memories(path)[0][2] == '[1, [], [], "\\"out\\"", []]'
-    # A call whose result is not reported leaves nothing to remember.
+    assert _memories(path)[0][2] == '[2, [], [], "\\"out\\"", [], null]'
+    # The same call again, its result not reported: the one before is kept for it.
     _apply_with(path, config, _call("s"))
+    assert _memories(path)[0][2] == '[2, [], [], null, [], "\\"out\\""]'
+    # Another call, its result not reported either, leaves nothing to remember.
+    _apply_with(path, config, _call("s", arguments={"command": "pwd"}))
     assert _memories(path)[0][2:] == (None, None)
 
 
@@ -321,7 +324,17 @@ def test_an_unreadable_memory_starts_the_agent_afresh(tmp_path: Path, stored: st
     with sqlite3.connect(path) as connection:
         connection.execute("UPDATE agents SET memory = ?", (stored,))
     assert _apply_with(path, BUDGET, _call("s")) == StoreResult((), dropped=1)
-    assert _memories(path)[0][2] == "[1, [], [], null, [1]]"
+    assert _memories(path)[0][2] == "[2, [], [], null, [1], null]"
+
+
+def test_a_memory_written_in_version_1_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _apply_with(path, BUDGET, _call("s"))
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE agents SET memory = ?", ("[1, [], [], null, [2]]",))
+    fired = _apply_with(path, BUDGET, _call("s"))
+    assert (fired.dropped, [r.form for r in fired.reminders]) == (0, ["budget"])
+    assert _memories(path)[0][2] == "[2, [], [], null, [3], null]"
 
 
 def _version_1_store(path: Path) -> None:

@@ -74,7 +74,10 @@ output:
 _SERVE_EPILOG = f"""\
 protocol: one JSON event per input line, exactly one JSON answer per line, in order, flushed.
   {{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {{...}}, "denied": false}}
-      (agent may be null: a call outside any agent, never counted; denied is optional)
+      (agent may be null: a call outside any agent, never counted; denied is optional, and
+      result, what the tool returned, for progress = "result")
+  {{"type": "tool_result", "agent": "a", "tool": "grep", "arguments": {{...}}, "result": ...}}
+      the result of the agent's last call, reported after it (progress = "result" only)
   {{"type": "prompt", "agent": "a"}}     a user's message: a's chain starts over
   {{"type": "dispose", "agent": "a"}}    a is gone: its chain is dropped
   {{"type": "admit", "agent": "a", "tool": "grep", "arguments": {{...}}}}

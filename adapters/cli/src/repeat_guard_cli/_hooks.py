@@ -23,8 +23,9 @@ _HOOK_EPILOG = """\
 reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout.
 events used: PreToolUse (a call attempt: the one hook that also sees calls a permission rule
 refuses), UserPromptSubmit (the main agent's chain starts over), SubagentStop (the subagent's
-chain is dropped), SessionEnd (every chain of the session is dropped); every other event is
-answered with nothing. A reminder becomes hookSpecificOutput.additionalContext of the
+chain is dropped), SessionEnd (every chain of the session is dropped), PostToolUse (the call's
+result, read only under progress = "result"; installed with install --results); every other
+event is answered with nothing. A reminder becomes hookSpecificOutput.additionalContext of the
 PreToolUse answer, which both agents put after the call's result in the next model request.
 With a hard limit configured (denyAt, or a spent budget) a call past it is refused before it
 runs: the answer adds permissionDecision "deny" and the reason as permissionDecisionReason,
@@ -110,6 +111,14 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         parser.add_argument(
             "--dry-run", action="store_true", help="print the change instead of making it"
         )
+        if name == "install":
+            parser.add_argument(
+                "--results",
+                action="store_true",
+                help='also run on PostToolUse, so that progress = "result" sees each call\'s '
+                "result (one more hook process per tool call); without it, install takes that "
+                "entry out",
+            )
 
 
 def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
@@ -143,7 +152,7 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         path = settings_path(agent, scope, os.getcwd(), os.environ, os.path.expanduser("~"))
         if args.command == "install":
             command = hook_command(installed_executable(sys.argv[0], sys.executable), agent)
-            change = install(path, agent, command, dry_run=args.dry_run)
+            change = install(path, agent, command, results=args.results, dry_run=args.dry_run)
         else:
             change = uninstall(path, agent, dry_run=args.dry_run)
     except (InstallError, TargetError) as error:

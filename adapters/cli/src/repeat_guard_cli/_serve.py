@@ -6,6 +6,8 @@ so a harness may write one event and block reading its answer. An event is a JSO
 * ``{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {...}, "denied": false}``
   (``agent`` may be ``null`` for a call outside any agent; ``denied`` and ``result``, what the
   tool returned, are optional);
+* ``{"type": "tool_result", "agent": "a", "tool": "grep", "arguments": {...}, "result": ...}``
+  (the result of a call reported without one: the core's ``ToolCallReturned``);
 * ``{"type": "prompt", "agent": "a"}``;
 * ``{"type": "dispose", "agent": "a"}``.
 

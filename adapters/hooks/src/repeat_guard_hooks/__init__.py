@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ._install import (
         HOOK_EVENTS,
         HOOK_TIMEOUT_SECONDS,
+        RESULT_HOOK_EVENTS,
         SCOPES,
         InstallError,
         Scope,
@@ -75,6 +76,7 @@ __all__ = [
     "HOOK_EVENTS",
     "HOOK_TIMEOUT_SECONDS",
     "LOG_LIMIT",
+    "RESULT_HOOK_EVENTS",
     "SCOPES",
     "AgentEvent",
     "CorruptStore",
@@ -129,6 +131,7 @@ _HOMES = {
     "write_atomically": "._files",
     "HOOK_EVENTS": "._install",
     "HOOK_TIMEOUT_SECONDS": "._install",
+    "RESULT_HOOK_EVENTS": "._install",
     "SCOPES": "._install",
     "InstallError": "._install",
     "Scope": "._install",

@@ -13,6 +13,11 @@ Codex 0.171.0), a call that a permission rule or the working-directory check ref
 after that call's result, exactly where a ``PostToolUse`` answer would. ``PreToolUse`` is
 therefore the one hook that sees every attempt, denied ones included, once each.
 
+Results: ``PostToolUse`` (installed with ``install --results``) carries the call's
+``tool_response``; it becomes ``ToolCallReturned``, which only ``progress = "result"`` reads.
+A failed call fires ``PostToolUseFailure`` instead, which is not used: its result stays unknown,
+and an unknown result is never progress.
+
 Agents: a session's main agent is the session id; a call made inside a subagent carries
 ``agent_id`` (both agents send it, with the parent's ``session_id``), and its agent is
 ``<session id>/<agent_id>``, so a subagent's chain never mixes with its parent's. Codex also
@@ -26,7 +31,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from repeat_guard import AgentDisposed, Event, PromptSubmitted, Reminder, ToolCallFinished
+from repeat_guard import (
+    AgentDisposed,
+    Event,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    ToolCallReturned,
+)
 
 if TYPE_CHECKING:
     from returns.result import Result
@@ -49,10 +61,11 @@ DIALECTS: tuple[Dialect, ...] = ("claude-code", "codex")
 
 # Hook event name -> what it is to the guard. Every other event is unused.
 _CALL_EVENTS = frozenset({"PreToolUse"})
+_RESULT_EVENTS = frozenset({"PostToolUse"})
 _PROMPT_EVENTS = frozenset({"UserPromptSubmit"})
 _DISPOSE_EVENTS = frozenset({"SubagentStop"})
 _END_EVENTS = frozenset({"SessionEnd"})
-USED_EVENTS = _CALL_EVENTS | _PROMPT_EVENTS | _DISPOSE_EVENTS | _END_EVENTS
+USED_EVENTS = _CALL_EVENTS | _RESULT_EVENTS | _PROMPT_EVENTS | _DISPOSE_EVENTS | _END_EVENTS
 # The events whose answer may carry additionalContext for the next model request.
 _ANSWERED_EVENTS = _CALL_EVENTS
 
@@ -160,10 +173,21 @@ def _action(hook_event: str, payload: Mapping[str, object]) -> Action | str:
         if agent_id is None:
             return f"{hook_event}: agent_id is missing"
         return AgentEvent(session, AgentDisposed(agent))
+    return _tool_event(hook_event, payload, session, agent)
+
+
+def _tool_event(
+    hook_event: str, payload: Mapping[str, object], session: str, agent: str
+) -> AgentEvent | str:
+    # A call about to run (PreToolUse), or the result of one that ran (PostToolUse).
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
         return f"{hook_event}: tool_name is missing or not a string"
-    return AgentEvent(session, ToolCallFinished(agent, tool, payload.get("tool_input")))
+    arguments = payload.get("tool_input")
+    if hook_event in _RESULT_EVENTS:
+        result = payload.get("tool_response")
+        return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result))
+    return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
 
 
 def render_answer(

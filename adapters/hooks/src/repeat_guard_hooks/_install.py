@@ -3,7 +3,9 @@
 Claude Code and Codex read the same shape: ``{"hooks": {Event: [{"matcher": ..., "hooks":
 [{"type": "command", "command": ...}]}]}}``. ``install`` appends one matcher group of its own
 per event, whose command runs the installed ``repeat-guard`` by its absolute path; every other
-key, group and hook stays as it was. An entry is ours when its command runs ``repeat-guard hook
+key, group and hook stays as it was. With ``results``, ``PostToolUse`` is one of the events, so
+that ``progress = "result"`` sees each call's result; an install without it takes our
+``PostToolUse`` entry out again. An entry is ours when its command runs ``repeat-guard hook
 <agent>``, so a second install changes nothing (or only updates our command when the executable
 moved), and ``uninstall`` removes exactly our entries, then the lists and the ``hooks`` table it
 left empty.
@@ -21,7 +23,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -30,6 +32,7 @@ from ._dialects import Dialect
 __all__ = [
     "HOOK_EVENTS",
     "HOOK_TIMEOUT_SECONDS",
+    "RESULT_HOOK_EVENTS",
     "SCOPES",
     "InstallError",
     "Scope",
@@ -61,6 +64,8 @@ HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
     "claude-code": _EVENTS,
     "codex": _EVENTS,
 }
+# The events added for ``progress = "result"``: each call's result, one more hook per call.
+RESULT_HOOK_EVENTS: tuple[tuple[str, bool], ...] = (("PostToolUse", True),)
 # Seconds the agent waits for the hook: above the store's busy timeout, so a hook queued behind
 # others fails open by itself. Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
 HOOK_TIMEOUT_SECONDS = 10
@@ -223,20 +228,41 @@ def _render(settings: Mapping[str, object]) -> str:
     return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
 
 
-def plan_install(path: str, dialect: Dialect, command: str) -> SettingsChange:
-    """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs.
+def plan_install(
+    path: str, dialect: Dialect, command: str, *, results: bool = False
+) -> SettingsChange:
+    """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs
+    (and on ``RESULT_HOOK_EVENTS`` with ``results``), and on no other.
 
     Idempotent: when our entries are already there with this command, nothing changes.
     """
     before, settings = _read(path)
     original = _render(settings)
     table = _hooks_table(path, settings)
-    for event, with_matcher in HOOK_EVENTS[dialect]:
+    wanted = dict(HOOK_EVENTS[dialect] + (RESULT_HOOK_EVENTS if results else ()))
+    _take_ours_out(table, dialect, keep=wanted.keys())
+    for event, with_matcher in wanted.items():
         groups = table.get(event, [])
         assert isinstance(groups, list)  # checked by _hooks_table
         table[event] = [*_without_ours(groups, dialect), _our_group(event, command, with_matcher)]
     settings["hooks"] = table
     return _change(path, before, original, settings)
+
+
+def _take_ours_out(table: dict[str, object], dialect: Dialect, keep: Collection[str] = ()) -> None:
+    # Our entries out of every event but those in ``keep``; an event left with none goes.
+    for event in list(table):
+        groups = table[event]
+        assert isinstance(groups, list)  # checked by _hooks_table
+        if event in keep:
+            continue
+        kept = _without_ours(groups, dialect)
+        if kept == groups:
+            continue
+        if kept:
+            table[event] = kept
+        else:
+            del table[event]
 
 
 def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
@@ -249,16 +275,7 @@ def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
         return SettingsChange(path, None, None)
     original = _render(settings)
     table = _hooks_table(path, settings)
-    for event in list(table):
-        groups = table[event]
-        assert isinstance(groups, list)  # checked by _hooks_table
-        kept = _without_ours(groups, dialect)
-        if kept == groups:
-            continue
-        if kept:
-            table[event] = kept
-        else:
-            del table[event]
+    _take_ours_out(table, dialect)
     if not table:
         settings.pop("hooks", None)
     if not settings and original != _render(settings):
@@ -293,9 +310,11 @@ def apply_change(change: SettingsChange) -> None:
     write_atomically(target, lambda stream: stream.write(text))
 
 
-def install(path: str, dialect: Dialect, command: str, *, dry_run: bool = False) -> SettingsChange:
+def install(
+    path: str, dialect: Dialect, command: str, *, results: bool = False, dry_run: bool = False
+) -> SettingsChange:
     """Plan and (unless ``dry_run``) apply the install of our hooks into ``path``."""
-    change = plan_install(path, dialect, command)
+    change = plan_install(path, dialect, command, results=results)
     if not dry_run:
         apply_change(change)
     return change

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from repeat_guard import ConfigError, GuardConfig, load_config_or_error
+from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned, load_config_or_error
 
 from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
 from ._store import (
@@ -89,6 +89,8 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         if not isinstance(action, AgentEvent | SessionEnded):
             return HookOutcome(0)
         config = _config(options.config, hook_input.cwd)
+        if isinstance(action, AgentEvent) and _ignores(config, action.event):
+            return HookOutcome(0)
         result = _apply(options, config, action, now)
         if result.dropped:
             _log(options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now)
@@ -100,6 +102,11 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         return _fail_open(options, hook_event, f"state store unusable: {_describe(error)}", now)
     except Exception as error:
         return _fail_open(options, hook_event, f"internal error: {_where(error)}", now)
+
+
+def _ignores(config: GuardConfig, event: Event) -> bool:
+    # A result changes nothing unless the configuration reads results: the store stays shut.
+    return isinstance(event, ToolCallReturned) and not config.reads_results
 
 
 def _apply(
