@@ -135,6 +135,15 @@ def test_lone_surrogates_are_counted_in_arguments_and_fail_open_in_ids(tmp_path:
         assert _log(tmp_path)[-1].endswith(f"?: PreToolUse: {key} holds a lone surrogate")
 
 
+def test_a_budget_pattern_holding_a_lone_surrogate_is_remembered(tmp_path: Path) -> None:
+    # Only JSON can write one ("\\ud800" is a valid escape); the store must still hold it.
+    config = tmp_path / "guard.json"
+    config.write_text('{"budgets": {"\\ud800*": 2, "Bash": 3}}')
+    forms = _forms(_options(tmp_path, config=str(config)), [_pre(tmp_path)] * 3)
+    assert forms == [[], [], ["gentle", "budget"]]
+    assert _log(tmp_path) == []
+
+
 def test_a_config_file_found_above_cwd_applies(tmp_path: Path) -> None:
     project = tmp_path / "repo"
     (project / ".git").mkdir(parents=True)

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ._dialects import Dialect
+from ._text import escape_lone_surrogates
 
 __all__ = [
     "HOOK_EVENTS",
@@ -218,14 +218,9 @@ def _without_ours(groups: list[object], dialect: Dialect) -> list[object]:
     return kept
 
 
-# A string of the file may hold a lone surrogate (a valid JSON escape that UTF-8 cannot
-# encode): it is written back as the escape it was read from.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _render(settings: Mapping[str, object]) -> str:
-    text = json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
-    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    # A string of the file may hold a lone surrogate: written back as the escape it was.
+    return escape_lone_surrogates(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
 
 
 def plan_install(

@@ -53,6 +53,7 @@ from repeat_guard import (
 )
 
 from ._dialects import AgentEvent, SessionEnded
+from ._text import escape_lone_surrogates
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -268,8 +269,10 @@ _EMPTY_MEMORY = Memory()
 
 def _policy_settings(config: GuardConfig) -> str:
     # What a memory's shape depends on: runs per cycle period, counts per budget, in order.
+    # Unescaped, as rows written so far hold it, but for a lone surrogate, which SQLite's
+    # UTF-8 text cannot hold.
     budgets = [[pattern, limit] for pattern, limit in config.budgets]
-    return json.dumps([config.cycle_period, budgets], ensure_ascii=False)
+    return escape_lone_surrogates(json.dumps([config.cycle_period, budgets], ensure_ascii=False))
 
 
 def _load(
