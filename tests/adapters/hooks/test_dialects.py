@@ -137,8 +137,22 @@ def test_post_tool_use_reports_the_calls_result() -> None:
     )
 
 
+def test_post_tool_use_failure_reports_the_error_as_the_result() -> None:
+    # As Claude Code 2.1.197 sent it for `cat missing.txt`, which exited 1.
+    error = "Exit code 1\ncat: missing.txt: No such file or directory"
+    failure: dict[str, object] = {**PRE, "hook_event_name": "PostToolUseFailure", "error": error}
+    failure["is_interrupt"] = False
+    returned = ToolCallReturned(SESSION, "Bash", PRE["tool_input"], {"error": error})
+    assert _parse(failure).action == AgentEvent(SESSION, returned)
+    # An interrupted call, or one whose error is not given, returned nothing known.
+    unknown = replace(returned, result=None)
+    assert _parse({**failure, "is_interrupt": True}).action == AgentEvent(SESSION, unknown)
+    without = {k: v for k, v in failure.items() if k != "error"}
+    assert _parse(without).action == AgentEvent(SESSION, unknown)
+
+
 def test_other_events_are_unused_and_need_no_session() -> None:
-    for name in ("PostToolUseFailure", "Stop", "SessionStart", "Notification"):
+    for name in ("Stop", "SessionStart", "Notification"):
         assert _parse({"hook_event_name": name, "cwd": 7}).action == Unused()
 
 

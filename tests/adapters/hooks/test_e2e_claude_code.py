@@ -256,7 +256,9 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) ->
     trust_project(sandbox)
     sandbox.install("claude-code", "--results")
     (sandbox.project / ".repeat-guard.toml").write_text('progress = "result"\n')
-    poll = {"command": "cat progress.txt", "description": "Read the build's progress"}
+    # Exits 3 until the build is done: Claude Code reports those calls with PostToolUseFailure.
+    command = "cat progress.txt; grep -qx done progress.txt || exit 3"
+    poll = {"command": command, "description": "Read the build's progress"}
     outputs = ["10%", "60%", "done", "done", "done", "done"]
 
     def script(request: Mapping[str, Any]) -> Step:
@@ -271,14 +273,16 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) ->
         return (Call("Bash", poll),)
 
     with MessagesStandIn(script) as model:
-        result = run_claude(
-            sandbox, model.url, "wait for the build", allowed=("Bash(cat progress.txt)",)
-        )
+        result = run_claude(sandbox, model.url, "wait for the build", allowed=("Bash",))
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
     last = _turns(model)[-1]["messages"]
-    read = [b["content"] for m in last for b in blocks(m) if b.get("type") == "tool_result"]
-    assert read == outputs
+    read = [b for m in last for b in blocks(m) if b.get("type") == "tool_result"]
+    assert [(b.get("is_error", False), str(b["content"])) for b in read] == [
+        (True, "Exit code 3\n10%"),
+        (True, "Exit code 3\n60%"),
+        *[(False, "done")] * 4,
+    ]
     # Six identical calls: the output changed twice, so only the fifth (the third since the
     # output last changed) is a loop; without the results it would have been the third.
     gentle = _wrapped(_reminder(3, arguments=poll))

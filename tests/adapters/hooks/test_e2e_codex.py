@@ -202,7 +202,10 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) ->
             return Say("done")
         # What the next call will read: the build moving on, then finished.
         (project[0] / "progress.txt").write_text(outputs[done] + "\n")
-        return (Call("exec_command", {"cmd": "cat progress.txt"}),)
+        # Exits 3 until the build is done: Codex reports those calls with PostToolUse too.
+        return (
+            Call("exec_command", {"cmd": "cat progress.txt; grep -qx done progress.txt || exit 3"}),
+        )
 
     with ResponsesStandIn(script) as model:
         sandbox = Sandbox.create(tmp_path)

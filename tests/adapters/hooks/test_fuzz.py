@@ -44,6 +44,7 @@ _EVENTS = (
     "SubagentStop",
     "SessionEnd",
     "PostToolUse",
+    "PostToolUseFailure",
     "Stop",
     "SessionStart",
 )
@@ -73,6 +74,8 @@ _PAYLOAD = st.fixed_dictionaries(
         ),
         "tool_use_id": field(st.text(max_size=4)),
         "tool_response": field(st.sampled_from(["", "out", {"stdout": "x"}])),
+        "error": field(st.sampled_from(["Exit code 1", "Exit code 2"])),
+        "is_interrupt": field(st.booleans()),
         "prompt": field(st.text(max_size=8)),
         "transcript_path": field(st.just("/dev/null")),
     },
@@ -83,12 +86,19 @@ _PAYLOAD = st.fixed_dictionaries(
 # results that change or stay the same reach progress.
 _CALL = st.fixed_dictionaries(
     {
-        "hook_event_name": st.sampled_from(["PreToolUse", "PreToolUse", "PostToolUse"]),
+        "hook_event_name": st.sampled_from(
+            ["PreToolUse", "PreToolUse", "PostToolUse", "PostToolUseFailure"]
+        ),
         "session_id": st.sampled_from(["s", "t"]),
         "tool_name": st.sampled_from(["Bash", "Read"]),
         "tool_input": st.fixed_dictionaries({"command": st.sampled_from(["ls", "make test"])}),
     },
-    optional={"agent_id": st.just("a1"), "tool_response": st.sampled_from(["a", "b"])},
+    optional={
+        "agent_id": st.just("a1"),
+        "tool_response": st.sampled_from(["a", "b"]),
+        "error": st.sampled_from(["Exit code 1", "Exit code 2"]),
+        "is_interrupt": st.booleans(),
+    },
 )
 _INPUT = st.one_of(
     _CALL.map(lambda payload: json.dumps(payload).encode()),
@@ -149,7 +159,7 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
 
 # Every list of a hooks table holds something, since uninstall drops a list it leaves empty.
 _HOOKS = st.dictionaries(
-    st.sampled_from([event for event, _ in HOOK_EVENTS["claude-code"] + RESULT_HOOK_EVENTS])
+    st.sampled_from([e for e, _ in HOOK_EVENTS["claude-code"] + RESULT_HOOK_EVENTS["claude-code"]])
     | _TEXT,
     st.lists(_JSON, min_size=1, max_size=3),
     min_size=1,
@@ -179,7 +189,8 @@ def test_any_settings_file_gets_our_entries_and_gives_them_back(
         }
         before = settings_file.get("hooks", {})
         assert isinstance(before, dict)
-        for event, with_matcher in HOOK_EVENTS[dialect] + (RESULT_HOOK_EVENTS if results else ()):
+        added = RESULT_HOOK_EVENTS[dialect] if results else ()
+        for event, with_matcher in HOOK_EVENTS[dialect] + added:
             groups = installed["hooks"][event]
             assert groups[:-1] == before.get(event, [])
             assert groups[-1]["hooks"][0]["command"] == command

@@ -128,9 +128,10 @@ def test_results_add_post_tool_use_and_an_install_without_them_takes_it_out(
     ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
     install(str(path), dialect, command, results=True)
     hooks = json.loads(path.read_text())["hooks"]
-    assert RESULT_HOOK_EVENTS == (("PostToolUse", True),)
+    added = ["PostToolUse", "PostToolUseFailure"] if dialect == "claude-code" else ["PostToolUse"]
+    assert [event for event, _ in RESULT_HOOK_EVENTS[dialect]] == added
     assert hooks["PostToolUse"] == [mine, ours]
-    assert sorted(hooks) == sorted(["PostToolUse", *dict(HOOK_EVENTS[dialect])])
+    assert sorted(hooks) == sorted([*added, *dict(HOOK_EVENTS[dialect])])
     assert not install(str(path), dialect, command, results=True).changed
     install(str(path), dialect, command)
     assert json.loads(path.read_text())["hooks"]["PostToolUse"] == [mine]
@@ -141,7 +142,7 @@ def test_results_add_post_tool_use_and_an_install_without_them_takes_it_out(
     path.unlink()
     install(str(path), dialect, command, results=True)
     install(str(path), dialect, command)
-    assert "PostToolUse" not in json.loads(path.read_text())["hooks"]
+    assert sorted(json.loads(path.read_text())["hooks"]) == sorted(dict(HOOK_EVENTS[dialect]))
 
 
 def test_uninstall_removes_exactly_what_install_added(tmp_path: Path) -> None:

@@ -23,10 +23,11 @@ _HOOK_EPILOG = """\
 reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout.
 events used: PreToolUse (a call attempt: the one hook that also sees calls a permission rule
 refuses), UserPromptSubmit (the main agent's chain starts over), SubagentStop (the subagent's
-chain is dropped), SessionEnd (every chain of the session is dropped), PostToolUse (the call's
-result, read only under progress = "result"; installed with install --results); every other
-event is answered with nothing. A reminder becomes hookSpecificOutput.additionalContext of the
-PreToolUse answer, which both agents put after the call's result in the next model request.
+chain is dropped), SessionEnd (every chain of the session is dropped), PostToolUse and
+PostToolUseFailure (the call's result, or its error; read only under progress = "result",
+installed with install --results); every other event is answered with nothing. A reminder
+becomes hookSpecificOutput.additionalContext of the PreToolUse answer, which both agents put
+after the call's result in the next model request.
 With a hard limit configured (denyAt, or a spent budget) a call past it is refused before it
 runs: the answer adds permissionDecision "deny" and the reason as permissionDecisionReason,
 which both agents give the model as the call's result; the refused attempt still counts.
@@ -115,9 +116,9 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
             parser.add_argument(
                 "--results",
                 action="store_true",
-                help='also run on PostToolUse, so that progress = "result" sees each call\'s '
-                "result (one more hook process per tool call); without it, install takes that "
-                "entry out",
+                help="also run on PostToolUse (and Claude Code's PostToolUseFailure), so that "
+                'progress = "result" sees each call\'s result (one more hook process per tool '
+                "call); without it, install takes those entries out",
             )
 
 

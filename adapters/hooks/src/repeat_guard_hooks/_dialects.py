@@ -13,10 +13,12 @@ Codex 0.171.0), a call that a permission rule or the working-directory check ref
 after that call's result, exactly where a ``PostToolUse`` answer would. ``PreToolUse`` is
 therefore the one hook that sees every attempt, denied ones included, once each.
 
-Results: ``PostToolUse`` (installed with ``install --results``) carries the call's
-``tool_response``; it becomes ``ToolCallReturned``, which only ``progress = "result"`` reads.
-A failed call fires ``PostToolUseFailure`` instead, which is not used: its result stays unknown,
-and an unknown result is never progress.
+Results (installed with ``install --results``): ``PostToolUse`` carries the call's
+``tool_response``, and becomes ``ToolCallReturned``, which only ``progress = "result"`` reads.
+Claude Code reports a call that failed (a command exiting non-zero: ``"Exit code 1\n<its
+output>"``) with ``PostToolUseFailure`` and its ``error`` instead, whose result is that error,
+kept apart from any response; an interrupted call's result is unknown. Codex reports a failed
+command with ``PostToolUse`` and its output.
 
 Agents: a session's main agent is the session id; a call made inside a subagent carries
 ``agent_id`` (both agents send it, with the parent's ``session_id``), and its agent is
@@ -61,7 +63,7 @@ DIALECTS: tuple[Dialect, ...] = ("claude-code", "codex")
 
 # Hook event name -> what it is to the guard. Every other event is unused.
 _CALL_EVENTS = frozenset({"PreToolUse"})
-_RESULT_EVENTS = frozenset({"PostToolUse"})
+_RESULT_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 _PROMPT_EVENTS = frozenset({"UserPromptSubmit"})
 _DISPOSE_EVENTS = frozenset({"SubagentStop"})
 _END_EVENTS = frozenset({"SessionEnd"})
@@ -185,9 +187,19 @@ def _tool_event(
         return f"{hook_event}: tool_name is missing or not a string"
     arguments = payload.get("tool_input")
     if hook_event in _RESULT_EVENTS:
-        result = payload.get("tool_response")
-        return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result))
+        returned = ToolCallReturned(agent, tool, arguments, _result(hook_event, payload))
+        return AgentEvent(session, returned)
     return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
+
+
+def _result(hook_event: str, payload: Mapping[str, object]) -> object:
+    # What the call returned; None (unknown, never progress) when the input does not say.
+    if hook_event == "PostToolUse":
+        return payload.get("tool_response")
+    error = payload.get("error")
+    if error is None or payload.get("is_interrupt") is True:
+        return None
+    return {"error": error}
 
 
 def render_answer(

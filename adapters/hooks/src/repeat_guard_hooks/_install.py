@@ -3,12 +3,12 @@
 Claude Code and Codex read the same shape: ``{"hooks": {Event: [{"matcher": ..., "hooks":
 [{"type": "command", "command": ...}]}]}}``. ``install`` appends one matcher group of its own
 per event, whose command runs the installed ``repeat-guard`` by its absolute path; every other
-key, group and hook stays as it was. With ``results``, ``PostToolUse`` is one of the events, so
-that ``progress = "result"`` sees each call's result; an install without it takes our
-``PostToolUse`` entry out again. An entry is ours when its command runs ``repeat-guard hook
-<agent>``, so a second install changes nothing (or only updates our command when the executable
-moved), and ``uninstall`` removes exactly our entries, then the lists and the ``hooks`` table it
-left empty.
+key, group and hook stays as it was. With ``results``, the events that carry each call's
+result (``RESULT_HOOK_EVENTS``) are among them, so that ``progress = "result"`` sees it; an
+install without it takes those entries out again. An entry is ours when its command runs
+``repeat-guard hook <agent>``, so a second install changes nothing (or only updates our command
+when the executable moved), and ``uninstall`` removes exactly our entries, then the lists and
+the ``hooks`` table it left empty.
 
 Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
 to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
@@ -65,7 +65,11 @@ HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
     "codex": _EVENTS,
 }
 # The events added for ``progress = "result"``: each call's result, one more hook per call.
-RESULT_HOOK_EVENTS: tuple[tuple[str, bool], ...] = (("PostToolUse", True),)
+# Claude Code reports a failed call with PostToolUseFailure; Codex with PostToolUse.
+RESULT_HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
+    "claude-code": (("PostToolUse", True), ("PostToolUseFailure", True)),
+    "codex": (("PostToolUse", True),),
+}
 # Seconds the agent waits for the hook: above the store's busy timeout, so a hook queued behind
 # others fails open by itself. Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
 HOOK_TIMEOUT_SECONDS = 10
@@ -234,7 +238,7 @@ def plan_install(
     before, settings = _read(path)
     original = _render(settings)
     table = _hooks_table(path, settings)
-    wanted = dict(HOOK_EVENTS[dialect] + (RESULT_HOOK_EVENTS if results else ()))
+    wanted = dict(HOOK_EVENTS[dialect] + (RESULT_HOOK_EVENTS[dialect] if results else ()))
     _take_ours_out(table, dialect, keep=wanted.keys())
     for event, with_matcher in wanted.items():
         groups = table.get(event, [])
