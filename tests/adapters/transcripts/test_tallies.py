@@ -3,6 +3,9 @@ by one, however the sessions interleave."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -39,7 +42,14 @@ def feed(script: list[tuple[str, ToolCallFinished | PromptSubmitted]]) -> dict[s
 
 steps = st.tuples(
     st.sampled_from(["s", "t"]),
-    st.builds(ToolCallFinished, st.just("a"), st.sampled_from(["grep", "read"]), st.just(1))
+    st.builds(
+        ToolCallFinished,
+        st.just("a"),
+        st.sampled_from(["grep", "read"]),
+        st.sampled_from([1, 2]),
+        st.booleans(),
+        st.sampled_from([None, "queued", "passed"]),
+    )
     | st.builds(PromptSubmitted, st.just("a")),
 )
 
@@ -74,3 +84,24 @@ def test_sessions_taking_turns_are_counted_apart_across_chunks() -> None:
     assert sum(session.calls for session in counts.values()) == calls
     # Each session alternates grep and read, so none of its calls is wasted.
     assert [session.wasted for session in counts.values()] == [0, 0, 0]
+
+
+class _Output:
+    """A tool's result that a weak reference can follow."""
+
+
+def test_only_the_first_call_of_a_chunk_waits_with_its_result() -> None:
+    outputs = [_Output() for _ in range(3)]
+    alive = [weakref.ref(output) for output in outputs]
+    calls = [ToolCallFinished("a", "grep", 1, result=output) for output in outputs]
+    tallies = SessionTallies()
+    state = GuardState.initial(CONFIG)
+    for call in calls:
+        state, reminders = reduce(state, call)
+        tallies.add("s", state, call, reminders)
+    del calls, call, outputs
+    gc.collect()
+    assert [output() is None for output in alive] == [False, True, True]
+    assert tallies.packed("s")[:3] == (3, 3, 2)  # calls, tracked, wasted
+    gc.collect()
+    assert alive[0]() is None  # counted: nothing waits
