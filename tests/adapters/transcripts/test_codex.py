@@ -50,7 +50,9 @@ def test_what_each_call_carries() -> None:
     assert by_tool["exec_command"] == "{oops"  # malformed argument JSON is compared as text
     first = calls[0]
     assert (first.turn, first.project, first.timestamp) == ("t1", "/w", "2026-12-02T18:00:05.000Z")
-    assert first.event == ToolCallFinished("s-poll", "exec_command", {"cmd": "npm start"})
+    assert first.event == ToolCallFinished(
+        "s-poll", "exec_command", {"cmd": "npm start"}, result="Process running with session ID 3"
+    )
 
 
 def line(payload: object, kind: str = "response_item") -> bytes:

@@ -50,9 +50,14 @@ def test_the_rename_trajectory() -> None:
     items = list(READERS["openhands"].read(RENAME.read_bytes().splitlines(True), "r"))
     located = [i for i in items if isinstance(i, Located)]
     assert located[0].event == PromptSubmitted("r")
+    listing = "Here's the files and directories up to 2 levels deep in /workspace, excluding hidden"
     assert located[1].event == ToolCallFinished(
-        "r", "str_replace_editor", {"command": "view", "path": "/workspace"}
+        "r",
+        "str_replace_editor",
+        {"command": "view", "path": "/workspace"},
+        result=f"{listing} items:\n/workspace/\n/workspace/game_2048.py",
     )
+    assert located[-1].event == ToolCallFinished("r", "finish", {})  # ends the run: no result
     assert diagnostics(outcomes) == []
 
 
@@ -109,7 +114,7 @@ def test_tool_call_metadata_without_its_call_falls_back_to_the_function_name() -
     items = list(READERS["openhands"].read([json.dumps(events).encode()], "t"))
     calls = [i.event for i in items if isinstance(i, Located)]
     assert calls == [
-        ToolCallFinished("t", "execute_bash", {"command": "ls"}),
+        ToolCallFinished("t", "execute_bash", {"command": "ls"}),  # an observation without content
         ToolCallFinished("t", "finish", None),
     ]
 

@@ -66,7 +66,7 @@ def test_one_line_documents_place_every_step_on_line_one() -> None:
     items = list(READERS["swe-agent"].read(lines, "t.traj"))
     calls = [i for i in items if isinstance(i, Located)]
     assert [c.where.line for c in calls] == [1, 1, 1]
-    assert calls[0].event == ToolCallFinished("t", "ls", "")
+    assert calls[0].event == ToolCallFinished("t", "ls", "", result="")
 
 
 @pytest.mark.parametrize(

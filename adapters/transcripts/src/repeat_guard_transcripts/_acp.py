@@ -3,12 +3,15 @@
 One ACP session is one agent (``session:<sessionId>``); the client's ``session/prompt``
 resets it. Tool calls are keyed by (sessionId, toolCallId) and follow the table in
 ``_acp_lifecycle``; a call's identity for the guard is (tool name, arguments), never its id.
+Its result is its latest ``rawOutput`` (what the tool returned), else its latest ``content``
+(what the client was shown), else unknown.
 
 What is kept while reading, and why it stays small:
 
-* per open call: the line it opened on, its phase, and the fields its identity needs (tool
+* per open call: the line it opened on, its phase, the fields its identity needs (tool
   name sources, ``rawInput``, or title, kind, locations and content when there is no
-  ``rawInput``); at most ``OPEN_CALLS`` open calls (the oldest is reported unfinished);
+  ``rawInput``) and its latest ``rawOutput``; at most ``OPEN_CALLS`` open calls (the oldest
+  is reported unfinished);
 * per finished call: a mark (session and id), so a late update is not a second call; the
   most recent ``DONE_MARKS`` are kept;
 * per unanswered request the reader waits for (prompt, load, permission): its method,
@@ -119,7 +122,8 @@ def reminder_notification(session_id: str, reminder: Reminder) -> dict[str, obje
 
 
 class _Call:
-    """An open call: where it opened, its phase, and the fields its identity needs.
+    """An open call: where it opened, its phase, and the fields its identity and its result
+    need.
 
     A plain slotted class: one is built per call, and a dataclass's generated ``__init__``
     with a default factory costs twice as much."""
@@ -174,7 +178,8 @@ def _is_text_in(value: object, texts: frozenset[str]) -> bool:
 
 
 def _frame_fields(frame: Mapping[str, object], what: str) -> dict[str, object] | str:
-    """The typed fields ``frame`` sets (those not null), or what is wrong with the frame.
+    """The typed fields ``frame`` sets (those not null) and its ``rawOutput`` (any JSON value,
+    the call's result) when not null, or what is wrong with the frame.
 
     One pass both checks the fields and collects them, so a call absorbs a frame without
     reading it again."""
@@ -188,6 +193,9 @@ def _frame_fields(frame: Mapping[str, object], what: str) -> dict[str, object] |
             if not isinstance(value, kind):
                 return f"{what}: {name} must be {kind_name}"
             fields[name] = value
+    raw_output = frame.get("rawOutput")
+    if raw_output is not None:
+        fields["rawOutput"] = raw_output
     status = frame.get("status")
     if status is not None and not _is_text_in(status, _STATUSES):
         return f"{what}: unknown status {str(status)[:40]!r}"
@@ -511,8 +519,11 @@ class _AcpFile:
         if arguments is None:
             # Weak identity: without rawInput, what the call showed stands in for its input.
             arguments = {k: call.fields.get(k) for k in ("title", "kind", "locations", "content")}
+        result = call.fields.get("rawOutput")
+        if result is None:
+            result = call.fields.get("content")
         event = ToolCallFinished(
-            f"session:{session}", tool_name(call_id, call.fields), arguments, denied
+            f"session:{session}", tool_name(call_id, call.fields), arguments, denied, result
         )
         return Located(Location(self.file, self.line, session), event, None, None, self.timestamp)
 

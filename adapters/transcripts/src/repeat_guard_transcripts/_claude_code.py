@@ -2,7 +2,8 @@
 
 Each line is one record. An ``assistant`` record's ``message.content`` holds ``tool_use``
 blocks (``id``, ``name``, ``input``); a ``user`` record answers them with ``tool_result``
-blocks (``tool_use_id``), and a call counts at the line of its result. A ``user`` record whose
+blocks (``tool_use_id``), and a call counts at the line of its result, with the block's
+``content`` (what the model was shown) as the call's result. A ``user`` record whose
 content is text (not tool results, not ``isMeta``, not a compaction summary) is a prompt.
 
 Agents: the session's main agent is ``<sessionId>``; a subagent (``isSidechain`` with an
@@ -204,7 +205,7 @@ class _ClaudeFile:
         items.append(
             Located(
                 Location(self.file, self.line, session),
-                ToolCallFinished(agent, tool, arguments, denied),
+                ToolCallFinished(agent, tool, arguments, denied, block.get("content")),
                 turn,
                 tokens,
                 timestamp if type(timestamp) is str else None,

@@ -4,8 +4,9 @@ Each line is a record ``{"timestamp", "type", "payload"}``; older rollouts hold 
 unwrapped. ``response_item`` payloads carry the calls: a ``function_call`` (``name``,
 ``arguments`` as a JSON string, ``call_id``), a ``custom_tool_call`` (``input`` as text, such as
 ``apply_patch``'s patch) or a ``local_shell_call`` (``action``); a call counts at the line of
-its ``function_call_output`` / ``custom_tool_call_output``. An output that says the user
-rejected it (``exec command rejected by user``, ``patch rejected by user``) is a denial.
+its ``function_call_output`` / ``custom_tool_call_output``, whose ``output`` is the call's
+result. An output that says the user rejected it (``exec command rejected by user``, ``patch
+rejected by user``) is a denial.
 
 Tokens: a model step's output tokens go with the step's first call, as the audit charges
 them. Newer rollouts write a ``token_usage_record`` (``usage.output_tokens``) right after the
@@ -243,8 +244,9 @@ class _CodexFile:
                     )
                 )
             return
-        denied = _text(payload.get("output")).startswith(DENIAL_OUTPUTS)
-        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied)
+        output = payload.get("output")
+        denied = _text(output).startswith(DENIAL_OUTPUTS)
+        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied, output)
         items.append(
             Located(self._where(), event, call.turn, call.tokens, self.timestamp, call.project)
         )

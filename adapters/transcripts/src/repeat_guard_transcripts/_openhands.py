@@ -4,9 +4,10 @@ one instance per line with its ``history``) to guard events.
 An agent ``action`` with ``tool_call_metadata`` is a call: the tool is its ``function_name``
 and the arguments the tool call's own ``arguments`` (parsed JSON) from the model response that
 made it; without that metadata, the action's name and its ``args`` (less the ``thought``) stand
-in. A call counts at the line of the observation whose ``cause`` is its id; ``finish`` and
-``reject``, which end the run, count where they are. An observation ``user_rejected`` is a
-denial. A user's ``message`` is a prompt.
+in. A call counts at the line of the observation whose ``cause`` is its id, with the
+observation's ``content`` as its result; ``finish`` and ``reject``, which end the run, count
+where they are, without a result. An observation ``user_rejected`` is a denial. A user's
+``message`` is a prompt.
 
 Delegates: a ``delegate`` action starts a sub-agent; the events after it belong to that agent
 (``<session>/delegate-<id>``) until the ``delegate`` observation caused by it. At most
@@ -141,7 +142,8 @@ class _Session:
         if call is None:
             return
         denied = observation == "user_rejected"
-        finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied)
+        result = event.get("content")
+        finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result)
         yield Located(where, finished, timestamp=_string(event, "timestamp"))
 
     def end(self) -> Iterator[Item]:

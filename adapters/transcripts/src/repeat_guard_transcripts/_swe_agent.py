@@ -3,8 +3,9 @@
 The document's ``trajectory`` is the list of steps; each step's ``action`` is the command the
 model issued, such as ``submit flag{...}`` or ``edit 287:295`` with the lines to write. The
 tool is the command's first word and the arguments the rest of the action, both stripped of
-surrounding whitespace; a step counts at the line its ``action`` is on, and a step without an
-``observation`` never finished. One file is one session and one agent, named after the file.
+surrounding whitespace; a step counts at the line its ``action`` is on, with its
+``observation`` as the result, and a step without an ``observation`` never finished. One file
+is one session and one agent, named after the file.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ class _SweFile:
         if "observation" not in step:
             yield Unfinished(where, tool)
             return
-        yield Located(where, ToolCallFinished(self.session, tool, arguments))
+        event = ToolCallFinished(self.session, tool, arguments, False, step["observation"])
+        yield Located(where, event)
 
 
 class SweAgentReader:

@@ -1,0 +1,238 @@
+"""What each reader passes as a call's result, and ``progress = "result"`` in a replay.
+
+Every format gets the same small transcript: one call repeated with the results given. Results
+that change are progress under ``progress = "result"`` and nothing with the default config,
+which ignores them; results that stay the same are a loop either way.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from repeat_guard import GuardConfig, ToolCallFinished
+from repeat_guard_cli import main
+from repeat_guard_transcripts import READERS, FileSummary, Located, annotate
+
+from ._support import fired, run_reader
+
+PROGRESS = GuardConfig(thresholds=(3,), progress="result")
+CHANGING: list[object] = ["queued", "running", [{"type": "text", "text": "passed"}]]
+SAME: list[object] = ["running"] * 3
+
+
+def _line(record: object) -> bytes:
+    return json.dumps(record).encode() + b"\n"
+
+
+def claude_code(results: Sequence[object]) -> list[bytes]:
+    lines = []
+    for n, content in enumerate(results):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "BashOutput", "input": {"bash_id": "b"}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": content}
+        lines.append(_line({"sessionId": "s", "type": "assistant", "message": {"content": [use]}}))
+        lines.append(_line({"sessionId": "s", "type": "user", "message": {"content": [result]}}))
+    return lines
+
+
+def codex(results: Sequence[object]) -> list[bytes]:
+    lines = [_line({"type": "session_meta", "payload": {"id": "s"}})]
+    for n, output in enumerate(results):
+        call = {
+            "type": "function_call",
+            "name": "write_stdin",
+            "arguments": '{"session_id": 3, "chars": ""}',
+            "call_id": f"c{n}",
+        }
+        done = {"type": "function_call_output", "call_id": f"c{n}", "output": output}
+        lines += [_line({"type": "response_item", "payload": p}) for p in (call, done)]
+    return lines
+
+
+def openhands(results: Sequence[object]) -> list[bytes]:
+    events: list[object] = []
+    for n, content in enumerate(results):
+        action = {"source": "agent", "action": "run", "args": {"command": "gh pr checks"}}
+        seen = {"source": "agent", "observation": "run", "cause": 2 * n, "content": content}
+        events += [{"id": 2 * n, **action}, {"id": 2 * n + 1, **seen}]
+    return json.dumps(events, indent=2).encode().splitlines(keepends=True)
+
+
+def swe_agent(results: Sequence[object]) -> list[bytes]:
+    steps = [{"action": "gh pr checks\n", "observation": result} for result in results]
+    return json.dumps({"trajectory": steps}, indent=2).encode().splitlines(keepends=True)
+
+
+def acp(results: Sequence[object]) -> list[bytes]:
+    lines = []
+    for n, output in enumerate(results):
+        update = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": f"c{n}",
+            "status": "completed",
+            "title": "ci_status",
+            "rawInput": {"pr": 7},
+            "rawOutput": output,
+        }
+        params = {"sessionId": "s", "update": update}
+        message = {"jsonrpc": "2.0", "method": "session/update", "params": params}
+        lines.append(_line({"dir": "a2c", "msg": message}))
+    return lines
+
+
+TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = {
+    "claude-code": (claude_code, "BashOutput"),
+    "codex": (codex, "write_stdin"),
+    "openhands": (openhands, "run"),
+    "swe-agent": (swe_agent, "gh"),
+    "acp": (acp, "ci_status"),
+}
+FORMATS = sorted(TRANSCRIPTS)
+
+
+def reminders(fmt: str, results: Sequence[object], config: GuardConfig) -> list[tuple[str, int]]:
+    write, _ = TRANSCRIPTS[fmt]
+    return [
+        (tool, count)
+        for _line, tool, count, _form in fired(run_reader(fmt, write(results), config))
+    ]
+
+
+def results_passed(fmt: str, lines: list[bytes]) -> list[object]:
+    items = READERS[fmt].read(lines, "t")
+    return [
+        i.event.result
+        for i in items
+        if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)
+    ]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_each_reader_passes_what_the_tool_returned(fmt: str) -> None:
+    write, _ = TRANSCRIPTS[fmt]
+    assert results_passed(fmt, write(CHANGING)) == CHANGING
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_changing_results_are_progress_only_when_asked(fmt: str) -> None:
+    tool = TRANSCRIPTS[fmt][1]
+    assert reminders(fmt, CHANGING, PROGRESS) == []
+    assert reminders(fmt, CHANGING, GuardConfig()) == [(tool, 3)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_results_that_stay_the_same_remind_either_way(fmt: str) -> None:
+    tool = TRANSCRIPTS[fmt][1]
+    assert reminders(fmt, SAME, PROGRESS) == [(tool, 3)]
+    assert reminders(fmt, SAME, GuardConfig()) == [(tool, 3)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_default_config_replays_alike_whatever_the_results(fmt: str) -> None:
+    write, _ = TRANSCRIPTS[fmt]
+    assert run_reader(fmt, write(CHANGING)) == run_reader(fmt, write(SAME))
+
+
+def test_a_result_the_transcript_does_not_record_is_none() -> None:
+    use = {"type": "tool_use", "id": "t", "name": "Bash", "input": {}}
+    claude = [
+        _line({"sessionId": "s", "type": "assistant", "message": {"content": [use]}}),
+        _line(
+            {
+                "sessionId": "s",
+                "type": "user",
+                "message": {"content": [{"type": "tool_result", "tool_use_id": "t"}]},
+            }
+        ),
+    ]
+    assert results_passed("claude-code", claude) == [None]
+    call = {"type": "function_call", "name": "t", "arguments": "{}", "call_id": "c"}
+    codex_lines = [
+        _line({"type": "response_item", "payload": p})
+        for p in (call, {"type": "function_call_output", "call_id": "c"})
+    ]
+    assert results_passed("codex", codex_lines) == [None]
+    steps = [{"action": "ls", "observation": None}]
+    assert results_passed("swe-agent", [json.dumps({"trajectory": steps}).encode()]) == [None]
+
+
+def acp_frame(kind: str, status: str, **extra: object) -> bytes:
+    update = {"sessionUpdate": kind, "toolCallId": "c", "status": status, **extra}
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": update},
+    }
+    return _line({"dir": "a2c", "msg": message})
+
+
+def test_an_acp_result_is_the_latest_raw_output_else_the_latest_content() -> None:
+    shown = [{"type": "content", "content": {"type": "text", "text": "2 passed"}}]
+    later = [{"type": "content", "content": {"type": "text", "text": "3 passed"}}]
+    both = [
+        acp_frame("tool_call", "pending", title="t", rawOutput={"out": "1"}),
+        acp_frame("tool_call_update", "in_progress", rawOutput={"out": "2"}, content=shown),
+        acp_frame("tool_call_update", "completed", rawOutput=None),
+    ]
+    assert results_passed("acp", both) == [{"out": "2"}]
+    content_only = [
+        acp_frame("tool_call", "pending", title="t", content=shown),
+        acp_frame("tool_call_update", "completed", content=later),
+    ]
+    assert results_passed("acp", content_only) == [later]
+    neither = [
+        acp_frame("tool_call", "pending", title="t"),
+        acp_frame("tool_call_update", "failed"),
+    ]
+    assert results_passed("acp", neither) == [None]
+
+
+def test_an_annotation_with_the_default_config_writes_no_result() -> None:
+    written: dict[str, list[bytes]] = {}
+    for name, results in (("changing", CHANGING), ("same", SAME)):
+        out: list[bytes] = []
+        lines = acp(results)
+        outcomes = list(annotate(lines, READERS["acp"], GuardConfig(), file="t", write=out.append))
+        assert isinstance(outcomes[-1], FileSummary)
+        written[name] = [line for line in out if line not in lines]
+    assert len(written["changing"]) == 1
+    assert written["changing"] == written["same"]
+
+
+def command(*argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(list(argv))
+    assert err.getvalue() == ""
+    return status, out.getvalue()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_commands_take_progress_from_their_config(fmt: str, tmp_path: Path) -> None:
+    write, _ = TRANSCRIPTS[fmt]
+    transcript = tmp_path / "runs" / f"{fmt}.data"
+    transcript.parent.mkdir()
+    transcript.write_bytes(b"".join(write(["PASS-1", "PASS-2", "PASS-3"])))
+    config = tmp_path / "guard.toml"
+    config.write_text('thresholds = [3]\nprogress = "result"\n', encoding="utf-8")
+    replay = ("replay", "--from", fmt, "--format", "json", str(transcript))
+    status, default = command(*replay)
+    assert (status, [json.loads(r)["type"] for r in default.splitlines()]) == (
+        0,
+        ["reminder", "summary"],
+    )
+    assert "PASS-" not in default
+    status, progress = command(*replay, "--config", str(config))
+    assert (status, [json.loads(r)["type"] for r in progress.splitlines()]) == (0, ["summary"])
+    audit = ("audit", str(transcript.parent), "--format", "json", "--jobs", "1")
+    status, default = command(*audit)
+    assert (status, "PASS-" in default) == (0, False)
+    totals = [json.loads(r) for r in default.splitlines()][-1]
+    status, progress = command(*audit, "--config", str(config))
+    progressed = [json.loads(r) for r in progress.splitlines()][-1]
+    assert (status, totals["wasted"], progressed["wasted"]) == (0, 2, 0)
