@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Iterator
+
 from repeat_guard import (
     AgentDisposed,
     DayTally,
@@ -150,6 +154,30 @@ def test_long_loops_keep_a_bounded_list_of_lines() -> None:
     (run,) = result.waste.worst
     assert run.length == 1000
     assert run.lines == tuple(range(1, RUN_LINES_KEPT + 1))
+
+
+class _Output:
+    """A tool's result that a weak reference can follow."""
+
+
+def test_an_open_loop_keeps_none_of_its_calls_results() -> None:
+    outputs: list[weakref.ref[_Output]] = []
+
+    def items() -> Iterator[Item]:
+        for line in (1, 2, 3):
+            output = _Output()
+            outputs.append(weakref.ref(output))
+            event = ToolCallFinished("a", "grep", {"q": 1}, result=output)
+            yield Located(Location(F, line, "s"), event, None, None, DAY, "/p")
+            del output, event
+        yield SessionSeen(Location(F, 4, "s"))
+        gc.collect()
+        # The loop is still open; the first call waits whole in its tally chunk, the others
+        # bare.
+        assert [output() is None for output in outputs] == [False, True, True]
+
+    result = fold_file(F, "test", items(), 0, AuditSettings(GuardConfig()))
+    assert result.waste.worst[0].length == 3
 
 
 def test_many_runs_are_cut_to_the_worst_as_they_come() -> None:

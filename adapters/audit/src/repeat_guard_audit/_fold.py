@@ -47,9 +47,11 @@ RUN_ARGUMENTS_CHARS = 500
 
 @dataclass(slots=True)
 class _Loop:
-    """An open run that is a loop (two calls or more): the call it repeats and its lines."""
+    """An open run that is a loop (two calls or more): the tool and arguments of the call it
+    repeats (not the call, whose result may be large) and its lines."""
 
-    event: ToolCallFinished
+    tool: str
+    arguments: object
     lines: list[int]
     length: int
     counted: bool
@@ -173,7 +175,8 @@ class _Folder:
             # The run's second call: its arguments are the first's, canonically (the chain's
             # key is the same), so this call stands for the loop.
             first, was_counted = current
-            self.open[key] = _Loop(event, [first, line], length, was_counted or counted)
+            loop = _Loop(event.tool, event.arguments, [first, line], length, was_counted or counted)
+            self.open[key] = loop
         else:
             current.length = length
             current.counted = current.counted or counted
@@ -186,9 +189,8 @@ class _Folder:
             self.keep_run(name, agent, current)
 
     def keep_run(self, name: str, agent: str, loop: _Loop) -> None:
-        event = loop.event
-        arguments = preview_arguments(canonical_arguments(event.arguments), RUN_ARGUMENTS_CHARS)
-        run = Run(loop.length, event.tool, arguments, self.file, name, agent, tuple(loop.lines))
+        arguments = preview_arguments(canonical_arguments(loop.arguments), RUN_ARGUMENTS_CHARS)
+        run = Run(loop.length, loop.tool, arguments, self.file, name, agent, tuple(loop.lines))
         runs = self.runs.setdefault(name, [])
         runs.append(run)
         if len(runs) >= 4 * self.settings.keep:
