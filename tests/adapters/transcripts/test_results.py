@@ -19,7 +19,7 @@ from repeat_guard import GuardConfig, ToolCallFinished
 from repeat_guard_cli import main
 from repeat_guard_transcripts import READERS, FileSummary, Located, annotate
 
-from ._support import fired, run_reader
+from ._support import FIXTURES, fired, run_reader
 
 PROGRESS = GuardConfig(thresholds=(3,), progress="result")
 CHANGING: list[object] = ["queued", "running", [{"type": "text", "text": "passed"}]]
@@ -136,6 +136,17 @@ def test_results_that_stay_the_same_remind_either_way(fmt: str) -> None:
 def test_the_default_config_replays_alike_whatever_the_results(fmt: str) -> None:
     write, _ = TRANSCRIPTS[fmt]
     assert run_reader(fmt, write(CHANGING)) == run_reader(fmt, write(SAME))
+
+
+def test_codex_shell_output_differs_on_every_call() -> None:
+    # The live rollout runs ``ls`` four times with the same output, each time under its own
+    # ``Chunk ID`` and ``Wall time``: progress on, nothing repeats.
+    lines = next((FIXTURES / "codex").glob("rollout-*.jsonl")).read_bytes().splitlines(True)
+    outputs = results_passed("codex", lines)
+    assert [str(output).split("\n")[0][:10] for output in outputs] == ["Chunk ID: "] * 4
+    assert len(set(outputs)) == 4
+    assert fired(run_reader("codex", lines, GuardConfig(thresholds=(3,)))) != []
+    assert fired(run_reader("codex", lines, PROGRESS)) == []
 
 
 def test_a_result_the_transcript_does_not_record_is_none() -> None:
