@@ -17,13 +17,31 @@ from ._errors import UsageError
 
 __all__ = ["CONFIG_HELP", "add_override_arguments", "build_config"]
 
-CONFIG_HELP = """\
+_DEFAULTS = GuardConfig()
+_THRESHOLDS = ",".join(map(str, _DEFAULTS.thresholds))
+_CYCLE_THRESHOLDS = ",".join(map(str, _DEFAULTS.cycle_thresholds))
+_PREVIEW = _DEFAULTS.arguments_preview_chars
+
+CONFIG_HELP = f"""\
 configuration keys (a JSON object or a TOML table at the top level of the file):
-  thresholds             consecutive identical calls that produce a reminder (default 3,5,8);
-                         integers of 2 or more, no repeats; the first one gets the gentle form
+  thresholds             consecutive identical calls that produce a reminder (default
+                         {_THRESHOLDS}); integers of 2 or more, no repeats; the first one
+                         gets the gentle form
   include                tool-name patterns to track; empty tracks every tool (default [])
   exclude                tool-name patterns transparent to the chain (default [])
-  argumentsPreviewChars  characters of arguments the detailed reminder quotes (default 500)
+  argumentsPreviewChars  characters of arguments the detailed reminder quotes (default {_PREVIEW})
+opt-in, each off by default:
+  cyclePeriod            the longest cycle of distinct calls to notice (A B A B ...): 2 to 8,
+                         or 0 for off (default)
+  cycleThresholds        repetitions of a cycle that remind (default {_CYCLE_THRESHOLDS})
+  progress               "result": an identical call whose result differs from the previous
+                         one's starts its chain over, for polling tools (the hooks need
+                         install --results); "off" (default)
+  budgets                calls allowed per tool-name pattern since the last prompt (TOML:
+                         budgets = {{"Bash" = 20}}): a reminder at the limit; a harness that asks
+                         before each call (the hooks, serve's admit) refuses the calls past it
+  denyAt                 refuse the call that would be the Nth identical call in a row (an
+                         integer of 2 or more), where a harness asks before each call
 patterns match the whole tool name; "*" matches any run of characters.
 flags override the file's keys: --thresholds, --include and --exclude (each repeatable),
 --preview-chars.
