@@ -271,6 +271,17 @@ def test_admit_denies_the_call_that_would_reach_deny_at() -> None:
     assert isinstance(admit(state, WRITE), Deny)
 
 
+def test_at_the_smallest_deny_at_only_the_second_identical_call_is_refused() -> None:
+    # deny_at = 2: a call that starts a chain is the first of its run and always runs.
+    state = GuardState.initial(GuardConfig(deny_at=2))
+    assert isinstance(admit(state, WRITE), Admit)
+    state, _ = run(state, READ)
+    assert isinstance(admit(state, WRITE), Admit)
+    verdict = admit(state, READ)
+    assert isinstance(verdict, Deny)
+    assert "2nd identical call to `read_file`" in verdict.reason
+
+
 def test_admit_ignores_untracked_tools_and_a_result_it_cannot_know() -> None:
     config = GuardConfig(deny_at=2, progress="result", exclude=("ls",))
     state, _ = run(GuardState.initial(config), LIST, call("poll", result=1))
