@@ -138,15 +138,48 @@ def test_the_default_config_replays_alike_whatever_the_results(fmt: str) -> None
     assert run_reader(fmt, write(CHANGING)) == run_reader(fmt, write(SAME))
 
 
-def test_codex_shell_output_differs_on_every_call() -> None:
+def test_codex_shell_output_is_compared_without_its_chunk_id_and_wall_time() -> None:
     # The live rollout runs ``ls`` four times with the same output, each time under its own
-    # ``Chunk ID`` and ``Wall time``: progress on, nothing repeats.
+    # ``Chunk ID`` and ``Wall time``: those lines are left out, so it is a loop either way.
     lines = next((FIXTURES / "codex").glob("rollout-*.jsonl")).read_bytes().splitlines(True)
     outputs = results_passed("codex", lines)
-    assert [str(output).split("\n")[0][:10] for output in outputs] == ["Chunk ID: "] * 4
-    assert len(set(outputs)) == 4
-    assert fired(run_reader("codex", lines, GuardConfig(thresholds=(3,)))) != []
-    assert fired(run_reader("codex", lines, PROGRESS)) == []
+    assert outputs == ["Process exited with code 0\nOriginal token count: 0\nOutput:\n"] * 4
+    default = fired(run_reader("codex", lines, GuardConfig(thresholds=(3,))))
+    assert default != []
+    assert fired(run_reader("codex", lines, PROGRESS)) == default
+
+
+@pytest.mark.parametrize(
+    ("output", "result"),
+    [
+        (
+            "Chunk ID: 9e6a41\nWall time: 1.2500 seconds\nProcess running with session ID 3\n"
+            "Original token count: 2\nOutput:\nWall time: 3 s\n",
+            "Process running with session ID 3\nOriginal token count: 2\nOutput:\nWall time: 3 s\n",
+        ),
+        ("Exit code: 1\nWall time: 0.2 seconds\nOutput:\nfail\n", "Exit code: 1\nOutput:\nfail\n"),
+        ("Wall time: 5.0000 seconds\nSleep completed.", "Sleep completed."),
+        ("Wall time: 5.0000 seconds", ""),
+        ("no header\nWall time: 5 seconds\n", "no header\nWall time: 5 seconds\n"),
+        ("x" * 400 + "Wall time: 5 seconds", "x" * 400 + "Wall time: 5 seconds"),
+        ({"content": "Wall time: 1"}, {"content": "Wall time: 1"}),
+    ],
+)
+def test_codex_results_leave_out_only_the_header_lines_that_change_every_call(
+    output: object, result: object
+) -> None:
+    assert results_passed("codex", codex([output])) == [result]
+
+
+def test_codex_polls_whose_output_changes_only_in_its_header_are_a_loop() -> None:
+    polls = [
+        f"Chunk ID: {n:06x}\nWall time: {n}.0000 seconds\nProcess running with session ID 3\n"
+        "Original token count: 0\nOutput:\n"
+        for n in range(3)
+    ]
+    assert reminders("codex", polls, PROGRESS) == [("write_stdin", 3)]
+    finished = [*polls[:2], polls[2].replace("running with session ID 3", "exited with code 0")]
+    assert reminders("codex", finished, PROGRESS) == []
 
 
 def test_a_result_the_transcript_does_not_record_is_none() -> None:

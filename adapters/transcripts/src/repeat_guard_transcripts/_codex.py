@@ -5,8 +5,9 @@ unwrapped. ``response_item`` payloads carry the calls: a ``function_call`` (``na
 ``arguments`` as a JSON string, ``call_id``), a ``custom_tool_call`` (``input`` as text, such as
 ``apply_patch``'s patch) or a ``local_shell_call`` (``action``); a call counts at the line of
 its ``function_call_output`` / ``custom_tool_call_output``, whose ``output`` is the call's
-result. An output that says the user rejected it (``exec command rejected by user``, ``patch
-rejected by user``) is a denial.
+result, less the lines of its header that Codex writes afresh for every call (``Chunk ID``,
+``Wall time``: see ``_comparable_output``). An output that says the user rejected it (``exec
+command rejected by user``, ``patch rejected by user``) is a denial.
 
 Tokens: a model step's output tokens go with the step's first call, as the audit charges
 them. Newer rollouts write a ``token_usage_record`` (``usage.output_tokens``) right after the
@@ -48,6 +49,12 @@ INJECTED_PREFIXES: Final = (
 )
 """Starts of ``user`` messages that Codex writes itself: context, not a prompt."""
 
+_VOLATILE_HEADER_LINES: Final = ("Chunk ID: ", "Wall time: ")
+"""Starts of the lines of an output's header that differ on every call, whatever the tool did."""
+
+_HEADER_CHARS = 400
+_HEADER_END = "\nOutput:\n"
+
 _RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
@@ -56,6 +63,27 @@ _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 def _string(record: Mapping[str, object], key: str) -> str | None:
     value = record.get(key)
     return value if isinstance(value, str) else None
+
+
+def _comparable_output(output: object) -> object:
+    """``output`` as the call's result: without the header lines in ``_VOLATILE_HEADER_LINES``.
+
+    Codex opens a command's output with a header (``Chunk ID: f663f8``, ``Wall time: 0.0000
+    seconds``, ``Process exited with code 0``, ..., ``Output:``) and its ``sleep`` with a
+    ``Wall time`` line. The chunk id and the wall time differ on every call, so an output that
+    kept them would be progress every time under ``progress = "result"``; the exit status and
+    what the command printed stay. Only the header is looked at: the lines before ``Output:``
+    within its first ``_HEADER_CHARS`` characters, or without that line the leading ones."""
+    if type(output) is not str or "Wall time: " not in output[:_HEADER_CHARS]:
+        return output
+    end = output.find(_HEADER_END, 0, _HEADER_CHARS)
+    if end >= 0:
+        header = output[:end].split("\n")
+        kept = [line for line in header if not line.startswith(_VOLATILE_HEADER_LINES)]
+        return "\n".join(kept) + output[end:]
+    while output.startswith(_VOLATILE_HEADER_LINES):
+        output = output.partition("\n")[2]
+    return output
 
 
 def _text(value: object) -> str:
@@ -246,7 +274,8 @@ class _CodexFile:
             return
         output = payload.get("output")
         denied = _text(output).startswith(DENIAL_OUTPUTS)
-        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied, output)
+        result = _comparable_output(output)
+        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result)
         items.append(
             Located(self._where(), event, call.turn, call.tokens, self.timestamp, call.project)
         )
