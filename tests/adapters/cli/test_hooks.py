@@ -112,6 +112,40 @@ def test_install_codex_explains_trust(
     assert "/hooks" not in capsys.readouterr().err
 
 
+def test_install_notes_when_results_and_the_configuration_disagree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".git").mkdir()
+    project = tmp_path / "sub"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert main(["install", "claude-code", "--results"]) == 0
+    assert 'no configuration a hook run here would read sets progress = "result"' in (
+        capsys.readouterr().err
+    )
+    config = tmp_path / ".repeat-guard.toml"  # found upwards, up to the repository's root
+    config.write_text('progress = "result"\n')
+    assert main(["install", "claude-code"]) == 0
+    assert capsys.readouterr().err == (
+        f'note: {config} sets progress = "result", but the hooks see each call\'s result only '
+        "when installed with --results\n"
+    )
+    for argv in (["install", "claude-code", "--results"], ["uninstall", "claude-code"]):
+        assert main(argv) == 0
+        assert capsys.readouterr().err == ""
+    config.write_text("thresholds = [3]\n")
+    assert main(["install", "claude-code"]) == 0
+    assert capsys.readouterr().err == ""
+    for broken in ('progress = "sometimes"\n', "= ["):
+        config.write_text(broken)  # check-config and the hook's log name what is wrong
+        assert main(["install", "claude-code", "--results"]) == 0
+        assert capsys.readouterr().err == ""
+    config.unlink()
+    config.mkdir()  # a folder by that name is no configuration
+    assert main(["install", "claude-code", "--results"]) == 0
+    assert "no configuration" in capsys.readouterr().err
+
+
 def test_install_refusals_are_usage_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

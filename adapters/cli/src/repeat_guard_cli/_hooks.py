@@ -167,6 +167,39 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
     else:
         done = "added to" if args.command == "install" else "removed from"
         print(f"repeat-guard {agent} hooks {done} {path}", file=streams.out)
-    if agent == "codex" and args.command == "install":
-        print(_CODEX_TRUST, end="", file=streams.err)
+    if args.command == "install":
+        _install_notes(agent, args.results, streams)
     return 0
+
+
+def _install_notes(agent: str, results: bool, streams: Streams) -> None:
+    """What a user must still do or know once the entries are in, on stderr."""
+    if agent == "codex":
+        print(_CODEX_TRUST, end="", file=streams.err)
+    note = _results_note(os.getcwd(), results)
+    if note is not None:
+        print(note, file=streams.err)
+
+
+def _results_note(cwd: str, results: bool) -> str | None:
+    """What to tell a user whose ``--results`` and the configuration a hook run from ``cwd``
+    would use disagree on ``progress = "result"``, or ``None``.
+
+    A configuration that cannot be used gets no note: ``check-config`` and the hook itself
+    say what is wrong with it."""
+    from repeat_guard_hooks import find_config_file, hook_config  # noqa: PLC0415  # as in _hook
+
+    config = hook_config(None, cwd)
+    if isinstance(config, str):
+        return None
+    if config.reads_results and not results:
+        return (
+            f'note: {find_config_file(cwd)} sets progress = "result", but the hooks see each '
+            "call's result only when installed with --results"
+        )
+    if results and not config.reads_results:
+        return (
+            'note: no configuration a hook run here would read sets progress = "result"; until '
+            "one does, the result hooks change nothing (each answers without opening the store)"
+        )
+    return None

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         HookOptions,
         HookOutcome,
         find_config_file,
+        hook_config,
         resolve_state,
         run_hook,
     )
@@ -99,6 +100,7 @@ __all__ = [
     "default_state_path",
     "find_config_file",
     "hook_command",
+    "hook_config",
     "hook_input_or_reason",
     "install",
     "installed_executable",
@@ -150,6 +152,7 @@ _HOMES = {
     "HookOptions": "._run",
     "HookOutcome": "._run",
     "find_config_file": "._run",
+    "hook_config": "._run",
     "resolve_state": "._run",
     "run_hook": "._run",
     "BUSY_TIMEOUT": "._store",

@@ -73,10 +73,6 @@ class HookOutcome(NamedTuple):
     stderr: str = ""
 
 
-class _BadConfig(Exception):
-    """A configuration file that cannot be used; the message is for the user."""
-
-
 def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
     """Run one hook call on the input ``data`` at time ``now`` (seconds since the epoch)."""
     hook_event = "?"
@@ -88,7 +84,9 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         action = hook_input.action
         if not isinstance(action, AgentEvent | SessionEnded):
             return HookOutcome(0)
-        config = _config(options.config, hook_input.cwd)
+        config = hook_config(options.config, hook_input.cwd)
+        if isinstance(config, str):
+            return HookOutcome(EXIT_BAD_CONFIG, b"", f"repeat-guard: {config}\n")
         if isinstance(action, AgentEvent) and _ignores(config, action.event):
             return HookOutcome(0)
         result = _apply(options, config, action, now)
@@ -96,8 +94,6 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
             _log(options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now)
         answer = render_answer(options.dialect, hook_event, result.reminders, result.denied)
         return HookOutcome(0, answer)
-    except _BadConfig as error:
-        return HookOutcome(EXIT_BAD_CONFIG, b"", f"repeat-guard: {error}\n")
     except (sqlite3.Error, OSError) as error:
         return _fail_open(options, hook_event, f"state store unusable: {_describe(error)}", now)
     except Exception as error:
@@ -149,7 +145,11 @@ def find_config_file(cwd: str | None) -> str | None:
         directory = parent
 
 
-def _config(explicit: str | None, cwd: str | None) -> GuardConfig:
+def hook_config(explicit: str | None, cwd: str | None) -> GuardConfig | str:
+    """The configuration a hook run from ``cwd`` uses, or what is wrong with it (for the user).
+
+    ``explicit`` (``--config``) when given, else the nearest ``.repeat-guard.toml``
+    (``find_config_file``), else the defaults."""
     path = explicit if explicit is not None else find_config_file(cwd)
     if path is None:
         return GuardConfig()
@@ -157,10 +157,10 @@ def _config(explicit: str | None, cwd: str | None) -> GuardConfig:
         with open(path, "rb") as stream:
             data = stream.read()
     except OSError as error:
-        raise _BadConfig(f"cannot read config file {path}: {error.strerror}") from error
+        return f"cannot read config file {path}: {error.strerror}"
     config = load_config_or_error(data, source=path)
     if isinstance(config, ConfigError):
-        raise _BadConfig(_config_message(path, config))
+        return _config_message(path, config)
     return config
 
 
