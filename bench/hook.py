@@ -5,6 +5,10 @@ imports, reading the JSON, the SQLite transaction, the answer. Both commands get
 ``PreToolUse`` JSON on stdin and are run alternately, so load on the machine falls on both
 alike. The hook runs twice over: with no configuration file to find (the defaults), and in a
 project whose ``.repeat-guard.toml`` it reads (TOML parsing and the config loader on top).
+With ``install --results`` a ``PostToolUse`` hook process follows each call as well: it is timed
+with the defaults (the result changes nothing, so the store is not opened) and in a project with
+``progress = "result"``, where an untimed ``PreToolUse`` of its own session goes before each one,
+so that every timed result fills in a waiting call (the SQLite transaction again).
 Two more do-nothing hooks show what part of the hook's cost no code of its own could remove:
 one that also imports the standard-library modules the core and the store are written with
 (``typing``, ``dataclasses``, ``sqlite3``, ``_blake2``), and one that imports the core's two
@@ -43,6 +47,12 @@ DO_NOTHING = "import json, sys\njson.load(sys.stdin.buffer)\n"
 STDLIB = "import _blake2, dataclasses, sqlite3, typing\n" + DO_NOTHING
 DEPENDENCIES = "import orjson, pyrsistent\n" + STDLIB
 CONFIG = 'thresholds = [3, 5, 8]\nexclude = ["TodoWrite"]\n'
+RESULT = {
+    **PAYLOAD,
+    "hook_event_name": "PostToolUse",
+    "tool_response": {"stdout": "README.md\nsrc\n", "stderr": "", "interrupted": False},
+}
+PROGRESS_CONFIG = 'progress = "result"\n'
 
 
 def _time(command: Sequence[str], data: bytes) -> float:
@@ -69,6 +79,22 @@ def _heaviest_imports(command: Sequence[str], data: bytes, top: int = 8) -> list
     return sorted(rows, key=lambda row: -row[1])[:top]
 
 
+def _sample(
+    runs: dict[str, tuple[list[str], bytes]], before: dict[str, tuple[list[str], bytes]]
+) -> dict[str, list[float]]:
+    """Time every run alternately, forwards then backwards; ``before`` runs untimed first."""
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for run in range(WARMUP + RUNS):
+        order = list(runs.items())
+        for name, (command, stdin) in order if run % 2 else reversed(order):
+            if name in before:
+                _time(*before[name])
+            elapsed = _time(command, stdin)
+            if run >= WARMUP:
+                samples[name].append(elapsed)
+    return samples
+
+
 def main() -> None:
     """Run both hooks alternately and print the comparison."""
     executable = Path(sys.executable).parent / "repeat-guard"
@@ -78,6 +104,12 @@ def main() -> None:
         (project / ".git").mkdir(parents=True)
         (project / ".repeat-guard.toml").write_text(CONFIG)
         configured = json.dumps({**PAYLOAD, "cwd": str(project)}).encode()
+        progress = Path(directory) / "progress"
+        (progress / ".git").mkdir(parents=True)
+        (progress / ".repeat-guard.toml").write_text(PROGRESS_CONFIG)
+        result = json.dumps(RESULT).encode()
+        recorded = json.dumps({**RESULT, "cwd": str(progress), "session_id": "progress"}).encode()
+        counted = json.dumps({**PAYLOAD, "cwd": str(progress), "session_id": "progress"}).encode()
         scripts = {}
         for name, text in (("baseline", DO_NOTHING), ("stdlib", STDLIB), ("deps", DEPENDENCIES)):
             scripts[name] = Path(directory) / f"{name}_hook.py"
@@ -90,23 +122,21 @@ def main() -> None:
             "deps": ([sys.executable, str(scripts["deps"])], data),
             "ours": (ours, data),
             "configured": (ours, configured),
+            "result": (ours, result),
+            "recorded": (ours, recorded),
         }
-        samples: dict[str, list[float]] = {name: [] for name in runs}
-        for run in range(WARMUP + RUNS):
-            order = list(runs.items())
-            for name, (command, stdin) in order if run % 2 else reversed(order):
-                elapsed = _time(command, stdin)
-                if run >= WARMUP:
-                    samples[name].append(elapsed)
+        samples = _sample(runs, {"recorded": (ours, counted)})
         # The console script itself, as an agent runs it (no runpy, unlike -m).
         imports = _heaviest_imports(ours, data)
-    print(f"hook: one PreToolUse hook process, {RUNS} runs each, alternating")
+    print(f"hook: one hook process, {RUNS} runs each, alternating")
     labels = {
         "baseline": "do-nothing Python hook",
         "stdlib": "  + stdlib the core uses",
         "deps": "  + orjson, pyrsistent",
         "ours": "repeat-guard hook",
         "configured": "  with .repeat-guard.toml",
+        "result": "PostToolUse, defaults",
+        "recorded": '  progress = "result"',
     }
     for name, label in labels.items():
         median, p95 = statistics.median(samples[name]), _p95(samples[name])
@@ -116,6 +146,8 @@ def main() -> None:
         ("deps", "floor: + dependencies"),
         ("ours", "ratio (target <= 2.0)"),
         ("configured", "  with .repeat-guard.toml"),
+        ("result", "PostToolUse, defaults"),
+        ("recorded", '  progress = "result"'),
     ):
         median_ratio = statistics.median(samples[name]) / statistics.median(samples["baseline"])
         p95_ratio = _p95(samples[name]) / _p95(samples["baseline"])
