@@ -4,9 +4,10 @@ must report, computed here by plain arithmetic (not by the guard).
 Each session is a script of blocks: a block is one call repeated ``k`` times in a row, and two
 neighbouring blocks never share their call, so every block is exactly one run. With the
 default thresholds (3, 5, 8) a run of ``k`` wastes ``k - 1`` calls and gives a gentle reminder
-when ``k >= 3`` and one detailed reminder for each of 5 and 8 it reaches. Every call is its own
-model step with known output tokens (in formats that record them), so the tokens of wasted
-steps are the tokens of calls 2..k of each block.
+when ``k >= 3`` and one detailed reminder for each of 5 and 8 it reaches. Tokens are recorded
+by Claude Code sessions only: there a model response makes one call or two in parallel, with
+known output tokens, and a response that made a run's second or later call is a wasted turn
+whose tokens count once.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _script(rng: random.Random, length: int) -> list[Block]:
     return blocks
 
 
-def _count(expected: Expected, blocks: list[Block], day: str, tokens_recorded: bool) -> None:
+def _count(expected: Expected, blocks: list[Block], day: str) -> None:
     expected.sessions += 1
     for block in blocks:
         k = block.repeats
@@ -76,9 +77,6 @@ def _count(expected: Expected, blocks: list[Block], day: str, tokens_recorded: b
         if k >= THRESHOLDS[0]:
             expected.reminders["gentle"] += 1
         expected.reminders["detailed"] += sum(1 for t in THRESHOLDS[1:] if k >= t)
-        if tokens_recorded:
-            expected.wasted_tokens += block.tokens * (k - 1)
-            expected.wasted_turns += k - 1
 
 
 class _Lines:
@@ -113,44 +111,58 @@ def claude_code_file(
     serial = 0
     for block in blocks:
         first = last = 0
-        for _ in range(block.repeats):
-            serial += 1
-            ident = f"toolu_{serial}"
-            out.add(
-                {
-                    **common,
-                    "type": "assistant",
-                    "promptId": "p1",
-                    "message": {
-                        "role": "assistant",
-                        "usage": {"input_tokens": 7, "output_tokens": block.tokens},
-                        "content": [
-                            {
-                                "type": "tool_use",
-                                "id": ident,
-                                "name": block.tool,
-                                "input": block.arguments,
-                            }
-                        ],
-                    },
-                }
-            )
-            last = out.add(
-                {
-                    **common,
-                    "type": "user",
-                    "message": {
-                        "role": "user",
-                        "content": [{"type": "tool_result", "tool_use_id": ident, "content": "ok"}],
-                    },
-                }
-            )
-            first = first or last
+        position = 0  # of the block's calls, 1-based, as they are made
+        while position < block.repeats:
+            # One response: one call, or two made in parallel, as Claude Code writes them (a
+            # line per tool_use, each with the response's whole usage, then the results).
+            together = min(rng.choice((1, 1, 2)), block.repeats - position)
+            idents = [f"toolu_{serial + n + 1}" for n in range(together)]
+            serial += together
+            for ident in idents:
+                out.add(
+                    {
+                        **common,
+                        "type": "assistant",
+                        "promptId": "p1",
+                        "message": {
+                            "id": f"msg_{idents[0]}",
+                            "role": "assistant",
+                            "usage": {"input_tokens": 7, "output_tokens": block.tokens},
+                            "content": [
+                                {
+                                    "type": "tool_use",
+                                    "id": ident,
+                                    "name": block.tool,
+                                    "input": block.arguments,
+                                }
+                            ],
+                        },
+                    }
+                )
+            for ident in idents:
+                last = out.add(
+                    {
+                        **common,
+                        "type": "user",
+                        "message": {
+                            "role": "user",
+                            "content": [
+                                {"type": "tool_result", "tool_use_id": ident, "content": "ok"}
+                            ],
+                        },
+                    }
+                )
+                first = first or last
+            position += together
+            # The response made a wasted call if any of its calls is a run's second or later.
+            if position >= 2:
+                expected.wasted_turns += 1
+                expected.wasted_tokens += block.tokens
         if block.repeats >= 2:
             expected.runs.append((block.repeats, str(path), first, last))
     path.write_text(out.text(), encoding="utf-8")
     expected.files += 1
-    _count(expected, blocks, day, tokens_recorded=True)
+    _count(expected, blocks, day)
 
 
 def acp_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
@@ -199,7 +211,7 @@ def acp_file(path: Path, rng: random.Random, expected: Expected, day: str, sessi
     out.add({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})
     path.write_text(out.text(), encoding="utf-8")
     expected.files += 1
-    _count(expected, blocks, "unknown", tokens_recorded=False)
+    _count(expected, blocks, "unknown")
 
 
 def codex_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
@@ -240,7 +252,7 @@ def codex_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
             expected.runs.append((block.repeats, str(path), first, last))
     path.write_text(out.text(), encoding="utf-8")
     expected.files += 1
-    _count(expected, blocks, day, tokens_recorded=False)
+    _count(expected, blocks, day)
 
 
 def openhands_file(
@@ -291,7 +303,7 @@ def openhands_file(
     body = ",\n".join(json.dumps(event) for event in events)
     path.write_text(f"[\n{body}\n]\n", encoding="utf-8")
     expected.files += 1
-    _count(expected, blocks, day, tokens_recorded=False)
+    _count(expected, blocks, day)
 
 
 def swe_agent_file(
@@ -310,7 +322,7 @@ def swe_agent_file(
     body = ",\n".join(steps)
     path.write_text(f'{{\n"trajectory": [\n{body}\n]\n}}\n', encoding="utf-8")
     expected.files += 1
-    _count(expected, blocks, "unknown", tokens_recorded=False)
+    _count(expected, blocks, "unknown")
 
 
 Writer = Callable[[Path, random.Random, Expected, str, str], None]

@@ -163,6 +163,37 @@ def test_tokens_that_are_not_integers_are_dropped() -> None:
     assert [c.tokens for c in calls] == [None]
 
 
+def test_parallel_calls_recorded_by_the_binary_charge_their_response_once() -> None:
+    # Claude Code 2.1.197 wrote each of a response's two calls on a line of its own, each line
+    # with the response's usage (5 output tokens): the response's tokens go with its first call.
+    items = list(READERS["claude-code"].read(PARALLEL.read_bytes().splitlines(True), "p"))
+    calls = [i for i in items if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)]
+    assert [c.tokens for c in calls] == [5, None, 5, None, 5, None]
+
+
+def test_a_response_is_charged_once_per_agent_and_by_its_id() -> None:
+    def line(ident: str, message: str | None, **extra: object) -> bytes:
+        block = {"type": "tool_use", "id": ident, "name": "Bash", "input": {}}
+        body: dict[str, object] = {"content": [block], "usage": {"output_tokens": 9}}
+        if message is not None:
+            body["id"] = message
+        return record(type="assistant", message=body, **extra)
+
+    side = {"isSidechain": True, "agentId": "a"}
+    lines = [
+        line("1", "m1"),
+        line("2", "m1", **side),  # another agent's response with the same id: its own
+        line("3", "m1"),
+        line("4", "m2"),
+        line("5", None),  # no id: each line charged, as before ids were read
+        line("6", None),
+        *(result(str(n)) for n in range(1, 7)),
+    ]
+    items = list(READERS["claude-code"].read(lines, "t"))
+    calls = [i for i in items if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)]
+    assert [c.tokens for c in calls] == [9, 9, None, 9, 9, 9]
+
+
 def test_sniffing() -> None:
     reader = READERS["claude-code"]
     assert reader.sniff(LOOP.read_bytes()[:4096])

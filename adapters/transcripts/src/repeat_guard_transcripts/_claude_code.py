@@ -73,6 +73,10 @@ class _ClaudeFile:
         self.line = 0
         self.sessions: set[str] = set()
         self.calls = OpenCalls()
+        # Per agent, the id of the last assistant message whose tokens a call was charged
+        # with: Claude Code writes each block of a message on a line of its own, every line
+        # with the message's whole usage, so parallel calls would otherwise charge it again.
+        self.charged: dict[str, str] = {}
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
         for decoded in json_lines(lines, self.file):
@@ -126,6 +130,11 @@ class _ClaudeFile:
         tokens = tokens if type(tokens) is int else None
         where = Location(self.file, self.line, session)
         agent = self._agent(record, session) if record.get("isSidechain") is True else session
+        message_id = message.get("id")
+        if type(message_id) is not str:
+            message_id = None
+        elif self.charged.get(agent) == message_id:
+            tokens = None
         turn, timestamp, project = (
             record.get("promptId"),
             record.get("timestamp"),
@@ -147,6 +156,8 @@ class _ClaudeFile:
                 OpenCall,
                 (where, agent, name, block.get("input"), turn, tokens, timestamp, project),
             )
+            if tokens is not None and message_id is not None:
+                self.charged[agent] = message_id
             tokens = None  # the step's tokens go with its first call
             items += self.calls.add(ident, call)
 
