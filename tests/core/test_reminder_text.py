@@ -69,6 +69,30 @@ def test_budget_and_cycle_texts() -> None:
     assert texts == [BUDGET, CYCLE]
 
 
+def test_a_cycle_shows_the_calls_whose_arguments_were_kept_only_as_a_digest_as_long() -> None:
+    # The issue's own loop: write the same long file, read it, write it again. The write's
+    # arguments are over the key's text limit, so its key is a digest the model cannot read.
+    write = ToolCallFinished("a", "write_file", {"path": "x.py", "content": "print(1)\n" * 20})
+    read = ToolCallFinished("a", "read_file", {"path": "x.py"})
+    fired: list[str] = []
+    for cycle in ([write, read], [read, write]):
+        state = GuardState.initial(GuardConfig(cycle_period=2, arguments_preview_chars=40))
+        for call in cycle * 3:
+            state, reminders = reduce(state, call)
+            fired.extend(r.text for r in reminders)
+    assert len(fired) == 2
+    assert (
+        "3 times: `write_file` (arguments too long to show, the same each time) → "
+        '`read_file` {"path":"x.py"}\n'
+    ) in fired[0]
+    # Ending with the long call, the cycle shows that call's own arguments, cut to the preview.
+    assert (
+        '3 times: `read_file` {"path":"x.py"} → `write_file` '
+        '{"content":"print(1)\\nprint(1)\\nprint(1)… (+188 more chars)\n'
+    ) in fired[1]
+    assert "#" not in fired[0] + fired[1]
+
+
 def test_the_reasons_admit_gives() -> None:
     state = GuardState.initial(GuardConfig(budgets=(("gr*", 2),), deny_at=3))
     call = ToolCallFinished("a", "grep", {"q": "x"})

@@ -94,6 +94,11 @@ KEY_TEXT_LIMIT = 64
 _DIGEST_MARK = "#"
 
 
+def is_digest_key(key: str) -> bool:
+    """Whether ``key``, made by ``argument_key``, is a digest rather than the text itself."""
+    return key.startswith(_DIGEST_MARK)
+
+
 def argument_key(canonical: str) -> str:
     """Return the chain key for the canonical argument text ``canonical``.
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ._canonical import is_digest_key
+
 __all__ = [
     "FORMS",
     "SOURCE",
@@ -109,10 +111,18 @@ def render_cycle(
     """Return the ``cycle`` reminder: ``block``'s (tool, argument key) calls, ``count`` times.
 
     The last call of the block is the one just made, whose full canonical ``arguments`` the
-    reminder carries; each call is named by its tool and its argument key (the canonical text
-    when short, else a digest), cut to ``preview_chars``.
+    reminder carries and shows, cut to ``preview_chars``. The others are shown by their
+    argument key, which is their canonical text when short; a longer text was kept only as a
+    digest, which would mean nothing to the model, so the text says they were long instead.
     """
-    steps = " → ".join(f"`{tool}` {preview_arguments(key, preview_chars)}" for tool, key in block)
+    shown = [
+        f"`{tool}` {_LONG}"
+        if is_digest_key(key)
+        else f"`{tool}` {preview_arguments(key, preview_chars)}"
+        for tool, key in block[:-1]
+    ]
+    shown.append(f"`{block[-1][0]}` {preview_arguments(arguments, preview_chars)}")
+    steps = " → ".join(shown)
     text = (
         f"{_OPEN}"
         f"You have repeated the same cycle of {len(block)} tool calls {count} times: {steps}\n"
@@ -121,6 +131,9 @@ def render_cycle(
         f"answer.{_CLOSE}"
     )
     return Reminder(agent, block[-1][0], count, "cycle", text, arguments)
+
+
+_LONG = "(arguments too long to show, the same each time)"
 
 
 def render_budget(agent: str, tool: str, arguments: str, count: int, pattern: str) -> Reminder:
