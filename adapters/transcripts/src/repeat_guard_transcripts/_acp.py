@@ -100,7 +100,10 @@ _FIELD_TYPES: tuple[tuple[str, type, str], ...] = (
 def reminder_notification(session_id: str, reminder: Reminder) -> dict[str, object]:
     """Return the ``session/update`` notification that carries ``reminder`` into session
     ``session_id``: a ``user_message_chunk`` whose ``_meta.repeatGuard`` says it is the
-    guard's (source, tool, count, form), so a replay never takes it for a prompt."""
+    guard's (source, tool, count, form), so a replay never takes it for a prompt.
+
+    Not the core's ``reminder_to_json``: the chunk's text is the reminder's text and its
+    session the agent, so the label names only the rest, and the text is written once."""
     label = {
         "source": reminder.source,
         "tool": reminder.tool,
