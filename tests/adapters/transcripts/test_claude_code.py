@@ -194,6 +194,20 @@ def test_a_response_is_charged_once_per_agent_and_by_its_id() -> None:
     assert [c.tokens for c in calls] == [9, 9, None, 9, 9, 9]
 
 
+def test_a_call_is_dated_by_its_result_else_by_its_own_line() -> None:
+    lines = [
+        use("1", timestamp="2026-01-01T00:00:00Z"),
+        result("1", timestamp="2026-01-02T00:00:00Z"),
+        use("2", "pwd", timestamp="2026-01-03T00:00:00Z"),
+        result("2"),
+        use("3", "cd"),
+        result("3"),
+    ]
+    items = list(READERS["claude-code"].read(lines, "t"))
+    calls = [i for i in items if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)]
+    assert [c.timestamp for c in calls] == ["2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z", None]
+
+
 def test_sniffing() -> None:
     reader = READERS["claude-code"]
     assert reader.sniff(LOOP.read_bytes()[:4096])

@@ -210,8 +210,10 @@ class _ClaudeFile:
                     )
                 )
             return
-        _, agent, tool, arguments, turn, tokens, _, project = call
+        _, agent, tool, arguments, turn, tokens, called_at, project = call
         denied = block.get("is_error") is True and _is_denial(block, record)
+        # The call counts when its result comes, so it is dated by the result's line, or by
+        # its own line when the result's has no timestamp.
         timestamp = record.get("timestamp")
         items.append(
             Located(
@@ -219,7 +221,7 @@ class _ClaudeFile:
                 ToolCallFinished(agent, tool, arguments, denied, block.get("content")),
                 turn,
                 tokens,
-                timestamp if type(timestamp) is str else None,
+                timestamp if type(timestamp) is str else called_at,
                 project,
             )
         )
