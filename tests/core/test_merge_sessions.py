@@ -44,6 +44,7 @@ session_audits = st.builds(
     packed_counts,
     small,
     small,
+    small,
     st.dictionaries(names, st.tuples(small, small)).map(
         lambda days: tuple((day, calls, wasted) for day, (calls, wasted) in days.items())
     ),
@@ -99,6 +100,7 @@ def test_a_session_pinned() -> None:
         (5, 5, 3, 0, 1, 4, (("gentle", 1),), (("grep", 5, 5, 3, 1, 4),)),
         wasted_turns=3,
         wasted_tokens=30,
+        wasted_input_tokens=400,
         days=(("2026-12-01", 5, 3), ("2026-12-02", 0, 0)),
         worst=(first, second),
     )
@@ -115,8 +117,9 @@ def test_a_session_pinned() -> None:
         sessions=1,
         wasted_turns=3,
         wasted_tokens=30,
+        wasted_input_tokens=400,
         days=pmap({"2026-12-01": DayTally(5, 3), "2026-12-02": DayTally(0, 0)}),
-        projects=pmap({"/home/dev/p": ProjectTally(1, 5, 3, 30)}),
+        projects=pmap({"/home/dev/p": ProjectTally(1, 5, 3, 30, 400)}),
         worst=(first, second),
         worst_sessions=(SessionWaste(3, 5, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
     )

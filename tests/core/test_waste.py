@@ -64,8 +64,11 @@ def wastes(draw: st.DrawFn) -> Waste:
         draw(small),
         draw(small),
         draw(small),
+        draw(small),
         pmap(draw(st.dictionaries(names, st.builds(DayTally, small, small)))),
-        pmap(draw(st.dictionaries(names, st.builds(ProjectTally, small, small, small, small)))),
+        pmap(
+            draw(st.dictionaries(names, st.builds(ProjectTally, small, small, small, small, small)))
+        ),
         worst_runs(draw(st.lists(runs, max_size=5)), KEEP),
         worst_sessions(draw(st.lists(sessions, max_size=5)), KEEP),
     )
@@ -133,22 +136,26 @@ def test_counts_add_up_and_maps_merge_pointwise() -> None:
         bytes=100,
         wasted_turns=2,
         wasted_tokens=30,
+        wasted_input_tokens=700,
         days=pmap({"2026-12-01": DayTally(4, 2)}),
-        projects=pmap({"p": ProjectTally(2, 4, 2, 30)}),
+        projects=pmap({"p": ProjectTally(2, 4, 2, 30, 700)}),
     )
     b = Waste(
         Tally(calls=1, wasted=1, reminders_by_form=pmap({"gentle": 2})),
         files=2,
         days=pmap({"2026-12-01": DayTally(1, 1), "2026-12-02": DayTally(3, 0)}),
-        projects=pmap({"p": ProjectTally(1, 1, 1, 5), "q": ProjectTally(1, 0, 0, 0)}),
+        wasted_input_tokens=9,
+        projects=pmap({"p": ProjectTally(1, 1, 1, 5, 9), "q": ProjectTally(1, 0, 0, 0)}),
     )
     merged = merge_waste(a, b, KEEP)
     assert (merged.counts.calls, merged.counts.wasted) == (5, 3)
     assert merged.counts.reminders_by_form == pmap({"gentle": 3})
     assert (merged.files, merged.sessions, merged.diagnostics, merged.bytes) == (3, 2, 1, 100)
-    assert (merged.wasted_turns, merged.wasted_tokens) == (2, 30)
+    assert (merged.wasted_turns, merged.wasted_tokens, merged.wasted_input_tokens) == (2, 30, 709)
     assert merged.days == pmap({"2026-12-01": DayTally(5, 3), "2026-12-02": DayTally(3, 0)})
-    assert merged.projects == pmap({"p": ProjectTally(3, 5, 3, 35), "q": ProjectTally(1, 0, 0, 0)})
+    assert merged.projects == pmap(
+        {"p": ProjectTally(3, 5, 3, 35, 709), "q": ProjectTally(1, 0, 0, 0, 0)}
+    )
 
 
 def test_rankings_put_the_worst_first_and_break_ties_by_place() -> None:
@@ -173,8 +180,9 @@ def test_json_is_plain_and_sorted() -> None:
         bytes=4,
         wasted_turns=5,
         wasted_tokens=6,
+        wasted_input_tokens=7,
         days=pmap({"2026-12-02": DayTally(1, 1), "2026-12-01": DayTally(1, 0)}),
-        projects=pmap({"p": ProjectTally(1, 2, 1, 0)}),
+        projects=pmap({"p": ProjectTally(1, 2, 1, 0, 8)}),
         worst=(Run(2, "grep", '{"p":1}', "f", "s", "a", (1, 2)),),
         worst_sessions=(SessionWaste(1, 2, "f", "s", "p"),),
     )
@@ -203,11 +211,20 @@ def test_json_is_plain_and_sorted() -> None:
         "bytes": 4,
         "wasted_turns": 5,
         "wasted_tokens": 6,
+        "wasted_input_tokens": 7,
         "days": {
             "2026-12-01": {"calls": 1, "wasted": 0},
             "2026-12-02": {"calls": 1, "wasted": 1},
         },
-        "projects": {"p": {"sessions": 1, "calls": 2, "wasted": 1, "wasted_tokens": 0}},
+        "projects": {
+            "p": {
+                "sessions": 1,
+                "calls": 2,
+                "wasted": 1,
+                "wasted_tokens": 0,
+                "wasted_input_tokens": 8,
+            }
+        },
         "worst_runs": encoded["worst_runs"],
         "worst_sessions": encoded["worst_sessions"],
     }

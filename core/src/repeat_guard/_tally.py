@@ -30,7 +30,9 @@ Audit definitions (the ones above hold; these are added):
 * a *run* is a maximal sequence of identical tracked calls by one agent (the chain the reducer
   keeps); a run of length 2 or more is a loop, and its length minus one is its waste;
 * a *wasted turn* is a model turn (one assistant message, one response) that made at least one
-  wasted call; ``wasted_tokens`` adds up the usage those turns recorded, once per turn;
+  wasted call; ``wasted_tokens`` adds up the output tokens those turns recorded, once per
+  turn, and ``wasted_input_tokens`` the input tokens (every token of the context the model
+  read for the turn, cached or not);
 * the *worst* runs are the longest, ties broken by file, first line, session, agent, tool and
   arguments, so any two ways of splitting the same work keep the same runs; the worst sessions
   are those with the most wasted calls, ties broken by calls, file and session;
@@ -431,6 +433,7 @@ class ProjectTally(NamedTuple):
     calls: int = 0
     wasted: int = 0
     wasted_tokens: int = 0
+    wasted_input_tokens: int = 0
 
 
 _NO_DAYS: PMap[str, DayTally] = pmap()
@@ -453,6 +456,7 @@ class Waste(NamedTuple):
     bytes: int = 0
     wasted_turns: int = 0
     wasted_tokens: int = 0
+    wasted_input_tokens: int = 0
     days: PMap[str, DayTally] = _NO_DAYS
     projects: PMap[str, ProjectTally] = _NO_PROJECTS
     worst: tuple[Run, ...] = ()
@@ -478,6 +482,7 @@ class SessionAudit(NamedTuple):
     counts: PackedTally = NO_COUNTS
     wasted_turns: int = 0
     wasted_tokens: int = 0
+    wasted_input_tokens: int = 0
     days: tuple[tuple[str, int, int], ...] = ()
     worst: tuple[Run, ...] = ()
     ranked: bool = True
@@ -497,6 +502,7 @@ def _session_waste(session: SessionAudit) -> Waste:
         sessions=1,
         wasted_turns=session.wasted_turns,
         wasted_tokens=session.wasted_tokens,
+        wasted_input_tokens=session.wasted_input_tokens,
         days=pmap({day: DayTally(calls, wasted) for day, calls, wasted in session.days}),
         projects=pmap({session.project: _project_row(session, counts.calls, counts.wasted)}),
         worst=session.worst,
@@ -506,7 +512,7 @@ def _session_waste(session: SessionAudit) -> Waste:
 
 def _project_row(session: SessionAudit, calls: int, wasted: int) -> ProjectTally:
     """What ``session`` adds to its project (it made ``calls`` calls, ``wasted`` wasted)."""
-    return ProjectTally(1, calls, wasted, session.wasted_tokens)
+    return ProjectTally(1, calls, wasted, session.wasted_tokens, session.wasted_input_tokens)
 
 
 def _ranking_entry(session: SessionAudit, calls: int, wasted: int) -> tuple[SessionWaste, ...]:
@@ -550,6 +556,7 @@ def merge_waste(first: Waste, second: Waste, keep: int) -> Waste:
         first.bytes + second.bytes,
         first.wasted_turns + second.wasted_turns,
         first.wasted_tokens + second.wasted_tokens,
+        first.wasted_input_tokens + second.wasted_input_tokens,
         _merge_days(first.days, second.days),
         _merge_projects(first.projects, second.projects),
         worst_runs(first.worst + second.worst, keep),
@@ -644,8 +651,9 @@ class _WasteSums:
     """The mutable counters of one ``merge_wastes`` call; never leaves it."""
 
     def __init__(self) -> None:
-        # files, sessions, diagnostics, bytes, wasted_turns, wasted_tokens, as in ``Waste``.
-        self.numbers = [0] * 6
+        # files, sessions, diagnostics, bytes, wasted_turns, wasted_tokens,
+        # wasted_input_tokens, as in ``Waste``.
+        self.numbers = [0] * 7
         self.counts = _TallySums()
         self.days: dict[str, list[int]] = {}
         self.projects: dict[str, list[int]] = {}
@@ -653,12 +661,12 @@ class _WasteSums:
         self.sessions: list[SessionWaste] = []
 
     def add(self, waste: Waste, keep: int) -> None:
-        _add_into(self.numbers, waste[1:7])
+        _add_into(self.numbers, waste[1:8])
         self.counts.add(waste.counts)
         for day, both in waste.days.items():
             _add_into(self.days.setdefault(day, [0, 0]), both)
-        for project, four in waste.projects.items():
-            _add_into(self.projects.setdefault(project, [0] * 4), four)
+        for project, five in waste.projects.items():
+            _add_into(self.projects.setdefault(project, [0] * 5), five)
         self.runs += waste.worst
         self.sessions += waste.worst_sessions
         self.cut(keep)
@@ -671,11 +679,12 @@ class _WasteSums:
         numbers[1] += 1
         numbers[4] += session.wasted_turns
         numbers[5] += session.wasted_tokens
+        numbers[6] += session.wasted_input_tokens
         self.counts.add_packed(counts)
         for day, day_calls, day_wasted in session.days:
             _add_into(self.days.setdefault(day, [0, 0]), (day_calls, day_wasted))
         project = _project_row(session, calls, wasted)
-        _add_into(self.projects.setdefault(session.project, [0] * 4), project)
+        _add_into(self.projects.setdefault(session.project, [0] * 5), project)
         self.runs += session.worst
         self.sessions += _ranking_entry(session, calls, wasted)
         self.cut(keep)
@@ -688,7 +697,7 @@ class _WasteSums:
             self.sessions[:] = worst_sessions(self.sessions, keep)
 
     def waste(self, keep: int) -> Waste:
-        files, sessions, diagnostics, size, turns, tokens = self.numbers
+        files, sessions, diagnostics, size, turns, tokens, input_tokens = self.numbers
         return Waste(
             self.counts.tally(),
             files,
@@ -697,8 +706,9 @@ class _WasteSums:
             size,
             turns,
             tokens,
+            input_tokens,
             pmap({day: DayTally(*both) for day, both in self.days.items()}),
-            pmap({name: ProjectTally(*four) for name, four in self.projects.items()}),
+            pmap({name: ProjectTally(*five) for name, five in self.projects.items()}),
             worst_runs(self.runs, keep),
             worst_sessions(self.sessions, keep),
         )
@@ -734,6 +744,7 @@ def _merge_project(first: ProjectTally, second: ProjectTally) -> ProjectTally:
         first.calls + second.calls,
         first.wasted + second.wasted,
         first.wasted_tokens + second.wasted_tokens,
+        first.wasted_input_tokens + second.wasted_input_tokens,
     )
 
 
@@ -747,6 +758,7 @@ def waste_to_json(waste: Waste) -> dict[str, object]:
         "bytes": waste.bytes,
         "wasted_turns": waste.wasted_turns,
         "wasted_tokens": waste.wasted_tokens,
+        "wasted_input_tokens": waste.wasted_input_tokens,
         "days": {day: counts._asdict() for day, counts in sorted(waste.days.items())},
         "projects": {name: p._asdict() for name, p in sorted(waste.projects.items())},
         "worst_runs": [{**run._asdict(), "lines": list(run.lines)} for run in waste.worst],

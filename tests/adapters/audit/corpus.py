@@ -34,6 +34,7 @@ class Expected:
     reminders: Counter[str] = field(default_factory=Counter)
     longest_run: int = 0
     wasted_tokens: int = 0
+    wasted_input_tokens: int = 0
     wasted_turns: int = 0
     tools: Counter[str] = field(default_factory=Counter)
     wasted_by_tool: Counter[str] = field(default_factory=Counter)
@@ -127,7 +128,12 @@ def claude_code_file(
                         "message": {
                             "id": f"msg_{idents[0]}",
                             "role": "assistant",
-                            "usage": {"input_tokens": 7, "output_tokens": block.tokens},
+                            "usage": {
+                                "input_tokens": 7,
+                                "cache_creation_input_tokens": block.tokens % 3,
+                                "cache_read_input_tokens": 100 * serial,
+                                "output_tokens": block.tokens,
+                            },
                             "content": [
                                 {
                                     "type": "tool_use",
@@ -158,6 +164,7 @@ def claude_code_file(
             if position >= 2:
                 expected.wasted_turns += 1
                 expected.wasted_tokens += block.tokens
+                expected.wasted_input_tokens += 7 + block.tokens % 3 + 100 * serial
         if block.repeats >= 2:
             expected.runs.append((block.repeats, str(path), first, last))
     path.write_text(out.text(), encoding="utf-8")

@@ -57,8 +57,9 @@ def test_the_totals_are_the_corpus_arithmetic(corpus: tuple[Path, Expected], mer
     assert dict(counts.reminders_by_form) == dict(expected.reminders)
     assert counts.reminders == sum(expected.reminders.values())
     assert counts.longest_run == expected.longest_run
-    assert (merged.wasted_tokens, merged.wasted_turns) == (
+    assert (merged.wasted_tokens, merged.wasted_input_tokens, merged.wasted_turns) == (
         expected.wasted_tokens,
+        expected.wasted_input_tokens,
         expected.wasted_turns,
     )
     assert {name: tool.calls for name, tool in counts.tools.items()} == dict(expected.tools)

@@ -169,6 +169,23 @@ def test_parallel_calls_recorded_by_the_binary_charge_their_response_once() -> N
     items = list(READERS["claude-code"].read(PARALLEL.read_bytes().splitlines(True), "p"))
     calls = [i for i in items if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)]
     assert [c.tokens for c in calls] == [5, None, 5, None, 5, None]
+    assert [c.input_tokens for c in calls] == [10, None, 10, None, 10, None]
+
+
+def test_a_responses_input_tokens_add_up_the_new_and_the_cached() -> None:
+    def line(ident: str, usage: dict[str, object]) -> bytes:
+        block = {"type": "tool_use", "id": ident, "name": "Bash", "input": {"n": ident}}
+        return record(type="assistant", message={"content": [block], "usage": usage})
+
+    lines = [
+        line("1", {"input_tokens": 3, "cache_creation_input_tokens": 40, "output_tokens": 1}),
+        line("2", {"cache_read_input_tokens": 500, "input_tokens": False}),
+        line("3", {"output_tokens": 2}),
+        *(result(str(n)) for n in range(1, 4)),
+    ]
+    items = list(READERS["claude-code"].read(lines, "t"))
+    calls = [i for i in items if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)]
+    assert [(c.tokens, c.input_tokens) for c in calls] == [(1, 43), (None, 500), (2, None)]
 
 
 def test_a_response_is_charged_once_per_agent_and_by_its_id() -> None:

@@ -168,6 +168,33 @@ def test_a_prompt_or_odd_usage_charges_nobody() -> None:
     assert tokens_of(lines) == [(9, None)]
 
 
+def test_a_steps_input_tokens_come_with_its_output_tokens() -> None:
+    def step_usage(**fields: object) -> bytes:
+        return line({"usage": {"output_tokens": 2, **fields}}, "token_usage_record")
+
+    lines = [
+        call("a"),
+        step_usage(input_tokens=300, cached_input_tokens=200),  # cached ones are within
+        output("a"),
+        call("b"),
+        step_usage(input_tokens=True),
+        output("b"),
+    ]
+    items = READERS["codex"].read(lines, "t")
+    assert [
+        (item.tokens, item.input_tokens)
+        for item in items
+        if isinstance(item, Located) and isinstance(item.event, ToolCallFinished)
+    ] == [(2, 300), (2, None)]
+    # The recorded rollout's steps read 10 input tokens each.
+    live = READERS["codex"].read(LIVE.read_bytes().splitlines(True), "live")
+    assert [
+        item.input_tokens
+        for item in live
+        if isinstance(item, Located) and isinstance(item.event, ToolCallFinished)
+    ] == [10, 10, 10, 10]
+
+
 def test_call_arguments_are_what_json_loads_makes_of_them() -> None:
     texts = ['{"p": 1}', ' {"p": 1}', '{"p": 1} ', "\ufeff{}", '{"p": 1} x', "[1e400]", "[", ""]
     lines = [

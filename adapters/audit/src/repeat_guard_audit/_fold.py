@@ -62,9 +62,9 @@ _Open = tuple[int, bool] | _Loop
 first call is most runs' only one, and an exact tuple of ints and bools is nothing for the
 garbage collector to walk."""
 
-_Step = tuple[int, bool]
-"""An agent's current model step (one response): the tokens it cost and whether a wasted call
-has already charged them."""
+_Step = tuple[int, int, bool]
+"""An agent's current model step (one response): the output and input tokens it cost and
+whether a wasted call has already charged them."""
 
 
 def _day(timestamp: str | None) -> str:
@@ -100,7 +100,8 @@ class _Folder:
         self.open: dict[tuple[str, str], _Open] = {}
         self.runs: dict[str, list[Run]] = {}
         self.steps: dict[tuple[str, str], _Step] = {}
-        self.turns: dict[str, tuple[int, int]] = {}  # wasted turns, their tokens
+        # Per session: wasted turns, their output tokens, their input tokens.
+        self.turns: dict[str, tuple[int, int, int]] = {}
         self.tallies = SessionTallies()
         self.problems: list[Problem] = []
         self.diagnostics = 0
@@ -143,8 +144,8 @@ class _Folder:
         """Follow a call with an agent: its day, its turn's cost, its run (``run`` is the
         core's ``run_length``: 0 untracked, 1 a run's first call, ``WASTED_FROM`` or more
         wasted)."""
-        if item.tokens is not None:
-            self.steps[name, agent] = (item.tokens, False)
+        if item.tokens is not None or item.input_tokens is not None:
+            self.steps[name, agent] = (item.tokens or 0, item.input_tokens or 0, False)
         if counted:
             calls, wasted = self.days.get((name, day), (0, 0))
             self.days[name, day] = (calls + 1, wasted + (run >= WASTED_FROM))
@@ -157,11 +158,12 @@ class _Folder:
         # Readers put a step's tokens on its first call only; the calls after it (parallel
         # calls of the same response) carry None and belong to the same step.
         step = self.steps.get((name, agent))
-        if step is None or step[1]:
+        if step is None or step[2]:
             return
-        self.steps[name, agent] = (step[0], True)
-        turns, tokens = self.turns.get(name, (0, 0))
-        self.turns[name] = (turns + 1, tokens + step[0])
+        tokens, input_tokens, _ = step
+        self.steps[name, agent] = (tokens, input_tokens, True)
+        turns, spent, read = self.turns.get(name, (0, 0, 0))
+        self.turns[name] = (turns + 1, spent + tokens, read + input_tokens)
 
     def follow_run(
         self, name: str, event: ToolCallFinished, agent: str, length: int, line: int, counted: bool
@@ -226,7 +228,7 @@ class _Folder:
         self, name: str, counts: PackedTally, days: tuple[tuple[str, int, int], ...]
     ) -> SessionAudit:
         keep = self.settings.keep
-        turns, tokens = self.turns.get(name, (0, 0))
+        turns, tokens, input_tokens = self.turns.get(name, (0, 0, 0))
         return SessionAudit(
             self.file,
             name,
@@ -234,6 +236,7 @@ class _Folder:
             counts,
             turns,
             tokens,
+            input_tokens,
             days,
             worst_runs(self.runs.get(name, ()), keep),
             keep > 0,

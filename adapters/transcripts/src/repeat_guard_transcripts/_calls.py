@@ -65,6 +65,7 @@ class OpenCall(NamedTuple):
     tokens: int | None = None
     timestamp: str | None = None
     project: str | None = None
+    input_tokens: int | None = None
 
 
 class OpenCalls:
@@ -94,11 +95,12 @@ class OpenCalls:
             self._mark(ident)
         return call
 
-    def charge(self, ident: str, tokens: int) -> None:
-        """Give the call ``ident`` its model step's ``tokens``, if it is still open."""
+    def charge(self, ident: str, tokens: int, input_tokens: int | None) -> None:
+        """Give the call ``ident`` its model step's output and input tokens, if it is still
+        open."""
         call = self._open.get(ident)
         if call is not None:
-            self._open[ident] = call._replace(tokens=tokens)
+            self._open[ident] = call._replace(tokens=tokens, input_tokens=input_tokens)
 
     def is_finished(self, ident: str) -> bool:
         """Whether ``ident`` finished recently (a repeated result is no news)."""

@@ -56,6 +56,17 @@ def _is_denial(block: Mapping[str, object], record: Mapping[str, object]) -> boo
     return any(marker in said for marker in DENIAL_MARKERS)
 
 
+_INPUT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _input_tokens(usage: Mapping[str, object]) -> int | None:
+    """A response's input tokens: the new ones and those written to and read from the cache
+    (the API counts them apart); ``None`` when none of the three is an integer."""
+    counts = [usage.get(key) for key in _INPUT_KEYS]
+    known = [count for count in counts if type(count) is int]
+    return sum(known) if known else None
+
+
 def _string(record: Mapping[str, object], key: str) -> str | None:
     value = record.get(key)
     return value if isinstance(value, str) else None
@@ -124,17 +135,21 @@ class _ClaudeFile:
         content: list[object],
     ) -> None:
         usage = message.get("usage")
-        tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
-        # Values come from JSON, so ``type(...) is`` is ``isinstance`` without the bool that
-        # is an int; here, once per record, each check inline rather than a call.
-        tokens = tokens if type(tokens) is int else None
+        if isinstance(usage, dict):
+            tokens = usage.get("output_tokens")
+            # Values come from JSON, so ``type(...) is`` is ``isinstance`` without the bool
+            # that is an int; here, once per record, each check inline rather than a call.
+            tokens = tokens if type(tokens) is int else None
+            input_tokens = _input_tokens(usage)
+        else:
+            tokens = input_tokens = None
         where = Location(self.file, self.line, session)
         agent = self._agent(record, session) if record.get("isSidechain") is True else session
         message_id = message.get("id")
         if type(message_id) is not str:
             message_id = None
         elif self.charged.get(agent) == message_id:
-            tokens = None
+            tokens = input_tokens = None
         turn, timestamp, project = (
             record.get("promptId"),
             record.get("timestamp"),
@@ -154,11 +169,21 @@ class _ClaudeFile:
                 continue
             call = _open_call(
                 OpenCall,
-                (where, agent, name, block.get("input"), turn, tokens, timestamp, project),
+                (
+                    where,
+                    agent,
+                    name,
+                    block.get("input"),
+                    turn,
+                    tokens,
+                    timestamp,
+                    project,
+                    input_tokens,
+                ),
             )
-            if tokens is not None and message_id is not None:
+            if message_id is not None and (tokens, input_tokens) != (None, None):
                 self.charged[agent] = message_id
-            tokens = None  # the step's tokens go with its first call
+            tokens = input_tokens = None  # the step's tokens go with its first call
             items += self.calls.add(ident, call)
 
     def _user(
@@ -210,7 +235,7 @@ class _ClaudeFile:
                     )
                 )
             return
-        _, agent, tool, arguments, turn, tokens, called_at, project = call
+        _, agent, tool, arguments, turn, tokens, called_at, project, input_tokens = call
         denied = block.get("is_error") is True and _is_denial(block, record)
         # The call counts when its result comes, so it is dated by the result's line, or by
         # its own line when the result's has no timestamp.
@@ -223,6 +248,7 @@ class _ClaudeFile:
                 tokens,
                 timestamp if type(timestamp) is str else called_at,
                 project,
+                input_tokens,
             )
         )
 

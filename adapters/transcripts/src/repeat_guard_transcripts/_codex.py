@@ -9,8 +9,9 @@ result, less the lines of its header that Codex writes afresh for every call (``
 ``Wall time``: see ``_comparable_output``). An output that says the user rejected it (``exec
 command rejected by user``, ``patch rejected by user``) is a denial.
 
-Tokens: a model step's output tokens go with the step's first call, as the audit charges
-them. Newer rollouts write a ``token_usage_record`` (``usage.output_tokens``) right after the
+Tokens: a model step's output and input tokens go with the step's first call, as the audit
+charges them (``input_tokens``, which in OpenAI's usage already include the cached ones).
+Newer rollouts write a ``token_usage_record`` (``usage.output_tokens``) right after the
 step's calls; older ones only an ``event_msg`` ``token_count`` (``info.last_token_usage``),
 which may come after the calls' outputs, when they have already counted: those steps' tokens
 are not known at the call. Once a file has shown a ``token_usage_record``, its ``token_count``
@@ -205,11 +206,16 @@ class _CodexFile:
         self._charge(info.get("last_token_usage") if isinstance(info, dict) else None)
 
     def _charge(self, usage: object) -> None:
-        tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
-        if not isinstance(tokens, int) or isinstance(tokens, bool):
+        if not isinstance(usage, dict):
+            return
+        # OpenAI's input_tokens already include the cached ones (cached_input_tokens).
+        tokens, input_tokens = usage.get("output_tokens"), usage.get("input_tokens")
+        if type(tokens) is not int:
             return
         if self.step is not None:
-            self.calls.charge(self.step, tokens)
+            self.calls.charge(
+                self.step, tokens, input_tokens if type(input_tokens) is int else None
+            )
         self.step = None
 
     def _item_completed(self, items: list[Item], payload: Mapping[str, object]) -> None:
@@ -277,7 +283,15 @@ class _CodexFile:
         result = _comparable_output(output)
         event = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result)
         items.append(
-            Located(self._where(), event, call.turn, call.tokens, self.timestamp, call.project)
+            Located(
+                self._where(),
+                event,
+                call.turn,
+                call.tokens,
+                self.timestamp,
+                call.project,
+                call.input_tokens,
+            )
         )
 
 

@@ -53,9 +53,11 @@ _set_session: Callable[[Location, object], None] = vars(Location)["session"].__s
 class Located:
     """A core event and where it was seen, with what the format says about its turn.
 
-    ``turn`` names the user turn the event belongs to, ``tokens`` the model tokens spent on the
-    step that made the call, ``timestamp`` the format's own time text, ``project`` the working
-    directory or project the session ran in; each is ``None`` when the format does not say.
+    ``turn`` names the user turn the event belongs to, ``tokens`` the output tokens of the model
+    step that made the call and ``input_tokens`` its input tokens (every token of the context
+    the model read for the step, cached or not), ``timestamp`` the format's own time text,
+    ``project`` the working directory or project the session ran in; each is ``None`` when the
+    format does not say. A step's tokens go with its first call only.
     """
 
     where: Location
@@ -64,6 +66,7 @@ class Located:
     tokens: int | None = None
     timestamp: str | None = None
     project: str | None = None
+    input_tokens: int | None = None
 
     # One per call a reader yields: the slots are set directly, as in ``Location``.
     def __init__(
@@ -74,6 +77,7 @@ class Located:
         tokens: int | None = None,
         timestamp: str | None = None,
         project: str | None = None,
+        input_tokens: int | None = None,
     ) -> None:
         _set_where(self, where)
         _set_event(self, event)
@@ -81,6 +85,7 @@ class Located:
         _set_tokens(self, tokens)
         _set_timestamp(self, timestamp)
         _set_project(self, project)
+        _set_input_tokens(self, input_tokens)
 
 
 _SetLocated = Callable[[Located, object], None]
@@ -90,6 +95,7 @@ _set_turn: _SetLocated = vars(Located)["turn"].__set__
 _set_tokens: _SetLocated = vars(Located)["tokens"].__set__
 _set_timestamp: _SetLocated = vars(Located)["timestamp"].__set__
 _set_project: _SetLocated = vars(Located)["project"].__set__
+_set_input_tokens: _SetLocated = vars(Located)["input_tokens"].__set__
 
 
 @dataclass(frozen=True, slots=True)
