@@ -171,11 +171,9 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
 def test_a_dask_cluster_gives_the_local_output_in_every_format(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     write_corpus(root, 400, seed=13, broken_at=200)
-    # distributed has no annotations; the cluster is only a scheduler address here. Its HTTP
-    # servers listen on free ports of 127.0.0.1 (see LOCAL_ONLY).
-    with LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=2, threads_per_worker=1, processes=True, **LOCAL_ONLY
-    ) as cluster:
+    # The cluster is only a scheduler address here. Its HTTP servers listen on free ports of
+    # 127.0.0.1 (see LOCAL_ONLY).
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, **LOCAL_ONLY) as cluster:
         for fmt in ("json", "csv", "text"):
             local = _run([str(root), "--format", fmt, "--jobs", "1"])
             remote = _run(

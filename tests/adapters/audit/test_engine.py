@@ -51,11 +51,9 @@ def test_dask_defaults_to_its_local_process_scheduler(monkeypatch: pytest.Monkey
 
 
 def test_a_dask_cluster_gets_the_work_by_address() -> None:
-    # distributed has no annotations; the cluster is only a scheduler address here. Its HTTP
-    # servers listen on free ports of 127.0.0.1 (see LOCAL_ONLY).
-    with LocalCluster(  # type: ignore[no-untyped-call]
-        n_workers=1, threads_per_worker=2, processes=False, **LOCAL_ONLY
-    ) as cluster:
+    # The cluster is only a scheduler address here. Its HTTP servers listen on free ports of
+    # 127.0.0.1 (see LOCAL_ONLY).
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, **LOCAL_ONLY) as cluster:
         results = run(square, range(20), "dask", scheduler=cluster.scheduler_address)
         assert list(results) == [value * value for value in range(20)]
 

@@ -12,7 +12,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = ["ENGINES", "LOCAL_SCHEDULERS", "EngineError", "EngineName", "default_jobs", "run"]
 
@@ -95,18 +98,15 @@ def _dask(
             size = max(size, sum(client.nthreads().values()) * _WINDOW_PER_WORKER)
         source = iter(batches)
         while window := list(islice(source, size)):
-            # dask.bag has no annotations; the values in and out are ours.
-            bag = dask.bag.from_sequence(  # type: ignore[no-untyped-call]
-                window, npartitions=len(window)
-            ).map(work)
-            results: list[Out] = bag.compute(scheduler=target)
+            bag = dask.bag.from_sequence(window, npartitions=len(window)).map(work)
+            results = bag.compute(scheduler=target)
             yield from results
     finally:
         if client is not None:
             client.close()
 
 
-def _connect(address: str) -> Any:  # a distributed.Client, which has no annotations
+def _connect(address: str) -> Client:
     try:
         from distributed import Client
     except ImportError as error:
@@ -114,6 +114,6 @@ def _connect(address: str) -> Any:  # a distributed.Client, which has no annotat
             "the dask engine needs distributed: pip install 'repeat-guard-audit[dask]'"
         ) from error
     try:
-        return Client(address, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]  # see above
+        return Client(address, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError) as error:
         raise EngineError(f"cannot reach the Dask scheduler at {address}: {error}") from error
