@@ -138,11 +138,19 @@ def test_specs_for_the_default_project_is_the_hookspecs_module() -> None:
     assert not hasattr(only, "tool_post_execute")
 
 
-def test_the_readme_example_runs() -> None:
+def test_the_readme_examples_run() -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert blocks
-    namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(blocks[0], str(README), "exec"), namespace)  # the README's own code
-    guard = namespace["guard"]
+    namespaces: list[dict[str, object]] = []
+    for block in blocks:
+        namespace: dict[str, object] = {"__name__": "readme_example"}
+        exec(compile(block, str(README), "exec"), namespace)  # the README's own code
+        namespaces.append(namespace)
+    usage, denying = namespaces
+    guard = usage["guard"]
     assert isinstance(guard, RepeatGuardPlugin)
     assert guard.config.thresholds == (3, 5)
+    pm = denying["pm"]
+    assert isinstance(pm, pluggy.PluginManager)
+    registered = pm.get_plugin(PLUGIN_NAME)
+    assert registered is not None
+    assert registered.guard.config.deny_at == 3
