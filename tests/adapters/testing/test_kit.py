@@ -38,16 +38,21 @@ README = Path(__file__).resolve().parents[3] / "adapters" / "testing" / "README.
 FAST = settings(max_examples=30, stateful_step_count=30, deadline=None)
 
 
-def readme_namespace() -> dict[str, object]:
+def readme_namespaces() -> list[dict[str, object]]:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) == 1
-    namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(blocks[0], str(README), "exec"), namespace)  # the README's own code
-    return namespace
+    namespaces = []
+    for block in blocks:
+        namespace: dict[str, object] = {"__name__": "readme_example"}
+        exec(compile(block, str(README), "exec"), namespace)  # the README's own code
+        namespaces.append(namespace)
+    return namespaces
 
 
-def test_the_readme_example_runs_and_its_model_check_passes() -> None:
-    check = readme_namespace()["HarnessCheck"]
+@pytest.mark.parametrize(("block", "name"), [(0, "HarnessCheck"), (1, "RefusingHarnessCheck")])
+def test_the_readme_examples_run_and_their_model_checks_pass(block: int, name: str) -> None:
+    namespaces = readme_namespaces()
+    assert len(namespaces) == 2
+    check = namespaces[block][name]
     assert isinstance(check, type)
     assert issubclass(check, HarnessMachine)
     run_state_machine_as_test(check, settings=FAST)
@@ -75,6 +80,29 @@ def test_a_harness_that_drops_prompts_is_caught() -> None:
         run_state_machine_as_test(ForgetsPrompts, settings=quick)
 
 
+class RefusesEveryRepeat(HarnessMachine):
+    """A harness that refuses the second identical call in a row, when the limit is the third."""
+
+    configs = st.just(GuardConfig(deny_at=3))
+    events = events(agents=["a"], tools=["grep"], arguments=[{"q": 1}])
+
+    def start(self, config: GuardConfig) -> None:
+        self.state = GuardState.initial(config)
+
+    def admit(self, call: ToolCallFinished) -> bool | None:
+        return call.agent is None or self.state.chain(call.agent) is None
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        self.state, reminders = reduce(self.state, event)
+        return reminders
+
+
+def test_a_harness_that_refuses_too_early_is_caught() -> None:
+    quick = settings(FAST, max_examples=200, database=None, phases=[Phase.generate])
+    with pytest.raises(AssertionError, match=r"admit\(ToolCallFinished"):
+        run_state_machine_as_test(RefusesEveryRepeat, settings=quick)
+
+
 def test_the_base_machine_must_be_told_how_to_start_and_deliver() -> None:
     machine = HarnessMachine()
     with pytest.raises(NotImplementedError):
@@ -82,6 +110,7 @@ def test_the_base_machine_must_be_told_how_to_start_and_deliver() -> None:
     with pytest.raises(NotImplementedError):
         machine.deliver(PromptSubmitted("a"))
     machine.check()  # the default adds no invariant, so it passes
+    assert machine.admit(ToolCallFinished("a", "grep", {})) is None  # no decision to compare
 
 
 @given(configs())

@@ -2,7 +2,9 @@
 
 Subclass ``HarnessMachine``, say how to start the harness for a config and how to deliver one
 core event to it, and every random interleaving of calls, prompts and disposals is compared
-with ``ReferenceGuard``: the harness must give the same reminders, call for call.
+with ``ReferenceGuard``: the harness must give the same reminders, call for call. A harness
+that refuses calls (``denyAt``, name budgets) also says what it would decide for each call
+before it is delivered, and that is compared with ``ReferenceGuard.admits``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from repeat_guard import Event, GuardConfig, Reminder
+from repeat_guard import Event, GuardConfig, Reminder, ToolCallFinished
 
 from ._model import ReferenceGuard, fired
 from ._strategies import configs, events
@@ -22,7 +24,8 @@ __all__ = ["HarnessMachine"]
 
 
 class HarnessMachine(RuleBasedStateMachine):
-    """Model-check a harness: override ``start`` and ``deliver``; run ``TestCase`` with pytest.
+    """Model-check a harness: override ``start`` and ``deliver`` (and optionally ``admit`` and
+    ``check``); run ``TestCase`` with pytest.
 
     ``configs`` and ``events`` are the strategies drawn from; override them on the subclass
     to narrow or widen what is tried. ``model`` is the reference model after every step.
@@ -40,6 +43,16 @@ class HarnessMachine(RuleBasedStateMachine):
         """Feed ``event`` to the harness; return the reminders it gave for it."""
         raise NotImplementedError
 
+    def admit(self, call: ToolCallFinished) -> bool | None:
+        """Optional: whether the harness would let ``call`` run (``True``) or refuse it (``False``).
+
+        Asked for every drawn call before it is delivered, and compared with
+        ``model.admits(call)``; ``None`` (the default) means the harness does not report its
+        decision, and nothing is compared. The call is then delivered as drawn, ``denied`` or
+        not. Draw ``configs`` from ``policy_configs()`` for ``deny_at`` and budgets to occur.
+        """
+        return None
+
     def check(self) -> None:
         """Optional: assert more about the harness after every step (``self.model`` is current)."""
 
@@ -52,6 +65,10 @@ class HarnessMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def _step(self, data: st.DataObject) -> None:
         event = data.draw(self.events, label="event")
+        if isinstance(event, ToolCallFinished):
+            admitted = self.admit(event)
+            if admitted is not None:
+                assert admitted == self.model.admits(event), f"admit({event!r})"
         got = fired(self.deliver(event))
         assert got == self.model.apply(event), f"after {event!r}"
 
