@@ -132,8 +132,9 @@ def test_events_are_mostly_calls_with_some_prompts_and_disposals(drawn: list[Eve
 @settings(max_examples=50, deadline=None)
 @given(st.lists(events(results=RESULTS), min_size=40, max_size=40))
 def test_with_results_events_report_some_after_their_calls(drawn: list[Event]) -> None:
+    # No share is asserted: Hypothesis skews its draws on purpose (it found a list with 20 of
+    # 40 results reported late), so how often a kind comes is not a property of one example.
     returned = [e for e in drawn if isinstance(e, ToolCallReturned)]
-    assert len(returned) < len(drawn) / 2
     assert all(e.result in RESULTS and e.tool in TOOLS for e in returned)
     assert all(e.agent is None or e.agent in AGENTS for e in returned)
 
