@@ -14,16 +14,13 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from ._errors import UsageError
+from ._errors import EXIT_DIAGNOSTICS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from repeat_guard import GuardConfig, SessionAudit, Waste
     from repeat_guard_audit import FileAudit, FileJob
 
 __all__ = ["AUDIT_EPILOG", "add_audit_arguments", "audit_command"]
-
-EXIT_OK = 0
-EXIT_DIAGNOSTICS = 3
 
 AUDIT_EPILOG = """\
 what it reports, across every file read:
