@@ -274,6 +274,16 @@ def test_an_unreachable_dask_scheduler_exits_2(
     assert "cannot reach the Dask scheduler" in err
 
 
+@pytest.mark.parametrize("engine", [[], ["--engine", "processes"]])
+def test_a_scheduler_without_the_dask_engine_is_a_usage_error(
+    tmp_path: Path, engine: list[str]
+) -> None:
+    claude_session(tmp_path / "s.jsonl", 1)
+    status, out, err = run([str(tmp_path), *engine, "--scheduler", "threads", "--jobs", "1"])
+    assert (status, out) == (2, "")
+    assert err == "repeat-guard: error: --scheduler needs --engine dask\n"
+
+
 def test_help_documents_the_outputs_and_engines() -> None:
     status, out, _ = run(["--help"])
     assert status == 0

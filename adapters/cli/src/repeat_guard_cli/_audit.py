@@ -104,7 +104,9 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs", type=_positive, metavar="N", help="processes or Dask local workers"
     )
     parser.add_argument(
-        "--scheduler", metavar="ADDRESS", help="Dask scheduler address, or sync/threads/processes"
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address, or sync/threads/processes (needs --engine dask)",
     )
 
 
@@ -186,6 +188,9 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     """Run the audit ``args`` describe and write its report; return the exit status."""
     from repeat_guard_audit import AuditSettings, EngineError, audit, default_jobs, list_files
 
+    if args.scheduler is not None and args.engine != "dask":
+        # Only Dask has schedulers: running on the pool instead would hide the mistake.
+        raise UsageError("--scheduler needs --engine dask")
     if args.html is not None:
         _check_output_target(args.html)
     paths = _paths(args.paths)
