@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 from pyrsistent import pmap
 
 from repeat_guard import (
+    FORMS,
     DayTally,
     ProjectTally,
     Run,
@@ -152,6 +153,8 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
         "reminders": "1",
         "gentle": "1",
         "detailed": "0",
+        "cycle": "0",
+        "budget": "0",
         "longest_run": "4",
         "wasted_turns": "3",
         "wasted_tokens": "30",
@@ -169,11 +172,30 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
         "reminders": "5",
         "gentle": "3",
         "detailed": "2",
+        "cycle": "0",
+        "budget": "0",
         "longest_run": "7",
         "wasted_turns": "9",
         "wasted_tokens": "123456",
         "diagnostics": "2",
     }
+
+
+def test_csv_has_a_column_for_every_form_the_core_defines() -> None:
+    forms = pmap({"gentle": 1, "cycle": 2, "budget": 3})
+    total = Waste(Tally(calls=9, reminders=6, reminders_by_form=forms))
+    session = SESSION._replace(
+        counts=(9, 9, 5, 0, 6, 3, tuple(sorted(forms.items())), (("grep", 9, 9, 5, 6, 3),))
+    )
+    rows = list(csv.reader(io.StringIO(f"{csv_header()}\n{csv_totals_row(total)}")))
+    rows.append(next(csv.reader([csv_session_row(session, "codex")])))
+    assert set(FORMS) <= set(rows[0])
+    for row in rows[1:]:
+        by_form = {form: row[rows[0].index(form)] for form in FORMS}
+        assert by_form == {"gentle": "1", "detailed": "0", "cycle": "2", "budget": "3"}
+    # The JSON names the same counts.
+    record = json.loads(json_totals_line(total))
+    assert record["reminders_by_form"] == {"gentle": 1, "detailed": 0, "budget": 3, "cycle": 2}
 
 
 def test_the_text_summary_fits_100_columns_and_names_the_worst() -> None:

@@ -52,6 +52,31 @@ def test_a_clean_audit_exits_0_with_the_summary(tmp_path: Path) -> None:
     assert "tokens on turns that made wasted calls: 40 over 4 turns" in out
 
 
+def test_csv_counts_the_cycle_and_budget_reminders(tmp_path: Path) -> None:
+    common = {"sessionId": "s1", "cwd": "/home/dev/p", "timestamp": STAMP}
+    lines = [{**common, "type": "user", "message": {"role": "user", "content": "go"}}]
+    for n in range(12):  # ls, pwd, ls, pwd, ...: a cycle of two calls, no repeat in a row
+        command_ = ("ls", "pwd")[n % 2]
+        use = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": command_}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a b"}
+        lines.append({**common, "type": "assistant", "message": {"content": [use]}})
+        lines.append({**common, "type": "user", "message": {"content": [result]}})
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "guard.toml").write_text('cyclePeriod = 2\n\n[budgets]\n"Bash" = 5\n')
+    argv = [str(tmp_path / "s.jsonl"), "--config", str(tmp_path / "guard.toml"), "--jobs", "1"]
+    expected = {"gentle": 0, "detailed": 0, "cycle": 2, "budget": 1}
+    status, out, _ = run([*argv, "--format", "csv"])
+    assert status == 0
+    header, *rows = (line.split(",") for line in out.splitlines())
+    assert [row[0] for row in rows] == ["session", "totals"]
+    for row in rows:
+        counts = dict(zip(header, row, strict=True))
+        assert counts["reminders"] == "3"
+        assert {form: int(counts[form]) for form in expected} == expected
+    _, out, _ = run([*argv, "--format", "json"])
+    assert json.loads(out.splitlines()[-1])["reminders_by_form"] == expected
+
+
 def test_json_lines_stream_sessions_then_totals(tmp_path: Path) -> None:
     claude_session(tmp_path / "a.jsonl", 3, "one")
     claude_session(tmp_path / "b.jsonl", 1, "two")

@@ -13,11 +13,11 @@ import io
 import json
 from collections.abc import Iterator
 
-from repeat_guard import Run, SessionAudit, Tally, Waste, unpack_tally, waste_to_json
+from repeat_guard import FORMS, Form, Run, SessionAudit, Tally, Waste, unpack_tally, waste_to_json
 
 __all__ = [
     "CSV_FIELDS",
-    "FORMS",
+    "NAMED_FORMS",
     "WIDTH",
     "clean",
     "csv_header",
@@ -30,8 +30,10 @@ __all__ = [
     "text_summary",
 ]
 
-# The reminder forms every report names, even when none was given.
-FORMS = ("gentle", "detailed")
+# The escalation's forms, which the JSON and text reports name even when none was given; the
+# opt-in policies' forms (cycle, budget) join them when given. CSV has a column for every form
+# the core defines, given or not: a spreadsheet wants the same header from every run.
+NAMED_FORMS: tuple[Form, ...] = ("gentle", "detailed")
 WIDTH = 100
 
 
@@ -55,7 +57,7 @@ def _dumps(record: dict[str, object]) -> str:
 
 def reminders_by_form(counts: Tally) -> dict[str, int]:
     """Return reminders per form: the standard forms always, any other form the core gave."""
-    forms = dict.fromkeys(FORMS, 0)
+    forms: dict[str, int] = dict.fromkeys(NAMED_FORMS, 0)
     forms.update(sorted(counts.reminders_by_form.items()))
     return forms
 
@@ -155,7 +157,7 @@ def _csv_counts(counts: Tally, files: int, sessions: int) -> list[object]:
         counts.wasted,
         counts.denied,
         counts.reminders,
-        *(forms[form] for form in FORMS),
+        *(forms.get(form, 0) for form in FORMS),
         counts.longest_run,
     ]
 

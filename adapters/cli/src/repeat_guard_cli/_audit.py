@@ -35,9 +35,11 @@ output (stdout):
   json  one {"type": "session", "file", "format", "session", "project", "calls", "wasted",
         "reminders", "reminders_by_form", ...} line per session as files finish, in listing
         order, then one {"type": "totals", "files", "sessions", "calls", "wasted",
-        "reminders", "reminders_by_form": {"gentle": N, "detailed": N}, "days", "tools",
-        "projects", "worst_runs", "worst_sessions", ...} line
-  csv   a header, one row per session, then one "totals" row
+        "reminders", "reminders_by_form": {"gentle": N, "detailed": N} (and "cycle",
+        "budget" when given), "days", "tools", "projects", "worst_runs", "worst_sessions",
+        ...} line
+  csv   a header, one row per session, then one "totals" row; a column for every reminder
+        form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
   of waste per day and per tool, the longest runs, each expandable to its repeated calls.
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, bytes, rate, time
