@@ -138,11 +138,26 @@ def test_an_output_that_is_not_a_regular_file_is_refused_before_reading(
         assert (tmp_path / "elsewhere").read_text() == "keep"
 
 
-def test_an_unwritable_page_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_page_in_a_missing_folder_is_refused_before_reading(tmp_path: Path) -> None:
     claude_session(tmp_path / "s.jsonl", 1)
-    status, _, err = run([str(tmp_path), "--html", str(tmp_path / "no" / "page.html")])
-    assert status == 2
-    assert "cannot write" in err
+    page = tmp_path / "no" / "page.html"
+    status, out, err = run([str(tmp_path), "--html", str(page), "--jobs", "1"])
+    # Nothing on stdout: the audit did not run.
+    assert (status, out) == (2, "")
+    assert err == f"repeat-guard: error: cannot write {page}: No such file or directory\n"
+
+
+def test_a_page_in_a_folder_that_refuses_files_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claude_session(tmp_path / "in" / "s.jsonl", 1)
+    (tmp_path / "out").mkdir()
+    # Root may write anywhere: the refusal (its modes, a read-only mount) is os.access's answer.
+    monkeypatch.setattr(os, "access", lambda path, mode: path != str(tmp_path / "out"))
+    page = tmp_path / "out" / "page.html"
+    status, out, err = run([str(tmp_path / "in"), "--html", str(page), "--jobs", "1"])
+    assert (status, out) == (2, "")
+    assert f"cannot write {page}: cannot create files in {tmp_path / 'out'}" in err
 
 
 def test_a_failed_write_leaves_no_temporary_file(

@@ -130,6 +130,35 @@ def test_a_path_through_a_file_cannot_be_checked(tmp_path: Path) -> None:
     check_target(str(tmp_path / "new.txt"))  # a new path is fine
 
 
+def test_the_folder_is_checked_only_when_asked(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "out.txt"
+    check_target(str(missing))  # the writer will say it, when it writes
+    with pytest.raises(TargetError) as raised:
+        check_target(str(missing), folder=True)
+    assert str(raised.value) == f"cannot write {missing}: No such file or directory"
+    check_target(str(tmp_path / "new.txt"), folder=True)
+    (tmp_path / "old.txt").write_text("")
+    check_target(str(tmp_path / "old.txt"), folder=True)
+
+
+def test_a_folder_that_refuses_new_files_is_refused_up_front(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root may write anywhere: the refusal (its modes, a read-only mount) is os.access's answer.
+    asked: list[tuple[str, int]] = []
+
+    def refusing(path: str, mode: int) -> bool:
+        asked.append((path, mode))
+        return False
+
+    monkeypatch.setattr(os, "access", refusing)
+    target = tmp_path / "out.txt"
+    with pytest.raises(TargetError) as raised:
+        check_target(str(target), folder=True)
+    assert str(raised.value) == f"cannot write {target}: cannot create files in {tmp_path}"
+    assert asked == [(str(tmp_path), os.W_OK | os.X_OK)]
+
+
 def test_termination_during_the_write_removes_the_temporary_file(tmp_path: Path) -> None:
     target = tmp_path / "out.txt"
 

@@ -113,12 +113,13 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_output_target(target: str) -> None:
-    """Refuse an output path that exists and is not a regular file (a device, a FIFO, a
-    directory, a symbolic link), before any work is done."""
+    """Refuse, before any work is done, an output path that exists and is not a regular file
+    (a device, a FIFO, a directory, a symbolic link), or whose folder is missing or does not
+    let this process create files: an audit can run for long, and would be lost."""
     from repeat_guard_hooks import TargetError, check_target
 
     try:
-        check_target(target)
+        check_target(target, folder=True)
     except TargetError as error:
         raise UsageError(str(error)) from error
 

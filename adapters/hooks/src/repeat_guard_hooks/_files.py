@@ -40,18 +40,40 @@ class Terminated(SystemExit):
     it would be reported (128 + the signal's number), after the temporary file is removed."""
 
 
-def check_target(target: str) -> None:
-    """Raise ``TargetError`` unless ``target`` is a new path or an existing regular file."""
+def check_target(target: str, *, folder: bool = False) -> None:
+    """Raise ``TargetError`` unless ``target`` is a new path or an existing regular file; with
+    ``folder``, also unless the folder it would be written in exists and lets this process
+    create files there (the temporary file): for a caller with long work to do before writing.
+    """
     try:
         status = os.lstat(target)
     except FileNotFoundError:
-        return
+        pass  # a new path
     except OSError as error:
         raise TargetError(f"cannot write {target}: {error.strerror}") from error
-    if stat.S_ISLNK(status.st_mode):
-        raise TargetError(f"cannot write {target}: it is a symbolic link; name its target")
-    if not stat.S_ISREG(status.st_mode):
-        raise TargetError(f"cannot write {target}: not a regular file")
+    else:
+        if stat.S_ISLNK(status.st_mode):
+            raise TargetError(f"cannot write {target}: it is a symbolic link; name its target")
+        if not stat.S_ISREG(status.st_mode):
+            raise TargetError(f"cannot write {target}: not a regular file")
+    if folder:
+        _check_folder(target)
+
+
+def _folder_of(target: str) -> str:
+    return os.path.dirname(os.path.abspath(target))
+
+
+def _check_folder(target: str) -> None:
+    # A path through a file got ENOTDIR from lstat already: what is left is a folder that is
+    # missing, or one this process may not create files in (its modes, a read-only mount).
+    where = _folder_of(target)
+    try:
+        os.stat(where)
+    except OSError as error:
+        raise TargetError(f"cannot write {target}: {error.strerror}") from error
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise TargetError(f"cannot write {target}: cannot create files in {where}")
 
 
 def write_atomically(target: str, write: Callable[[BinaryIO], _T]) -> _T:
@@ -97,7 +119,7 @@ def write_atomically(target: str, write: Callable[[BinaryIO], _T]) -> _T:
 def _temporary_beside(target: str) -> tuple[int, str]:
     try:
         return tempfile.mkstemp(
-            dir=os.path.dirname(os.path.abspath(target)),
+            dir=_folder_of(target),
             prefix=f".{os.path.basename(target)}.",
             suffix=".tmp",
         )
