@@ -211,6 +211,18 @@ def test_the_text_summary_fits_100_columns_and_names_the_worst() -> None:
     assert "(none)" in text
 
 
+def test_the_sessions_table_lines_up_its_file_column() -> None:
+    sessions = tuple(
+        SessionWaste(9 - n, 20, f"/f{n}.jsonl", name, "/home/dev/p")
+        for n, name in enumerate(("s1", "0192f3a4-5b6c-7d8e-9f00-112233445566", LONG))
+    )
+    lines = list(text_summary(Waste(worst_sessions=sessions), 10))
+    header, *rows = lines[lines.index("top sessions by waste") + 1 :][:4]
+    assert [row.index(f"/f{n}.jsonl") for n, row in enumerate(rows)] == [header.index("file")] * 3
+    assert rows[2].count("x") == 35  # the long session cut to its column, with an ellipsis
+    assert max(len(line) for line in lines) <= 100
+
+
 def test_the_text_summary_lists_at_most_top_rows() -> None:
     lines = list(text_summary(TOTAL, 1))
     assert not any(LONG[:30] in line for line in lines)

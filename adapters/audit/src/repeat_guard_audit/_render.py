@@ -219,9 +219,9 @@ def _tools_table(total: Waste, top: int) -> Iterator[str]:
 
 
 def _sessions_table(total: Waste, top: int) -> Iterator[str]:
-    yield f"  {'wasted':>8}{'calls':>10}  session  file"
+    yield f"  {'wasted':>8}{'calls':>10}  {'session':<36}  file"
     for item in total.worst_sessions[:top]:
-        where = f"{_fit(item.session, 36)}  {_fit_left(item.file, 40)}"
+        where = f"{_fit(item.session, 36):<36}  {_fit_left(item.file, 40)}"
         yield f"  {item.wasted:>8,}{item.calls:>10,}  {where}"
 
 
