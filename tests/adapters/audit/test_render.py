@@ -205,7 +205,8 @@ def test_the_text_summary_fits_100_columns_and_names_the_worst() -> None:
     assert "audited 3 files (12.3 MB), 4 sessions, 2 diagnostics" in text
     assert "wasted 12 (30.0%)" in text
     assert "reminders 5 (gentle 3, detailed 2)   longest run 7" in text
-    assert "tokens on turns that made wasted calls: 123,456 over 9 turns" in text
+    assert "output tokens on turns that made wasted calls: 123,456 over 9 turns" in text
+    assert "      wasted   output tokens" in text  # the projects table's last column
     assert '×7      Bash {"command":"ls"}' in text
     assert "/home/dev/p/s.jsonl:3  session s1" in text
     assert "(none)" in text
@@ -257,6 +258,8 @@ def test_the_page_is_self_contained_and_shows_the_totals() -> None:
     assert page.values["total-wasted"] == "12"
     assert page.values["total-reminders-gentle"] == "3"
     assert page.values["total-wasted_tokens"] == "123456"
+    assert '<div class="label">output tokens on wasted turns</div>' in html_page(TOTAL, 10)
+    assert '<th class="n">output tokens</th>' in html_page(TOTAL, 10)
     assert page.values["run-1"] == "7"
     assert page.values["undated-wasted"] == "0"
 

@@ -49,7 +49,7 @@ def test_a_clean_audit_exits_0_with_the_summary(tmp_path: Path) -> None:
     status, out, err = run([str(tmp_path), "--jobs", "1"])
     assert (status, err) == (0, "")
     assert "calls 5   tracked 5   wasted 4 (80.0%)" in out
-    assert "tokens on turns that made wasted calls: 40 over 4 turns" in out
+    assert "output tokens on turns that made wasted calls: 40 over 4 turns" in out
 
 
 def test_csv_counts_the_cycle_and_budget_reminders(tmp_path: Path) -> None:
@@ -328,6 +328,9 @@ def test_help_documents_the_outputs_and_engines() -> None:
     status, out, _ = run(["--help"])
     assert status == 0
     for text in ('{"type": "session"', "--html FILE", "tcp://HOST:8786", "exit status"):
+        assert text in out
+    # The audit reads a model step's output tokens only (usage.output_tokens).
+    for text in ("the output tokens of the turns", '"wasted_tokens" in JSON and CSV'):
         assert text in out
 
 

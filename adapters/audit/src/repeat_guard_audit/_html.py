@@ -58,7 +58,7 @@ def _cards(total: Waste) -> Iterator[str]:
     for form, count in reminders_by_form(counts).items():
         yield _card(f"reminders-{_text(form)}", f"{_text(form)} reminders", count)
     yield _card("longest_run", "longest run", counts.longest_run)
-    yield _card("wasted_tokens", "tokens on wasted turns", total.wasted_tokens)
+    yield _card("wasted_tokens", "output tokens on wasted turns", total.wasted_tokens)
     yield _card("wasted_turns", "wasted turns", total.wasted_turns)
     yield _card("denied", "denied calls", counts.denied)
     yield _card("diagnostics", "diagnostics", total.diagnostics)
@@ -176,7 +176,7 @@ def _projects_table(total: Waste, top: int) -> Iterator[str]:
     projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
     yield (
         '<table id="projects"><tr><th>project</th><th class="n">sessions</th>'
-        '<th class="n">calls</th><th class="n">wasted</th><th class="n">tokens</th></tr>'
+        '<th class="n">calls</th><th class="n">wasted</th><th class="n">output tokens</th></tr>'
     )
     for name, item in projects[:top]:
         yield (

@@ -203,7 +203,7 @@ def _headline(total: Waste) -> Iterator[str]:
     )
     yield f"reminders {counts.reminders:,} ({by_form})   longest run {counts.longest_run:,}"
     yield (
-        f"tokens on turns that made wasted calls: {total.wasted_tokens:,} "
+        f"output tokens on turns that made wasted calls: {total.wasted_tokens:,} "
         f"over {total.wasted_turns:,} turns"
     )
 
@@ -227,12 +227,12 @@ def _sessions_table(total: Waste, top: int) -> Iterator[str]:
 
 def _projects_table(total: Waste, top: int) -> Iterator[str]:
     projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
-    yield f"  {'project':<46}{'sessions':>10}{'calls':>12}{'wasted':>12}{'tokens':>14}"
+    yield f"  {'project':<46}{'sessions':>10}{'calls':>12}{'wasted':>12}{'output tokens':>16}"
     for name, project in projects[:top]:
         label = _fit_left(name or "(none)", 45)
         yield (
             f"  {label:<46}{project.sessions:>10,}{project.calls:>12,}{project.wasted:>12,}"
-            f"{project.wasted_tokens:>14,}"
+            f"{project.wasted_tokens:>16,}"
         )
 
 
