@@ -20,6 +20,8 @@ from repeat_guard_cli import _audit as command
 from repeat_guard_cli import main
 from repeat_guard_cli._errors import UsageError
 
+from .terminal import Terminal
+
 STAMP = "2026-12-01T10:00:00Z"
 
 
@@ -259,12 +261,10 @@ def test_since_counts_only_recent_calls(tmp_path: Path) -> None:
     assert json.loads(out.splitlines()[-1])["calls"] == 4
 
 
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
-def test_a_terminal_gets_a_progress_bar_on_stderr(tmp_path: Path) -> None:
+def test_a_terminal_gets_a_progress_bar_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
     for n in range(3):
         claude_session(tmp_path / f"s{n}.jsonl", 2, f"s{n}")
     status, out, err = run([str(tmp_path), "--format", "json", "--jobs", "1"], Terminal())

@@ -1,26 +1,38 @@
-"""The progress bar: drawn only on a terminal, only for large inputs, throttled by a clock."""
+"""The progress bar: drawn only on a terminal, only for large inputs, throttled by a clock,
+fitted to the terminal's width."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import os
+import shutil
+import termios
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from repeat_guard_cli import _progress, main
-from repeat_guard_cli._progress import LARGE_INPUT_BYTES, input_size, track_progress
+from repeat_guard_cli._progress import (
+    LARGE_INPUT_BYTES,
+    FilesProgress,
+    ProgressBar,
+    fit_line,
+    input_size,
+    terminal_columns,
+    track_progress,
+)
+
+from .terminal import Terminal
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-class Terminal(io.StringIO):
-    """A stderr that says it is a terminal."""
-
-    def isatty(self) -> bool:
-        return True
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every bar here is drawn 200 columns wide, whatever terminal runs the tests."""
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 def ticking(*times: float) -> Iterator[float]:
@@ -113,8 +125,6 @@ def test_replay_of_a_compressed_file_draws_the_bar_by_the_file_read(
 
 
 def test_the_files_bar_shows_files_bytes_rate_and_time_left() -> None:
-    from repeat_guard_cli._progress import FilesProgress
-
     stream = Terminal()
     clock = ticking(10.0, 12.0, 12.05, 14.0)
     bar = FilesProgress(stream, "audit", 4, 80_000_000, clock.__next__)
@@ -124,17 +134,89 @@ def test_the_files_bar_shows_files_bytes_rate_and_time_left() -> None:
     bar.finish()
     draws = stream.getvalue().split("\r")[1:]
     assert draws[0] == (
-        "audit [########......................]  25%  1/4 files  20.0/80.0 MB  "
-        "10.0 MB/s  0:00:06 left"
+        "audit [########......................]  25%  1/4 files  0:00:06 left  20.0/80.0 MB  "
+        "10.0 MB/s"
     )
-    assert draws[1].endswith("100%  4/4 files  80.0/80.0 MB  20.0 MB/s  0:00:00 left")
+    assert draws[1].endswith("100%  4/4 files  0:00:00 left  80.0/80.0 MB  20.0 MB/s")
     assert draws[2] == "\x1b[K"
 
 
 def test_the_files_bar_copes_with_no_bytes_and_no_time() -> None:
-    from repeat_guard_cli._progress import FilesProgress
-
     stream = Terminal()
     clock = ticking(5.0, 5.0)
     FilesProgress(stream, "audit", 2, 0, clock.__next__).advance(1, 0)
-    assert stream.getvalue().endswith("100%  1/2 files  0.0/0.0 MB  0.0 MB/s  --:-- left")
+    assert stream.getvalue().endswith("100%  1/2 files  --:-- left  0.0/0.0 MB  0.0 MB/s")
+
+
+# A million files, half done: the widest figures an audit shows.
+MILLION = ("500,000/1,000,000 files", "0:12:34 left", "6,172.8/12,345.6 MB", "123.4 MB/s")
+
+
+@pytest.mark.parametrize(
+    ("columns", "line"),
+    [
+        (
+            120,
+            "audit [###############...............]  50%  500,000/1,000,000 files  0:12:34 left"
+            "  6,172.8/12,345.6 MB  123.4 MB/s",
+        ),
+        # The bar narrows first...
+        (
+            100,
+            "audit [#######.......]  50%  500,000/1,000,000 files  0:12:34 left"
+            "  6,172.8/12,345.6 MB  123.4 MB/s",
+        ),
+        # ...then the rate goes, then the megabytes...
+        (80, "audit [##############.............]  50%  500,000/1,000,000 files  0:12:34 left"),
+        # ...then the time left, then the files.
+        (50, "audit [######.....]  50%  500,000/1,000,000 files"),
+        (30, "audit [########........]  50%"),
+        (20, "50%"),
+        (1, ""),
+    ],
+)
+def test_a_line_fits_the_terminal_leaving_out_the_least_useful_first(
+    columns: int, line: str
+) -> None:
+    assert fit_line("audit", 0.5, MILLION, columns) == line
+    assert len(line) <= columns - 1
+
+
+def test_a_long_label_keeps_its_end_when_nothing_else_is_left_to_give() -> None:
+    label = "/home/dev/.claude/projects/-home-dev-p/0192f3a4-5b6c-7d8e-9f00-112233445566.jsonl"
+    line = fit_line(label, 0.25, ["1.0/4.0 MB"], 60)
+    assert line == "…92f3a4-5b6c-7d8e-9f00-112233445566.jsonl [##........]  25%"
+    assert len(line) == 59
+
+
+@pytest.mark.parametrize("columns", range(1, 140, 7))
+def test_no_bar_is_ever_wider_than_the_terminal(
+    columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    files = Terminal()
+    bar = FilesProgress(files, "audit", 1_000_000, 12_345_678_901, ticking(0.0, 100.0).__next__)
+    bar.advance(500_000, 6_172_839_450)
+    replay = Terminal()
+    long = "/home/dev/.claude/projects/-home-dev-p/0192f3a4-5b6c-7d8e-9f00-112233445566.jsonl"
+    ProgressBar(replay, long, 12_345_678, ticking(0.0).__next__).advance(1_000_000)
+    for stream in (files, replay):
+        draw = stream.getvalue()
+        assert draw.startswith("\r")
+        assert len(draw) - 1 <= columns - 1
+
+
+def test_the_width_is_the_terminals_own_unless_columns_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    leader, follower = os.openpty()
+    with os.fdopen(leader, "w") as _, os.fdopen(follower, "w") as tty:
+        termios.tcsetwinsize(follower, (24, 57))
+        assert terminal_columns(tty) == 200  # $COLUMNS first, as shutil takes it
+        monkeypatch.delenv("COLUMNS")
+        assert terminal_columns(tty) == 57
+        # A terminal that does not know its size, or a stream that is none: shutil's answer.
+        monkeypatch.setattr(shutil, "get_terminal_size", lambda: os.terminal_size((66, 20)))
+        termios.tcsetwinsize(follower, (0, 0))
+        assert terminal_columns(tty) == 66
+        assert terminal_columns(Terminal()) == 66

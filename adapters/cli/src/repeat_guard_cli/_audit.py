@@ -43,8 +43,8 @@ output (stdout):
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
   of waste per day and per tool, the longest runs, each expandable to its repeated calls.
-  Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, bytes, rate, time
-  left) is drawn on stderr when it is a terminal.
+  Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
+  rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal.
 
 engines: every engine gives the same output, line for line.
   processes  a pool of --jobs processes (default: the cores; --jobs 1 runs in this process)

@@ -1,29 +1,81 @@
-"""A progress bar on a terminal's stderr while a large transcript replays.
+"""A progress bar on a terminal's stderr while a large transcript replays or an audit runs.
 
 Only a terminal gets one (a redirected stderr stays clean for logs), and only for inputs of at
 least ``LARGE_INPUT_BYTES`` whose size is known. Redraws are throttled by a clock the caller may
 inject, so a replay of millions of small lines pays for a few hundred redraws at most.
+
+A bar is one line redrawn in place after a carriage return, so it must never wrap (a clear would
+erase only its last row): each draw fits the terminal's width as it is then, narrowing the bar,
+then leaving out the least useful figures.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO, TextIO
 
 __all__ = [
     "LARGE_INPUT_BYTES",
     "FilesProgress",
     "ProgressBar",
+    "fit_line",
     "input_size",
+    "terminal_columns",
     "track_progress",
 ]
 
 LARGE_INPUT_BYTES = 8 * 1024 * 1024
 REDRAW_SECONDS = 0.1
-_WIDTH = 30
+_WIDTH = 30  # the bar's width when the terminal has room
+_NARROWEST = 10  # narrower than this, a bar no longer shows progress: the figures go first
+_CLEAR = "\r\x1b[K"  # back to the line's start, and erase it
+
+
+def terminal_columns(stream: TextIO) -> int:
+    """Return the width of the terminal ``stream`` shows on: ``$COLUMNS`` when set, as
+    ``shutil.get_terminal_size`` takes it, else that terminal's own width, else what
+    ``shutil.get_terminal_size`` finds (stdout's terminal, or 80)."""
+    if not os.environ.get("COLUMNS"):
+        try:
+            columns = os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError):  # not a file, or not a terminal
+            columns = 0
+        if columns > 0:  # a terminal that does not know its size says 0
+            return columns
+    return shutil.get_terminal_size().columns
+
+
+def _cut_left(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+
+
+def _line(label: str, fraction: float, width: int, shown: Sequence[str]) -> str:
+    filled = round(fraction * width)
+    bar = "#" * filled + "." * (width - filled)
+    return f"{label} [{bar}] {fraction:4.0%}" + "".join(f"  {part}" for part in shown)
+
+
+def fit_line(label: str, fraction: float, parts: Sequence[str], columns: int) -> str:
+    """Return ``label [####....]  42%  part  part`` in at most ``columns - 1`` characters.
+
+    ``parts`` come most useful first. The bar narrows from 30 characters to 10 first; then the
+    parts go, the least useful first; then the label gives up its start (a path keeps its
+    file's name); on a terminal narrower than all that, the percentage alone, cut to fit.
+    """
+    room = columns - 1
+    for count in range(len(parts), -1, -1):
+        shown = parts[:count]
+        free = room - len(_line(label, fraction, 0, shown))
+        if free >= _NARROWEST:
+            return _line(label, fraction, min(free, _WIDTH), shown)
+    kept = room - len(_line("", fraction, _NARROWEST, ()))
+    if kept >= _NARROWEST:
+        return _line(_cut_left(label, kept), fraction, _NARROWEST, ())
+    return f"{fraction:.0%}"[: max(room, 0)]
 
 
 class ProgressBar:
@@ -53,15 +105,14 @@ class ProgressBar:
 
     def finish(self) -> None:
         """Erase the bar, leaving the line for the report."""
-        self._stream.write("\r\x1b[K")
+        self._stream.write(_CLEAR)
         self._stream.flush()
 
     def _draw(self) -> None:
         fraction = min(self._done / self._total, 1.0)
-        filled = round(fraction * _WIDTH)
-        bar = "#" * filled + "." * (_WIDTH - filled)
         sizes = f"{self._done / 1e6:.1f}/{self._total / 1e6:.1f} MB"
-        self._stream.write(f"\r{self._label} [{bar}] {fraction:4.0%}  {sizes}")
+        line = fit_line(self._label, fraction, [sizes], terminal_columns(self._stream))
+        self._stream.write(f"\r{line}")
         self._stream.flush()
 
 
@@ -112,12 +163,13 @@ def _duration(seconds: float) -> str:
 
 
 class FilesProgress:
-    """Draws ``label [####....]  42%  1,204/2,866 files  50.1/120.3 MB  12.5 MB/s  0:00:06 left``
+    """Draws ``label [####....]  42%  1,204/2,866 files  0:00:06 left  50.1/120.3 MB  12.5 MB/s``
     on one line of ``stream``, for work measured in files and bytes.
 
     The fraction and the time left follow the bytes (the work is reading them); the rate is
     bytes done over the time since the bar was made. Redraws are throttled like
-    ``ProgressBar``'s.
+    ``ProgressBar``'s. The figures come most useful first: on a narrow terminal the rate goes
+    first, then the megabytes, then the time left (``fit_line``).
     """
 
     def __init__(
@@ -144,26 +196,26 @@ class FilesProgress:
         self._bytes_done += size
         now = self._clock()
         if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
-            self._drawn_at = now
             self._draw(now)
 
     def finish(self) -> None:
         """Erase the bar."""
-        self._stream.write("\r\x1b[K")
+        self._stream.write(_CLEAR)
         self._stream.flush()
 
     def _draw(self, now: float) -> None:
+        self._drawn_at = now
         fraction = min(self._bytes_done / self._bytes, 1.0) if self._bytes else 1.0
-        filled = round(fraction * _WIDTH)
-        bar = "#" * filled + "." * (_WIDTH - filled)
         elapsed = now - self._started
         rate = self._bytes_done / elapsed if elapsed > 0 else 0.0
         left = (self._bytes - self._bytes_done) / rate if rate > 0 else None
         eta = "--:--" if left is None else _duration(max(left, 0.0))
-        self._stream.write(
-            f"\r{self._label} [{bar}] {fraction:4.0%}  "
-            f"{self._files_done:,}/{self._files:,} files  "
-            f"{self._bytes_done / 1e6:.1f}/{self._bytes / 1e6:.1f} MB  "
-            f"{rate / 1e6:.1f} MB/s  {eta} left"
+        parts = (
+            f"{self._files_done:,}/{self._files:,} files",
+            f"{eta} left",
+            f"{self._bytes_done / 1e6:.1f}/{self._bytes / 1e6:.1f} MB",
+            f"{rate / 1e6:.1f} MB/s",
         )
+        line = fit_line(self._label, fraction, parts, terminal_columns(self._stream))
+        self._stream.write(f"\r{line}")
         self._stream.flush()
