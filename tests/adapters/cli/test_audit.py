@@ -20,7 +20,7 @@ from repeat_guard_cli import _audit as command
 from repeat_guard_cli import main
 from repeat_guard_cli._errors import UsageError
 
-from .terminal import Terminal
+from .terminal import Terminal, screen
 
 STAMP = "2026-12-01T10:00:00Z"
 
@@ -273,6 +273,43 @@ def test_a_terminal_gets_a_progress_bar_on_stderr(
     assert " files " in err
     assert err.endswith("\r\x1b[K")
     assert "\r" not in out
+
+
+def test_diagnostics_start_their_own_line_above_the_bar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    for n in range(7):
+        claude_session(tmp_path / f"s{n}.jsonl", 2, f"s{n}")
+    with (tmp_path / "s2.jsonl").open("ab") as stream:
+        stream.write(b"{oops\n{again\n")
+    status, _, err = run([str(tmp_path), "--format", "json", "--jobs", "1"], Terminal())
+    assert status == 3
+    where = tmp_path / "s2.jsonl"
+    shown = screen(err)
+    assert [line.split(": ")[0] for line in shown[:-1]] == [f"{where}:6", f"{where}:7"]
+    assert shown[-1] == ""  # the bar, erased at the end
+    # Drawn again below each diagnostic, and never wider than the terminal.
+    assert re.search(r":7: invalid JSON[^\n]*\n\raudit \[", err)
+    draws = [part for line in err.split("\n") for part in line.split("\r") if "audit [" in part]
+    assert draws
+    assert max(len(draw) for draw in draws) <= 79
+
+
+def test_report_lines_on_the_bars_terminal_start_their_own_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    for n in range(5):
+        claude_session(tmp_path / f"s{n}.jsonl", 2, f"s{n}")
+    tty = Terminal()  # stdout and stderr on one terminal
+    with redirect_stdout(tty), redirect_stderr(tty):
+        status = main(["audit", str(tmp_path), "--format", "json", "--jobs", "1"])
+    assert status == 0
+    *lines, last = screen(tty.getvalue())
+    assert [json.loads(line)["type"] for line in lines] == ["session"] * 5 + ["totals"]
+    assert last == ""
+    assert "\raudit [" in tty.getvalue()
 
 
 def test_the_bar_counts_every_file_found_and_ends_full(

@@ -1,11 +1,12 @@
 """The progress bar: drawn only on a terminal, only for large inputs, throttled by a clock,
-fitted to the terminal's width."""
+fitted to the terminal's width, and cleared for any text written while it is shown."""
 
 from __future__ import annotations
 
 import gzip
 import io
 import os
+import re
 import shutil
 import termios
 from collections.abc import Iterator
@@ -18,13 +19,14 @@ from repeat_guard_cli._progress import (
     LARGE_INPUT_BYTES,
     FilesProgress,
     ProgressBar,
+    TextAboveBar,
     fit_line,
     input_size,
     terminal_columns,
     track_progress,
 )
 
-from .terminal import Terminal
+from .terminal import Terminal, screen
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -220,3 +222,26 @@ def test_the_width_is_the_terminals_own_unless_columns_says(
         termios.tcsetwinsize(follower, (0, 0))
         assert terminal_columns(tty) == 66
         assert terminal_columns(Terminal()) == 66
+
+
+def test_text_written_while_the_bar_is_shown_goes_above_it() -> None:
+    stream = Terminal()
+    bar = FilesProgress(stream, "audit", 4, 400, ticking(0.0, 1.0, 1.5, 2.0, 2.5).__next__)
+    above = TextAboveBar(stream, bar)
+    above.write("before any bar\n")  # t=-: nothing to clear, nothing drawn yet to redraw
+    bar.advance(1, 100)  # t=1: drawn
+    above.write("f.jsonl:3: ")  # cleared: the text starts the line
+    above.write("invalid JSON")  # still cleared: nothing more to erase
+    assert screen(stream.getvalue())[-1] == "f.jsonl:3: invalid JSON"
+    above.write("\n")  # t=1.5: the line is complete, the bar comes back below it
+    bar.advance(3, 300)  # t=2: drawn
+    bar.finish()
+    above.write("after\n")  # a finished bar stays erased
+    assert screen(stream.getvalue()) == ["before any bar", "f.jsonl:3: invalid JSON", "after", ""]
+    draws = [part for part in stream.getvalue().split("\r") if part.startswith("audit [")]
+    assert [re.findall(r"\S+ files", draw) for draw in draws] == [
+        ["1/4 files"],
+        ["1/4 files"],
+        ["4/4 files"],
+    ]
+    assert above.write("x") == 1

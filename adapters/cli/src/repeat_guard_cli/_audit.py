@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from repeat_guard import GuardConfig, SessionAudit, Waste
     from repeat_guard_audit import FileAudit, FileJob
 
+    from ._progress import FilesProgress, TextSink
+
 __all__ = ["AUDIT_EPILOG", "add_audit_arguments", "audit_command"]
 
 AUDIT_EPILOG = """\
@@ -44,7 +46,8 @@ output (stdout):
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
   of waste per day and per tool, the longest runs, each expandable to its repeated calls.
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
-  rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal.
+  rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
+  the diagnostics.
 
 engines: every engine gives the same output, line for line.
   processes  a pool of --jobs processes (default: the cores; --jobs 1 runs in this process)
@@ -156,22 +159,39 @@ def _counted(jobs: Iterable[FileJob]) -> tuple[int, int]:
     return files, size
 
 
+def _bar(err: TextIO, paths: list[str]) -> FilesProgress | None:
+    """A bar on ``err`` when it is a terminal, else ``None``. The paths are walked up front: the
+    bar needs the totals, which take in every file found, so a file that turns out not to be a
+    transcript advances it too."""
+    if not err.isatty():
+        return None
+    from repeat_guard_audit import list_files
+
+    from ._progress import FilesProgress
+
+    files, size = _counted(list_files(paths))
+    return FilesProgress(err, "audit", files, size)
+
+
+def _above(stream: TextIO, bar: FilesProgress | None) -> TextSink:
+    """``stream``, or with a bar on the same terminal, ``stream`` writing above the bar."""
+    if bar is None or not stream.isatty():
+        return stream
+    from ._progress import TextAboveBar
+
+    return TextAboveBar(stream, bar)
+
+
 def _tracked(
     jobs: Iterable[FileJob],
     run: Callable[[Iterable[FileJob]], Iterable[FileAudit]],
-    err: TextIO,
-    count: Callable[[], tuple[int, int]],
+    bar: FilesProgress | None,
 ) -> Iterator[FileAudit]:
-    """Yield the results ``run`` gives for ``jobs``, drawing a bar on ``err`` when it is a
-    terminal (``count`` walks the paths up front: the bar needs the totals, which take in
-    every file found, so a file that turns out not to be a transcript advances it too)."""
-    if not err.isatty():
+    """Yield the results ``run`` gives for ``jobs``, advancing ``bar``; the bar is erased when
+    they run out, before the totals are written."""
+    if bar is None:
         yield from run(jobs)
         return
-    from ._progress import FilesProgress
-
-    files, size = count()
-    bar = FilesProgress(err, "audit", files, size)
     # A result per job, in order: the sizes of the jobs in flight wait here for theirs.
     sizes: deque[int] = deque()
 
@@ -206,9 +226,10 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     def run(jobs: Iterable[FileJob]) -> Iterable[FileAudit]:
         return audit(jobs, settings, engine, args.jobs, args.scheduler)
 
-    tracked = _tracked(list_files(paths), run, err, lambda: _counted(list_files(paths)))
+    bar = _bar(err, paths)
+    tracked = _tracked(list_files(paths), run, bar)
     try:
-        total = _report(tracked, settings.keep, args.format, out, err)
+        total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
     except EngineError as error:
         raise UsageError(str(error)) from error
     if args.html is not None:
@@ -218,7 +239,7 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
 
 
-def _print_problems(result: FileAudit, err: TextIO) -> None:
+def _print_problems(result: FileAudit, err: TextSink) -> None:
     from repeat_guard_audit import clean
 
     for problem in result.problems:
@@ -231,8 +252,8 @@ def _print_problems(result: FileAudit, err: TextIO) -> None:
 def _written(
     results: Iterable[FileAudit],
     session_line: Callable[[SessionAudit, str], str] | None,
-    out: TextIO,
-    err: TextIO,
+    out: TextSink,
+    err: TextSink,
 ) -> Iterator[FileAudit]:
     """Yield ``results``, each once its diagnostics are on ``err`` and, with ``session_line``,
     its sessions' lines on ``out``."""
@@ -244,7 +265,9 @@ def _written(
         yield result
 
 
-def _report(results: Iterable[FileAudit], keep: int, fmt: str, out: TextIO, err: TextIO) -> Waste:
+def _report(
+    results: Iterable[FileAudit], keep: int, fmt: str, out: TextSink, err: TextSink
+) -> Waste:
     """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err``, then
     the totals; return the totals."""
     from repeat_guard_audit import (

@@ -6,7 +6,8 @@ inject, so a replay of millions of small lines pays for a few hundred redraws at
 
 A bar is one line redrawn in place after a carriage return, so it must never wrap (a clear would
 erase only its last row): each draw fits the terminal's width as it is then, narrowing the bar,
-then leaving out the least useful figures.
+then leaving out the least useful figures. Text written while the audit's bar is shown goes
+through ``TextAboveBar``, which clears the bar's line first and draws the bar again below.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import shutil
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, Protocol, TextIO
 
 __all__ = [
     "LARGE_INPUT_BYTES",
     "FilesProgress",
     "ProgressBar",
+    "TextAboveBar",
+    "TextSink",
     "fit_line",
     "input_size",
     "terminal_columns",
@@ -189,6 +192,8 @@ class FilesProgress:
         self._files_done = 0
         self._bytes_done = 0
         self._drawn_at: float | None = None
+        self._shown = False  # the bar is on the stream's last line
+        self._finished = False
 
     def advance(self, files: int, size: int) -> None:
         """Record ``files`` more files of ``size`` bytes done; redraw when due."""
@@ -198,10 +203,24 @@ class FilesProgress:
         if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
             self._draw(now)
 
+    def clear(self) -> None:
+        """Erase the bar if it is shown, so that what is written next starts its own line."""
+        if self._shown:
+            self._stream.write(_CLEAR)
+            self._stream.flush()
+            self._shown = False
+
+    def show(self) -> None:
+        """Draw the bar again if it was drawn before and is not shown now (nor finished)."""
+        if not self._shown and self._drawn_at is not None and not self._finished:
+            self._draw(self._clock())
+
     def finish(self) -> None:
-        """Erase the bar."""
+        """Erase the bar for good."""
         self._stream.write(_CLEAR)
         self._stream.flush()
+        self._shown = False
+        self._finished = True
 
     def _draw(self, now: float) -> None:
         self._drawn_at = now
@@ -219,3 +238,30 @@ class FilesProgress:
         line = fit_line(self._label, fraction, parts, terminal_columns(self._stream))
         self._stream.write(f"\r{line}")
         self._stream.flush()
+        self._shown = True
+
+
+class TextSink(Protocol):
+    """Where a report's text goes: what ``print`` needs of a stream."""
+
+    def write(self, text: str, /) -> int: ...
+
+
+class TextAboveBar:
+    """A text stream whose lines appear above ``bar``: before any text the bar's line is
+    cleared, so the text starts at the line's start (a diagnostic reads ``FILE:LINE: ...``, not
+    the bar's figures glued to it), and once a line is complete the bar is drawn below it."""
+
+    def __init__(self, stream: TextIO, bar: FilesProgress) -> None:
+        self._stream = stream
+        self._bar = bar
+
+    def write(self, text: str) -> int:
+        """Write ``text`` above the bar; return the characters written."""
+        self._bar.clear()
+        written = self._stream.write(text)
+        if text.endswith("\n"):
+            # The line must be out before the bar is drawn on another stream after it.
+            self._stream.flush()
+            self._bar.show()
+        return written
