@@ -296,6 +296,22 @@ def test_diagnostics_start_their_own_line_above_the_bar(
     assert max(len(draw) for draw in draws) <= 79
 
 
+def test_the_bar_is_erased_before_a_failure_is_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*args: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(command, "_print_problems", failing)
+    claude_session(tmp_path / "s.jsonl", 2)
+    status, _, err = run([str(tmp_path), "--jobs", "1"], Terminal())
+    assert status == 70
+    assert "\raudit [" in err
+    shown = screen(err)
+    assert shown[0] == "Traceback (most recent call last):"
+    assert shown[-2] == "repeat-guard: internal error (exit 70); please report it"
+
+
 def test_report_lines_on_the_bars_terminal_start_their_own_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

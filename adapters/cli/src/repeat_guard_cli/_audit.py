@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from ._errors import EXIT_DIAGNOSTICS, EXIT_OK, UsageError
@@ -186,7 +186,7 @@ def _tracked(
     jobs: Iterable[FileJob],
     run: Callable[[Iterable[FileJob]], Iterable[FileAudit]],
     bar: FilesProgress | None,
-) -> Iterator[FileAudit]:
+) -> Generator[FileAudit, None, None]:
     """Yield the results ``run`` gives for ``jobs``, advancing ``bar``; the bar is erased when
     they run out, before the totals are written."""
     if bar is None:
@@ -232,6 +232,10 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
         total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
     except EngineError as error:
         raise UsageError(str(error)) from error
+    finally:
+        # Erase the bar now, not when the failure's traceback lets the generator go: whatever
+        # is told next (a usage error, a bug's traceback) starts a line of its own.
+        tracked.close()
     if args.html is not None:
         from repeat_guard_audit import html_page
 
