@@ -53,6 +53,7 @@ TOTAL = Waste(
     bytes=12_345_678,
     wasted_turns=9,
     wasted_tokens=123_456,
+    wasted_input_tokens=7_654_321,
     days=pmap(
         {
             "2026-11-29": DayTally(10, 2),
@@ -60,7 +61,12 @@ TOTAL = Waste(
             "unknown": DayTally(10, 0),
         }
     ),
-    projects=pmap({"/home/dev/p": ProjectTally(3, 30, 12, 123_456), "": ProjectTally(1, 10, 0, 0)}),
+    projects=pmap(
+        {
+            "/home/dev/p": ProjectTally(3, 30, 12, 123_456, 7_654_321),
+            "": ProjectTally(1, 10, 0, 0),
+        }
+    ),
     worst=(RUN, Run(3, LONG, LONG, "/" + LONG, LONG, "a", (9, 10, 11))),
     worst_sessions=(SessionWaste(10, 30, "/home/dev/p/s.jsonl", "s1", "/home/dev/p"),),
 )
@@ -72,6 +78,7 @@ SESSION = SessionAudit(
     (5, 5, 3, 0, 1, 4, (("gentle", 1),), (("grep", 5, 5, 3, 1, 4),)),
     wasted_turns=3,
     wasted_tokens=30,
+    wasted_input_tokens=4_000,
     days=(("2026-12-01", 5, 3),),
     worst=(RUN,),
 )
@@ -91,6 +98,7 @@ def test_session_lines_carry_the_contract_keys() -> None:
     assert record["reminders_by_form"] == {"gentle": 1, "detailed": 0}
     assert record["wasted_share"] == 0.6
     assert record["wasted_tokens"] == 30
+    assert record["wasted_input_tokens"] == 4_000
     assert record["runs"][0]["lines"] == [3, 4, 5]
 
 
@@ -107,6 +115,7 @@ def test_the_totals_line_carries_the_contract_keys() -> None:
     assert record["reminders_by_form"] == {"gentle": 3, "detailed": 2}
     assert record["wasted_share"] == 0.3
     assert record["wasted_tokens"] == 123_456
+    assert record["wasted_input_tokens"] == 7_654_321
     assert record["worst_runs"][0]["length"] == 7
     assert record["days"]["2026-12-01"] == {"calls": 20, "wasted": 10}
 
@@ -158,6 +167,7 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
         "longest_run": "4",
         "wasted_turns": "3",
         "wasted_tokens": "30",
+        "wasted_input_tokens": "4000",
         "diagnostics": "0",
     }
     assert totals == {
@@ -177,6 +187,7 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
         "longest_run": "7",
         "wasted_turns": "9",
         "wasted_tokens": "123456",
+        "wasted_input_tokens": "7654321",
         "diagnostics": "2",
     }
 
@@ -205,8 +216,12 @@ def test_the_text_summary_fits_100_columns_and_names_the_worst() -> None:
     assert "audited 3 files (12.3 MB), 4 sessions, 2 diagnostics" in text
     assert "wasted 12 (30.0%)" in text
     assert "reminders 5 (gentle 3, detailed 2)   longest run 7" in text
-    assert "output tokens on turns that made wasted calls: 123,456 over 9 turns" in text
-    assert "      wasted   output tokens" in text  # the projects table's last column
+    assert (
+        "tokens of the turns that made wasted calls: 123,456 output, 7,654,321 input, over 9 turns"
+    ) in text
+    # The projects table's last two columns.
+    assert "    wasted  output tokens   input tokens" in text
+    assert "        123,456      7,654,321" in text
     assert '×7      Bash {"command":"ls"}' in text
     assert "/home/dev/p/s.jsonl:3  session s1" in text
     assert "(none)" in text
@@ -258,8 +273,11 @@ def test_the_page_is_self_contained_and_shows_the_totals() -> None:
     assert page.values["total-wasted"] == "12"
     assert page.values["total-reminders-gentle"] == "3"
     assert page.values["total-wasted_tokens"] == "123456"
+    assert page.values["total-wasted_input_tokens"] == "7654321"
     assert '<div class="label">output tokens on wasted turns</div>' in html_page(TOTAL, 10)
     assert '<th class="n">output tokens</th>' in html_page(TOTAL, 10)
+    assert '<div class="label">input tokens on wasted turns</div>' in html_page(TOTAL, 10)
+    assert '<td class="n">123,456</td><td class="n">7,654,321</td>' in html_page(TOTAL, 10)
     assert page.values["run-1"] == "7"
     assert page.values["undated-wasted"] == "0"
 

@@ -32,7 +32,7 @@ def claude_session(path: Path, repeats: int, session: str = "s1") -> None:
     for n in range(repeats):
         use = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": "ls"}}
         result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a b"}
-        usage = {"output_tokens": 10}
+        usage = {"output_tokens": 10, "input_tokens": 3, "cache_read_input_tokens": 1000 * n}
         lines.append({**common, "type": "assistant", "message": {"content": [use], "usage": usage}})
         lines.append({**common, "type": "user", "message": {"content": [result]}})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +51,8 @@ def test_a_clean_audit_exits_0_with_the_summary(tmp_path: Path) -> None:
     status, out, err = run([str(tmp_path), "--jobs", "1"])
     assert (status, err) == (0, "")
     assert "calls 5   tracked 5   wasted 4 (80.0%)" in out
-    assert "output tokens on turns that made wasted calls: 40 over 4 turns" in out
+    # Calls 2 to 5 were wasted: 4 turns of 10 output and 3 + 1000 * n input tokens each.
+    assert "wasted calls: 40 output, 10,012 input, over 4 turns" in out
 
 
 def test_csv_counts_the_cycle_and_budget_reminders(tmp_path: Path) -> None:
@@ -382,8 +383,8 @@ def test_help_documents_the_outputs_and_engines() -> None:
     assert status == 0
     for text in ('{"type": "session"', "--html FILE", "tcp://HOST:8786", "exit status"):
         assert text in out
-    # The audit reads a model step's output tokens only (usage.output_tokens).
-    for text in ("the output tokens of the turns", '"wasted_tokens" in JSON and CSV'):
+    # Both kinds of a turn's tokens are named, each with its key.
+    for text in ('output tokens ("wasted_tokens"', 'cached or not ("wasted_input_tokens")'):
         assert text in out
 
 

@@ -59,6 +59,7 @@ def _cards(total: Waste) -> Iterator[str]:
         yield _card(f"reminders-{_text(form)}", f"{_text(form)} reminders", count)
     yield _card("longest_run", "longest run", counts.longest_run)
     yield _card("wasted_tokens", "output tokens on wasted turns", total.wasted_tokens)
+    yield _card("wasted_input_tokens", "input tokens on wasted turns", total.wasted_input_tokens)
     yield _card("wasted_turns", "wasted turns", total.wasted_turns)
     yield _card("denied", "denied calls", counts.denied)
     yield _card("diagnostics", "diagnostics", total.diagnostics)
@@ -176,13 +177,15 @@ def _projects_table(total: Waste, top: int) -> Iterator[str]:
     projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
     yield (
         '<table id="projects"><tr><th>project</th><th class="n">sessions</th>'
-        '<th class="n">calls</th><th class="n">wasted</th><th class="n">output tokens</th></tr>'
+        '<th class="n">calls</th><th class="n">wasted</th><th class="n">output tokens</th>'
+        '<th class="n">input tokens</th></tr>'
     )
     for name, item in projects[:top]:
         yield (
             f'<tr><td>{_text(name) or "(none)"}</td><td class="n">{item.sessions:,}</td>'
             f'<td class="n">{item.calls:,}</td><td class="n">{item.wasted:,}</td>'
-            f'<td class="n">{item.wasted_tokens:,}</td></tr>'
+            f'<td class="n">{item.wasted_tokens:,}</td>'
+            f'<td class="n">{item.wasted_input_tokens:,}</td></tr>'
         )
     yield "</table>"
 

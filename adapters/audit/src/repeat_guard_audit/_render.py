@@ -67,7 +67,9 @@ def share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0
 
 
-def _counts_record(counts: Tally, wasted_turns: int, wasted_tokens: int) -> dict[str, object]:
+def _counts_record(
+    counts: Tally, wasted_turns: int, wasted_tokens: int, wasted_input_tokens: int
+) -> dict[str, object]:
     return {
         "calls": counts.calls,
         "tracked": counts.tracked,
@@ -79,6 +81,7 @@ def _counts_record(counts: Tally, wasted_turns: int, wasted_tokens: int) -> dict
         "longest_run": counts.longest_run,
         "wasted_turns": wasted_turns,
         "wasted_tokens": wasted_tokens,
+        "wasted_input_tokens": wasted_input_tokens,
     }
 
 
@@ -94,7 +97,9 @@ def json_session_line(session: SessionAudit, fmt: str) -> str:
         "format": fmt,
         "session": session.session,
         "project": session.project,
-        **_counts_record(counts, session.wasted_turns, session.wasted_tokens),
+        **_counts_record(
+            counts, session.wasted_turns, session.wasted_tokens, session.wasted_input_tokens
+        ),
         "tools": {name: tool._asdict() for name, tool in sorted(counts.tools.items())},
         "runs": [_run_record(run) for run in session.worst],
     }
@@ -108,7 +113,11 @@ def _run_record(run: Run) -> dict[str, object]:
 def json_totals_line(total: Waste) -> str:
     """Return the ``{"type": "totals", ...}`` JSON line closing the report."""
     record: dict[str, object] = {"type": "totals", **waste_to_json(total)}
-    record.update(_counts_record(total.counts, total.wasted_turns, total.wasted_tokens))
+    record.update(
+        _counts_record(
+            total.counts, total.wasted_turns, total.wasted_tokens, total.wasted_input_tokens
+        )
+    )
     return _dumps(record)
 
 
@@ -129,6 +138,7 @@ CSV_FIELDS = (
     "longest_run",
     "wasted_turns",
     "wasted_tokens",
+    "wasted_input_tokens",
     "diagnostics",
 )
 
@@ -166,13 +176,14 @@ def csv_session_row(session: SessionAudit, fmt: str) -> str:
     """Return the CSV row for one session read as ``fmt``."""
     head: list[object] = ["session", session.file, fmt, session.project, session.session]
     counts = _csv_counts(unpack_tally(session.counts), 0, 1)
-    return _csv_line([*head, *counts, session.wasted_turns, session.wasted_tokens, 0])
+    tokens = [session.wasted_tokens, session.wasted_input_tokens]
+    return _csv_line([*head, *counts, session.wasted_turns, *tokens, 0])
 
 
 def csv_totals_row(total: Waste) -> str:
     """Return the CSV row of the totals (empty file, format, project and session)."""
     counts = _csv_counts(total.counts, total.files, total.sessions)
-    tail = [total.wasted_turns, total.wasted_tokens, total.diagnostics]
+    tail = [total.wasted_turns, total.wasted_tokens, total.wasted_input_tokens, total.diagnostics]
     return _csv_line(["totals", "", "", "", "", *counts, *tail])
 
 
@@ -203,8 +214,8 @@ def _headline(total: Waste) -> Iterator[str]:
     )
     yield f"reminders {counts.reminders:,} ({by_form})   longest run {counts.longest_run:,}"
     yield (
-        f"output tokens on turns that made wasted calls: {total.wasted_tokens:,} "
-        f"over {total.wasted_turns:,} turns"
+        f"tokens of the turns that made wasted calls: {total.wasted_tokens:,} output, "
+        f"{total.wasted_input_tokens:,} input, over {total.wasted_turns:,} turns"
     )
 
 
@@ -227,12 +238,15 @@ def _sessions_table(total: Waste, top: int) -> Iterator[str]:
 
 def _projects_table(total: Waste, top: int) -> Iterator[str]:
     projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
-    yield f"  {'project':<46}{'sessions':>10}{'calls':>12}{'wasted':>12}{'output tokens':>16}"
+    yield (
+        f"  {'project':<34}{'sessions':>10}{'calls':>10}{'wasted':>10}"
+        f"{'output tokens':>15}{'input tokens':>15}"
+    )
     for name, project in projects[:top]:
-        label = _fit_left(name or "(none)", 45)
+        label = _fit_left(name or "(none)", 33)
         yield (
-            f"  {label:<46}{project.sessions:>10,}{project.calls:>12,}{project.wasted:>12,}"
-            f"{project.wasted_tokens:>16,}"
+            f"  {label:<34}{project.sessions:>10,}{project.calls:>10,}{project.wasted:>10,}"
+            f"{project.wasted_tokens:>15,}{project.wasted_input_tokens:>15,}"
         )
 
 

@@ -30,8 +30,10 @@ what it reports, across every file read:
   calls) and their share of all calls; the reminders the guard would have given, by form;
   the longest runs with file, session, line and the repeated call; the tools, sessions and
   projects with the most waste; and, where transcripts record token usage (Claude Code,
-  Codex), the output tokens of the turns that made wasted calls, counted once per turn
-  ("wasted_tokens" in JSON and CSV, over "wasted_turns" turns).
+  Codex), the tokens of the turns that made wasted calls, counted once per turn: their
+  output tokens ("wasted_tokens" in JSON and CSV) and their input tokens, every token of
+  the context read for the turn, cached or not ("wasted_input_tokens"), over
+  "wasted_turns" turns.
 
 output (stdout):
   text  a summary that fits 100 columns (default)
