@@ -25,6 +25,7 @@ from repeat_guard_cli._progress import (
     terminal_columns,
     track_progress,
 )
+from repeat_guard_cli._streams import CurrentBar
 
 from .terminal import Terminal, screen
 
@@ -89,6 +90,48 @@ def test_replay_draws_the_bar_on_a_terminal_stderr(
     bar = terminal.getvalue()
     assert bar.startswith(f"\r{FIXTURES / 'loop.jsonl'} [")
     assert bar.endswith("\r\x1b[K")
+
+
+def test_replay_writes_diagnostics_above_its_bar(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    lines = (FIXTURES / "loop.jsonl").read_bytes().splitlines(True)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"".join([*lines[:2], b"{oops\n", *lines[2:]]))
+    terminal = Terminal()
+    monkeypatch.setattr(_progress, "LARGE_INPUT_BYTES", 1)
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["replay", str(broken)]) == 3
+    assert "Grep × 5 (detailed)" in capsys.readouterr().out
+    written = terminal.getvalue()
+    shown = screen(written)
+    # The diagnostic starts its own line, not glued to the bar's figures; the bar is drawn
+    # again below it, and erased when the file is done.
+    assert len(shown) == 2
+    assert shown[0].startswith(f"{broken}:3: ")
+    assert shown[1] == ""
+    assert re.search(r":3: [^\n]*\n\r" + re.escape(str(broken)) + r" \[", written)
+
+
+def test_the_current_bar_is_the_one_drawn_and_none_after() -> None:
+    current = CurrentBar()
+    current.clear()  # no bar: nothing to do
+    current.show()
+    stream = Terminal()
+    seen: list[object] = []
+    for _ in track_progress(
+        [b"x" * LARGE_INPUT_BYTES], stream, "f", LARGE_INPUT_BYTES, current=current
+    ):
+        seen.append(current.bar)
+        current.clear()
+        assert screen(stream.getvalue()) == [""]
+        current.show()
+        assert screen(stream.getvalue())[0].startswith("f [")
+    assert isinstance(seen[0], ProgressBar)
+    assert current.bar is None
+    finished = ProgressBar(stream, "f", 10)
+    finished.show()  # never drawn: nothing to show again
+    assert screen(stream.getvalue()) == [""]
 
 
 def test_a_position_moves_the_bar_instead_of_the_lines_lengths() -> None:

@@ -16,8 +16,12 @@ import os
 import shutil
 import stat
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import BinaryIO, Protocol, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from ._streams import CurrentBar
 
 __all__ = [
     "LARGE_INPUT_BYTES",
@@ -81,7 +85,55 @@ def fit_line(label: str, fraction: float, parts: Sequence[str], columns: int) ->
     return f"{fraction:.0%}"[: max(room, 0)]
 
 
-class ProgressBar:
+class _BarLine(ABC):
+    """The line of ``stream`` a bar is drawn on: drawn when due, cleared for text written above
+    it and drawn again below, erased for good when the work is done. ``_line`` says what to
+    draw."""
+
+    def __init__(self, stream: TextIO, label: str, clock: Callable[[], float]) -> None:
+        self._stream = stream
+        self._label = label
+        self._clock = clock
+        self._drawn_at: float | None = None
+        self._shown = False  # the bar is on the stream's last line
+        self._finished = False
+
+    def clear(self) -> None:
+        """Erase the bar if it is shown, so that what is written next starts its own line."""
+        if self._shown:
+            self._stream.write(_CLEAR)
+            self._stream.flush()
+            self._shown = False
+
+    def show(self) -> None:
+        """Draw the bar again if it was drawn before and is not shown now (nor finished)."""
+        if not self._shown and self._drawn_at is not None and not self._finished:
+            self._draw(self._clock())
+
+    def finish(self) -> None:
+        """Erase the bar for good, leaving the line for the report."""
+        self._stream.write(_CLEAR)
+        self._stream.flush()
+        self._shown = False
+        self._finished = True
+
+    def _due(self) -> None:
+        """Redraw when the last redraw is old enough."""
+        now = self._clock()
+        if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
+            self._draw(now)
+
+    def _draw(self, now: float) -> None:
+        self._drawn_at = now
+        self._stream.write(f"\r{self._line(now, terminal_columns(self._stream))}")
+        self._stream.flush()
+        self._shown = True
+
+    @abstractmethod
+    def _line(self, now: float, columns: int) -> str: ...
+
+
+class ProgressBar(_BarLine):
     """Draws ``label [####....]  42%  3.1/7.4 MB`` on one line of ``stream``."""
 
     def __init__(
@@ -91,32 +143,19 @@ class ProgressBar:
         total: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._stream = stream
-        self._label = label
+        super().__init__(stream, label, clock)
         self._total = total
-        self._clock = clock
         self._done = 0
-        self._drawn_at: float | None = None
 
     def advance(self, count: int) -> None:
         """Record ``count`` more bytes read; redraw when the last redraw is old enough."""
         self._done += count
-        now = self._clock()
-        if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
-            self._drawn_at = now
-            self._draw()
+        self._due()
 
-    def finish(self) -> None:
-        """Erase the bar, leaving the line for the report."""
-        self._stream.write(_CLEAR)
-        self._stream.flush()
-
-    def _draw(self) -> None:
+    def _line(self, now: float, columns: int) -> str:
         fraction = min(self._done / self._total, 1.0)
         sizes = f"{self._done / 1e6:.1f}/{self._total / 1e6:.1f} MB"
-        line = fit_line(self._label, fraction, [sizes], terminal_columns(self._stream))
-        self._stream.write(f"\r{line}")
-        self._stream.flush()
+        return fit_line(self._label, fraction, [sizes], columns)
 
 
 def input_size(stream: BinaryIO) -> int | None:
@@ -135,16 +174,20 @@ def track_progress(
     size: int | None,
     clock: Callable[[], float] = time.monotonic,
     position: Callable[[], int] | None = None,
+    current: CurrentBar | None = None,
 ) -> Iterator[bytes]:
     """Yield ``lines`` unchanged, drawing a bar on ``stream`` if it is a terminal and the
     input (``size`` bytes) is large; the bar is erased when the lines run out.
 
     The bar counts the lines' bytes, or with ``position`` how far into the input the lines
-    have come (a compressed input, whose lines are longer than what was read for them)."""
+    have come (a compressed input, whose lines are longer than what was read for them). While
+    it is drawn, the bar is ``current``'s, so that a message can be written above it."""
     if size is None or size < LARGE_INPUT_BYTES or not stream.isatty():
         yield from lines
         return
     bar = ProgressBar(stream, label, size, clock)
+    if current is not None:
+        current.bar = bar
     done = 0
     try:
         for line in lines:
@@ -157,6 +200,8 @@ def track_progress(
             yield line
     finally:
         bar.finish()
+        if current is not None:
+            current.bar = None
 
 
 def _duration(seconds: float) -> str:
@@ -165,7 +210,7 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
 
 
-class FilesProgress:
+class FilesProgress(_BarLine):
     """Draws ``label [####....]  42%  1,204/2,866 files  0:00:06 left  50.1/120.3 MB  12.5 MB/s``
     on one line of ``stream``, for work measured in files and bytes.
 
@@ -183,47 +228,20 @@ class FilesProgress:
         total_bytes: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._stream = stream
-        self._label = label
+        super().__init__(stream, label, clock)
         self._files = files
         self._bytes = total_bytes
-        self._clock = clock
         self._started = clock()
         self._files_done = 0
         self._bytes_done = 0
-        self._drawn_at: float | None = None
-        self._shown = False  # the bar is on the stream's last line
-        self._finished = False
 
     def advance(self, files: int, size: int) -> None:
         """Record ``files`` more files of ``size`` bytes done; redraw when due."""
         self._files_done += files
         self._bytes_done += size
-        now = self._clock()
-        if self._drawn_at is None or now - self._drawn_at >= REDRAW_SECONDS:
-            self._draw(now)
+        self._due()
 
-    def clear(self) -> None:
-        """Erase the bar if it is shown, so that what is written next starts its own line."""
-        if self._shown:
-            self._stream.write(_CLEAR)
-            self._stream.flush()
-            self._shown = False
-
-    def show(self) -> None:
-        """Draw the bar again if it was drawn before and is not shown now (nor finished)."""
-        if not self._shown and self._drawn_at is not None and not self._finished:
-            self._draw(self._clock())
-
-    def finish(self) -> None:
-        """Erase the bar for good."""
-        self._stream.write(_CLEAR)
-        self._stream.flush()
-        self._shown = False
-        self._finished = True
-
-    def _draw(self, now: float) -> None:
-        self._drawn_at = now
+    def _line(self, now: float, columns: int) -> str:
         fraction = min(self._bytes_done / self._bytes, 1.0) if self._bytes else 1.0
         elapsed = now - self._started
         rate = self._bytes_done / elapsed if elapsed > 0 else 0.0
@@ -235,10 +253,7 @@ class FilesProgress:
             f"{self._bytes_done / 1e6:.1f}/{self._bytes / 1e6:.1f} MB",
             f"{rate / 1e6:.1f} MB/s",
         )
-        line = fit_line(self._label, fraction, parts, terminal_columns(self._stream))
-        self._stream.write(f"\r{line}")
-        self._stream.flush()
-        self._shown = True
+        return fit_line(self._label, fraction, parts, columns)
 
 
 class TextSink(Protocol):

@@ -97,14 +97,22 @@ def _label(name: str) -> str:
     return "<stdin>" if name == "-" else name
 
 
+def _tell(line: str, streams: Streams) -> None:
+    """Write ``line`` on ``err``, above the progress bar when one is drawn there."""
+    streams.bar.clear()
+    print(line, file=streams.err)
+    streams.err.flush()
+    streams.bar.show()
+
+
 def _print_diagnostic(diagnostic: Diagnostic, streams: Streams) -> int:
     streams.out.flush()
-    print(diagnostic_line(diagnostic), file=streams.err)
+    _tell(diagnostic_line(diagnostic), streams)
     return EXIT_DIAGNOSTICS if diagnostic.severity == "error" else EXIT_OK
 
 
 def _complain(message: str, streams: Streams) -> int:
-    print(safe(f"repeat-guard: {message}"), file=streams.err)
+    _tell(safe(f"repeat-guard: {message}"), streams)
     return EXIT_USAGE
 
 
@@ -176,7 +184,12 @@ def _input(
         # A compressed input's bar follows how much of the file has been read, not the lines.
         position = stream.tell if sniffed.compression else None
         lines = track_progress(
-            bounded_lines(sniffed.stream), streams.err, label, input_size(stream), position=position
+            bounded_lines(sniffed.stream),
+            streams.err,
+            label,
+            input_size(stream),
+            position=position,
+            current=streams.bar,
         )
         yield _Input(label, READERS[chosen], lines)
 
