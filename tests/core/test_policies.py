@@ -195,6 +195,10 @@ def test_a_result_for_another_call_or_an_already_known_one_changes_nothing() -> 
     assert reduce(state, returned("poll", "y")) == (state, ())  # already known
     known, _ = run(GuardState.initial(PROGRESS), call("poll", result="x"), call("poll", result="x"))
     assert reduce(known, returned("poll", "y")) == (known, ())
+    # A result not reported, for a call whose previous identical call's result is known, is
+    # not a result that differs from it: the chain keeps its count.
+    waiting, _ = run(GuardState.initial(PROGRESS), call("poll", result="x"), call("poll"))
+    assert reduce(waiting, returned("poll", None)) == (waiting, ())
 
 
 def test_without_progress_a_reported_result_changes_nothing() -> None:

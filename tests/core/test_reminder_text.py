@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repeat_guard import Deny, GuardConfig, GuardState, ToolCallFinished, admit, reduce
+from repeat_guard import Deny, GuardConfig, GuardState, Reminder, ToolCallFinished, admit, reduce
 from repeat_guard._reminders import deny_repeat_reason, ordinal
 
 GENTLE = (
@@ -91,6 +91,27 @@ def test_a_cycle_shows_the_calls_whose_arguments_were_kept_only_as_a_digest_as_l
         '{"content":"print(1)\\nprint(1)\\nprint(1)… (+188 more chars)\n'
     ) in fired[1]
     assert "#" not in fired[0] + fired[1]
+
+
+def test_a_cycle_of_three_names_its_calls_in_order_ending_with_the_one_just_made() -> None:
+    calls = [ToolCallFinished("a", tool, {"n": n}) for n, tool in enumerate(("ls", "cat", "rm"))]
+    state = GuardState.initial(GuardConfig(cycle_period=3))
+    fired: list[Reminder] = []
+    for call in calls * 3:
+        state, reminders = reduce(state, call)
+        fired.extend(reminders)
+    assert [(r.form, r.count, r.tool, r.agent) for r in fired] == [("cycle", 3, "rm", "a")]
+    assert '3 times: `ls` {"n":0} → `cat` {"n":1} → `rm` {"n":2}\n' in fired[0].text
+
+
+def test_a_reminder_under_an_include_list_names_its_agent() -> None:
+    # A config with include or exclude takes the reducer's general path, not its written-out one.
+    state = GuardState.initial(GuardConfig(thresholds=(2,), exclude=("todo",)))
+    fired: list[Reminder] = []
+    for _ in range(2):
+        state, reminders = reduce(state, ToolCallFinished("agent-7", "grep", {"q": 1}))
+        fired.extend(reminders)
+    assert [(r.agent, r.tool, r.count) for r in fired] == [("agent-7", "grep", 2)]
 
 
 def test_the_reasons_admit_gives() -> None:
