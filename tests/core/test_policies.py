@@ -155,6 +155,24 @@ def returned(tool: str, result: object, arguments: object = None) -> ToolCallRet
 PROGRESS = GuardConfig(thresholds=(3,), progress="result")
 
 
+def test_a_denied_attempts_result_is_never_progress() -> None:
+    # A harness reports the refused attempt with the refusal it gave the model as its result:
+    # the tool did not run, so that text is no news about its output.
+    config = GuardConfig(thresholds=(9,), progress="result", deny_at=3)
+    state, _ = run(GuardState.initial(config), *[call("status", result="pending")] * 2)
+    for _ in range(3):
+        attempt = call("status", result="denied: the limit is reached")
+        assert isinstance(admit(state, attempt), Deny)
+        state, _ = run(state, ToolCallFinished("a", "status", {}, True, attempt.result))
+    chain = state.chain("a")
+    assert chain is not None
+    assert chain.repeats == 5
+    # As for any call whose result was not reported, the next call's result has nothing to be
+    # compared with: it is not progress either.
+    state, _ = run(state, call("status", result="done"))
+    assert state.chain("a") == chain._replace(repeats=6)
+
+
 def test_a_result_reported_after_its_call_is_compared_when_it_comes() -> None:
     # A hook counts at PreToolUse and learns the result at PostToolUse.
     state = GuardState.initial(PROGRESS)

@@ -16,7 +16,8 @@ class ToolCallFinished:
     argument JSON. ``agent=None`` marks a call made outside any agent (ignored). ``denied``
     marks an attempt a permission check refused; it counts like any other. ``result`` is what
     the tool returned, for ``progress = "result"`` (only its fixed-size key is kept); ``None``
-    means not reported, and is never evidence of progress.
+    means not reported, and is never evidence of progress; nor is the result of a denied
+    attempt (the refusal's text, not the tool's output), which counts as not reported.
     """
 
     agent: str | None

@@ -11,7 +11,8 @@ any policy is on; ``admit`` answers before a call runs and never changes anythin
   the block. ``runs[p - 2]`` is the length of the longest suffix with period ``p``; it grows by
   one when a call equals the call ``p`` back and falls to ``min(p, length)`` otherwise.
 * Progress (``progress = "result"``): an identical call whose result key differs from the
-  previous call's (both known) is progress: the chain starts over at 1. A result reported
+  previous call's (both known) is progress: the chain starts over at 1. A denied attempt's
+  result is not known: the tool did not run. A result reported
   after its call (``ToolCallReturned``) is compared when it arrives, with ``earlier``.
 * Budgets: calls to tools matching a pattern since the last prompt, tracked or not; the call
   that reaches the limit gets a ``budget`` reminder, and ``admit`` denies the calls after it.

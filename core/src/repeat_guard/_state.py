@@ -428,7 +428,9 @@ def _on_call_with_policies(
     reminders: list[Reminder] = []
     if config.tracks(tool):
         key = argument_key(arguments)
-        result = _result_key(config, event.result)
+        # A refused attempt did not run: what it returned (the refusal) says nothing of the
+        # tool's output, so it is never evidence of progress.
+        result = None if event.denied else _result_key(config, event.result)
         previous = state.chain(agent)
         same = previous is not None and previous.tool == tool and previous.key == key
         progressed = same and None not in (result, memory.result) and result != memory.result

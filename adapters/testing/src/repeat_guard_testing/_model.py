@@ -95,7 +95,9 @@ class ReferenceGuard:
             return []
         out: list[Fired] = []
         if self.tracks(tool):
-            out += self._chain(agent, tool, canonical_arguments(event.arguments), event.result)
+            # A denied attempt did not run: its result (the refusal) is not the tool's.
+            result = None if event.denied else event.result
+            out += self._chain(agent, tool, canonical_arguments(event.arguments), result)
         out += self._budgets(agent, tool)
         return out
 
