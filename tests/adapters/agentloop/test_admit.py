@@ -27,6 +27,21 @@ def test_the_guard_refuses_the_call_that_reaches_deny_at() -> None:
     assert [(r.form, r.count) for r in reminders if r is not None] == [("gentle", 2)]
 
 
+@pytest.mark.parametrize("progress", ["off", "result"])
+def test_a_refusal_is_not_progress_so_the_limit_holds(progress: str) -> None:
+    # The loop reports a refused attempt with its refusal as the result; under progress =
+    # "result" that text once read as a new result and let every other attempt run.
+    async def scenario() -> AgentLoop:
+        config = {"denyAt": 3, "thresholds": [2, 5], "progress": progress}
+        loop = AgentLoop(tools("status"), guard=config)
+        agent = loop.spawn("main", ScriptedModel([*[call("status", {"id": 1})] * 8, "done"]))
+        await loop.followup(agent, "go")
+        return loop
+
+    loop = asyncio.run(scenario())
+    assert [r.denied for r in results(loop.log)] == [False, False, *[True] * 6]
+
+
 def test_a_pre_execute_answer_that_is_not_a_reason_is_a_host_error() -> None:
     class Wrong:
         @hookspecs.hookimpl
