@@ -125,6 +125,53 @@ def test_non_text_tool_content_is_logged_as_json() -> None:
     assert asyncio.run(scenario()).content == '{"a": [1, "é"], "b": 2}'
 
 
+def _cyclic() -> object:
+    holder: dict[str, object] = {}
+    holder["self"] = holder
+    return holder
+
+
+def _deep() -> object:
+    nested: list[object] = []
+    for _ in range(100_000):
+        nested = [nested]
+    return nested
+
+
+@pytest.mark.parametrize(
+    ("content", "shown"),
+    [
+        ({(1, 2): "x"}, '{"[1,2]":"x"}'),  # a key JSON cannot hold
+        ({1: "a", "b": 2}, '{"1":"a","b":2}'),  # keys that do not sort together
+        (_cyclic(), '{"self":<cycle>}'),
+        (_deep(), None),  # nesting past the interpreter's limit
+    ],
+    ids=["tuple-key", "mixed-keys", "cycle", "deep"],
+)
+def test_tool_content_json_cannot_hold_is_shown_in_canonical_text(
+    content: object, shown: str | None
+) -> None:
+    async def odd(arguments: object) -> object:
+        return content
+
+    registry = ToolRegistry()
+    registry.register("odd", odd)
+
+    async def scenario() -> ToolResult:
+        loop = AgentLoop(registry)
+        agent = loop.spawn("main", ScriptedModel([call("odd"), "ok"]))
+        await loop.followup(agent, "go")
+        return results(loop.log)[0]
+
+    result = asyncio.run(scenario())
+    assert not result.is_error
+    if shown is None:
+        assert result.content.startswith("[[[[")
+        assert result.content.endswith("]]]]")
+    else:
+        assert result.content == shown
+
+
 def test_registering_a_tool_twice_fails() -> None:
     registry = tools("grep")
     with pytest.raises(ValueError, match="'grep' is already registered"):

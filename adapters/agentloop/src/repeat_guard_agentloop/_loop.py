@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 import pluggy
 
-from repeat_guard import GuardConfig
+from repeat_guard import GuardConfig, canonical_arguments
 from repeat_guard_pluggy import (
     Accept,
     Block,
@@ -342,9 +342,15 @@ def _failure(task: asyncio.Task[AssistantMessage]) -> Exception | None:
 
 
 def _as_text(content: object) -> str:
+    """What a tool returned, as the text the model is shown: itself if a string, else JSON;
+    a value JSON cannot hold (keys that are not strings, a container holding itself, nesting
+    past the interpreter's limit) in the core's canonical text, which takes any value."""
     if isinstance(content, str):
         return content
-    return json.dumps(content, ensure_ascii=False, sort_keys=True, default=repr)
+    try:
+        return json.dumps(content, ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return canonical_arguments(content)
 
 
 def _outcome(
