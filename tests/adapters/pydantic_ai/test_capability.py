@@ -14,10 +14,12 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
+    TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
 from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
 from repeat_guard import Event, GuardConfig, GuardState, Reminder, reduce, reminder_to_json
@@ -420,6 +422,35 @@ def test_a_spent_budget_skips_the_call() -> None:
     result = run(agent_with(script, [guard], calls), "Look around.")
     assert len(calls) == 3  # grep, read, grep; the second read was refused
     assert _returns(result.all_messages())[3].startswith("refused: the budget of 1 calls")
+
+
+def test_calls_of_one_response_run_at_once_and_still_meet_the_limits() -> None:
+    # pydantic-ai runs a response's calls concurrently: each is counted when it finishes, so
+    # the guard must count the ones still running when it is asked about the next.
+    ran: list[str] = []
+
+    async def model(messages: list[Any], info: Any) -> ModelResponse:
+        if len(messages) > 1:
+            return ModelResponse(parts=[TextPart("done")])
+        return ModelResponse(
+            parts=[ToolCallPart("grep", {"pattern": "x"}, tool_call_id=f"c{n}") for n in range(6)]
+        )
+
+    agent = Agent(FunctionModel(model), capabilities=[RepeatGuard({"denyAt": 3})])
+
+    @agent.tool_plain
+    async def grep(pattern: str) -> str:
+        ran.append(pattern)
+        await asyncio.sleep(0.01)  # all six are in flight before any finishes
+        return "hit"
+
+    result = run(agent, "go")
+    returns = _returns(result.all_messages())
+    assert len(ran) == 2
+    assert returns[:2] == ["hit", "hit"]
+    assert [r[:40] for r in returns[2:]] == [
+        f"refused: this would be the {n} identical" for n in ("3rd", "4th", "5th", "6th")
+    ]
 
 
 def test_an_error_in_admit_lets_the_call_run(

@@ -107,6 +107,12 @@ class RepeatGuard(AbstractCapability[Any]):
     reducer: Reducer = field(default=reduce, repr=False, compare=False, kw_only=True)
     _state: GuardState = field(init=False, repr=False, compare=False)
     _seen: int = field(init=False, default=0, repr=False, compare=False)
+    # Calls admitted and still running, by id: pydantic-ai runs a response's calls at once, and
+    # each is counted only when it finishes, so the ones still running are taken into account
+    # when the next is asked about, as if they had finished first.
+    _running: dict[str, ToolCallFinished] = field(
+        init=False, default_factory=dict, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self._state = GuardState.initial(resolve_config(self.config))
@@ -165,16 +171,27 @@ class RepeatGuard(AbstractCapability[Any]):
         except (ToolRetryError, ToolFailedError):
             self._finished(ctx, call)
             raise
+        finally:
+            self._running.pop(call.tool_call_id, None)
         self._finished(ctx, call, result=result)
         return result
 
     def _refusal(self, ctx: RunContext[Any], call: ToolCallPart) -> str | None:
+        """The core's reason to refuse ``call``, asked of the state with the calls still
+        running counted in; an admitted call joins them."""
         try:
-            verdict = admit(self._state, _call_event(ctx, call))
+            event = _call_event(ctx, call)
+            state = self._state
+            for running in self._running.values():
+                state, _ = self.reducer(state, running)
+            verdict = admit(state, event)
         except Exception as error:
             _fail_open(error)
             return None
-        return verdict.reason if isinstance(verdict, Deny) else None
+        if isinstance(verdict, Deny):
+            return verdict.reason
+        self._running[call.tool_call_id] = event
+        return None
 
     def _finished(
         self,
