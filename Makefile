@@ -87,7 +87,7 @@ bench: .venv/.synced ## Benchmarks: print throughput ratios and retained sizes
 mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minutes), then its summary
 	rm -rf .mutation && mkdir -p .mutation/tests
 	cp -r core/src .mutation/src
-	cp tests/__init__.py mutation/conftest.py .mutation/tests/ && cp -r tests/core .mutation/tests/core
+	cp tests/__init__.py tests/readme.py mutation/conftest.py .mutation/tests/ && cp -r tests/core .mutation/tests/core
 	mkdir -p .mutation/core && cp core/README.md .mutation/core/README.md
 	cp mutation/pyproject.toml .mutation/pyproject.toml
 	cd .mutation && REPEAT_GUARD_MACHINE_EXAMPLES=$${MACHINE_EXAMPLES:-30} \

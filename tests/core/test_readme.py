@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from ..readme import run_blocks
 
 README = Path(__file__).resolve().parents[2] / "core" / "README.md"
 
 
 def test_the_readme_examples_run() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) == 8
-    for block in blocks:
-        exec(compile(block, str(README), "exec"), {"__name__": "readme_example"})
+    assert len(run_blocks(README)) == 8

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from ...readme import run_blocks
 
 README = Path(__file__).resolve().parents[3] / "adapters" / "agentloop" / "README.md"
 
 
-def readme_namespaces() -> list[dict[str, object]]:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    namespaces = []
-    for block in blocks:
-        namespace: dict[str, object] = {"__name__": "readme_example"}
-        exec(compile(block, str(README), "exec"), namespace)  # the README's own code
-        namespaces.append(namespace)
-    return namespaces
-
-
 def test_the_readme_examples_run() -> None:
-    first, denying = readme_namespaces()
+    first, denying = run_blocks(README)
     assert first["reminder"] == {
         "source": {"kind": "plugin", "plugin": "repeat-tool-guard"},
         "agent": "agent-1",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from ...readme import run_blocks
 
 README = Path(__file__).resolve().parents[3] / "adapters" / "hooks" / "README.md"
 
@@ -16,6 +17,4 @@ def test_readme_starts_with_the_mapping_table() -> None:
 
 
 def test_readme_example_runs() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) == 1
-    exec(compile(blocks[0], str(README), "exec"), {})
+    assert len(run_blocks(README)) == 1

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from ...readme import run_blocks
 
 README = Path(__file__).resolve().parents[3] / "adapters" / "langchain" / "README.md"
 
@@ -11,10 +12,7 @@ README = Path(__file__).resolve().parents[3] / "adapters" / "langchain" / "READM
 def test_the_readme_example_runs() -> None:
     text = README.read_text(encoding="utf-8")
     assert text.index("| LangChain | repeat-guard |") < text.index("```python")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-    assert len(blocks) == 1
-    namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(blocks[0], str(README), "exec"), namespace)
+    (namespace,) = run_blocks(README)
     result = namespace["result"]
     assert isinstance(result, dict)
     assert result["messages"][-1].content == "Done."

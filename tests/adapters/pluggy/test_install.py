@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from repeat_guard_pluggy import (
     specs_for,
 )
 
+from ...readme import run_blocks
 from ._support import Agent, answering, execute, repeat, summaries
 
 README = Path(__file__).parents[3] / "adapters" / "pluggy" / "README.md"
@@ -139,13 +139,7 @@ def test_specs_for_the_default_project_is_the_hookspecs_module() -> None:
 
 
 def test_the_readme_examples_run() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    namespaces: list[dict[str, object]] = []
-    for block in blocks:
-        namespace: dict[str, object] = {"__name__": "readme_example"}
-        exec(compile(block, str(README), "exec"), namespace)  # the README's own code
-        namespaces.append(namespace)
-    usage, denying = namespaces
+    usage, denying = run_blocks(README)
     guard = usage["guard"]
     assert isinstance(guard, RepeatGuardPlugin)
     assert guard.config.thresholds == (3, 5)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pydantic_ai.agent import AgentRunResult
+
+from ...readme import run_blocks
 
 README = Path(__file__).resolve().parents[3] / "adapters" / "pydantic_ai" / "README.md"
 
@@ -13,10 +14,7 @@ README = Path(__file__).resolve().parents[3] / "adapters" / "pydantic_ai" / "REA
 def test_the_readme_example_runs() -> None:
     text = README.read_text(encoding="utf-8")
     assert text.index("| pydantic-ai | repeat-guard |") < text.index("```python")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
-    assert len(blocks) == 1
-    namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(blocks[0], str(README), "exec"), namespace)
+    (namespace,) = run_blocks(README)
     result = namespace["result"]
     assert isinstance(result, AgentRunResult)
     assert result.output == "No TODOs; I will stop searching."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -34,23 +33,15 @@ from repeat_guard_testing import (
     tool_calls,
 )
 
+from ...readme import run_blocks
+
 README = Path(__file__).resolve().parents[3] / "adapters" / "testing" / "README.md"
 FAST = settings(max_examples=30, stateful_step_count=30, deadline=None)
 
 
-def readme_namespaces() -> list[dict[str, object]]:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    namespaces = []
-    for block in blocks:
-        namespace: dict[str, object] = {"__name__": "readme_example"}
-        exec(compile(block, str(README), "exec"), namespace)  # the README's own code
-        namespaces.append(namespace)
-    return namespaces
-
-
 @pytest.mark.parametrize(("block", "name"), [(0, "HarnessCheck"), (1, "RefusingHarnessCheck")])
 def test_the_readme_examples_run_and_their_model_checks_pass(block: int, name: str) -> None:
-    namespaces = readme_namespaces()
+    namespaces = run_blocks(README)
     assert len(namespaces) == 2
     check = namespaces[block][name]
     assert isinstance(check, type)

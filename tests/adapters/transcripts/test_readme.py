@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+from ...readme import run_blocks
 
 README = Path(__file__).resolve().parents[3] / "adapters" / "transcripts" / "README.md"
 
 
 def test_the_readme_examples_run() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    assert len(blocks) >= 1
-    for block in blocks:
-        namespace: dict[str, object] = {"__name__": "readme_example"}
-        exec(compile(block, str(README), "exec"), namespace)
+    namespaces = run_blocks(README)
+    assert len(namespaces) >= 1
+    for namespace in namespaces:
         assert "summary" in namespace
