@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 
 import pytest
@@ -46,6 +47,63 @@ def test_a_spent_budget_refuses_and_results_reach_the_core_for_progress() -> Non
     assert "budget of 1 calls" in (pre(pm, agent) or "")
     memory = guard.state.memory(guard.agent_id(agent) or "")
     assert memory.result is not None  # the tool's content became the result key
+
+
+def _started(pm: object, agent: object, call_id: str) -> str | None:
+    reason: str | None = pm.hook.tool_pre_execute(  # type: ignore[attr-defined]  # pluggy's hook
+        execution=ToolExecution(agent, call_id, "grep", GREP)
+    )
+    return reason
+
+
+def _finished(pm: object, agent: object, call_id: str, denied: bool = False) -> None:
+    pm.hook.tool_post_execute(  # type: ignore[attr-defined]  # pluggy's hook
+        execution=ToolExecution(agent, call_id, "grep", GREP, denied), result=ToolResult("hit")
+    )
+
+
+def test_calls_started_before_any_finishes_still_meet_deny_at() -> None:
+    # A host that gathers a turn's calls asks about each before the first has finished: the
+    # calls admitted and still running count as if they had finished.
+    pm, guard = guarded(config={"denyAt": 3})
+    agent = Agent()
+    verdicts = [_started(pm, agent, f"c{n}") for n in range(5)]
+    assert [v is None for v in verdicts] == [True, True, False, False, False]
+    assert "3rd identical call" in (verdicts[2] or "")
+    # Another agent's calls are asked about with its own: the first agent's running ones
+    # do not count for it.
+    other = Agent()
+    assert _started(pm, other, "c0") is None
+    for n in range(5):
+        _finished(pm, agent, f"c{n}", denied=verdicts[n] is not None)
+    chain = guard.state.chain(guard.agent_id(agent) or "")
+    assert chain is not None
+    assert chain.repeats == 5  # each counted once, when it finished
+
+
+def test_a_prompt_or_a_disposal_ends_the_wait_of_calls_that_never_finished() -> None:
+    pm, guard = guarded(config={"denyAt": 3})
+    agent = Agent()
+    assert _started(pm, agent, "c0") is None
+    assert _started(pm, agent, "c1") is None  # neither is ever reported finished
+    assert _started(pm, agent, "c2") is not None
+    pm.hook.agent_prompt_submit(agent=agent, prompt="again")
+    assert _started(pm, agent, "c3") is None  # the turn ended: they no longer count
+    assert _started(pm, agent, "c4") is None
+    pm.hook.agent_dispose(agent=agent)
+    assert _started(pm, agent, "c5") is None
+    assert guard.known_agents == 1  # a fresh id, with nothing running
+
+
+def test_a_collected_agents_running_calls_are_forgotten_too() -> None:
+    pm, guard = guarded(config={"denyAt": 3})
+    agent = Agent()
+    assert _started(pm, agent, "c0") is None
+    del agent
+    gc.collect()
+    assert guard.known_agents == 0
+    assert guard.state.chain("agent-1") is None  # the disposal, applied on the next read
+    assert guard._running == {}  # and what the plugin kept for the collected agent is gone
 
 
 def test_without_a_hard_limit_every_call_runs() -> None:

@@ -5,7 +5,11 @@ agent objects to the string ids the core keys chains by. Every hook turns its ar
 core event, runs the reducer once and stores the next state; no detection logic lives here.
 
 * ``tool_pre_execute`` asks the core's pure ``admit`` whether a configured hard limit
-  (``denyAt``, a spent budget) refuses the call, and returns its reason; it changes nothing.
+  (``denyAt``, a spent budget) refuses the call, and returns its reason. A call it admits is
+  counted only at ``tool_post_execute``, so a host that starts several calls before the first
+  finishes would have each asked about alone: the admitted calls still running are kept, by
+  agent and call id, and counted into the state ``admit`` is asked of, until the call's
+  ``tool_post_execute`` (or the agent's next prompt, or its disposal) ends their wait.
 * ``tool_post_execute`` is a ``wrapper=True`` hook implementation: it advances the agent's
   chain first, delegates (``decision = yield``), then prepends its reminder, if any, as its own
   context message onto whatever decision came back.
@@ -102,6 +106,7 @@ class RepeatGuardPlugin:
         self._agents: dict[int, _Registration] = {}
         self._collected: deque[str] = deque()
         self._next_agent = 0
+        self._running: dict[tuple[str, str], ToolCallFinished] = {}
 
     # -- introspection -------------------------------------------------------------------
 
@@ -137,14 +142,19 @@ class RepeatGuardPlugin:
             self._advance(lambda: None)
             if execution.agent is None:
                 return None
-            call = ToolCallFinished(
-                self._register(execution.agent), execution.tool, execution.arguments
-            )
-            verdict = admit(self._state, call)
+            agent_id = self._register(execution.agent)
+            call = ToolCallFinished(agent_id, execution.tool, execution.arguments)
+            state = self._state
+            for running in self._running.values():
+                if running.agent == agent_id:
+                    state, _ = self._reducer(state, running)
+            verdict = admit(state, call)
+            if isinstance(verdict, Deny):
+                return verdict.reason
+            self._running[agent_id, execution.call_id] = call
         except Exception:
             _log.exception("%s failed to check the call; it runs unguarded", PLUGIN_NAME)
-            return None
-        return verdict.reason if isinstance(verdict, Deny) else None
+        return None
 
     def tool_post_execute(self, execution: ToolExecution, result: ToolResult) -> PostExecuteWrapper:
         """Count the finished call, delegate, then prepend any reminder to the decision.
@@ -221,8 +231,9 @@ class RepeatGuardPlugin:
             if event is not None:
                 self._state, reminders = self._reducer(self._state, event)
             while self._collected:
-                collected = AgentDisposed(self._collected.popleft())
-                self._state, _ = self._reducer(self._state, collected)
+                collected = self._collected.popleft()
+                self._forget_running(collected)
+                self._state, _ = self._reducer(self._state, AgentDisposed(collected))
         except Exception:
             _log.exception("%s failed; the host's call proceeds unguarded", PLUGIN_NAME)
         return reminders
@@ -230,12 +241,17 @@ class RepeatGuardPlugin:
     def _call_event(self, execution: ToolExecution, result: ToolResult) -> Event:
         agent = execution.agent
         agent_id = None if agent is None else self._register(agent)
+        if agent_id is not None:
+            self._running.pop((agent_id, execution.call_id), None)
         tool, arguments, denied = execution.tool, execution.arguments, execution.denied
         return ToolCallFinished(agent_id, tool, arguments, denied, result.content)
 
     def _prompt_event(self, agent: object) -> Event | None:
         agent_id = self.agent_id(agent)
-        return None if agent_id is None else PromptSubmitted(agent_id)
+        if agent_id is None:
+            return None
+        self._forget_running(agent_id)
+        return PromptSubmitted(agent_id)
 
     def _dispose_event(self, agent: object) -> Event | None:
         registration = self._agents.pop(id(agent), None)
@@ -243,7 +259,14 @@ class RepeatGuardPlugin:
             return None
         if registration.finalizer is not None:
             registration.finalizer.detach()
+        self._forget_running(registration.agent_id)
         return AgentDisposed(registration.agent_id)
+
+    def _forget_running(self, agent_id: str) -> None:
+        """End the wait of ``agent_id``'s admitted calls: a prompt or a disposal ends its turn,
+        and a call whose ``tool_post_execute`` never came must not count for ever."""
+        for key in [key for key in self._running if key[0] == agent_id]:
+            del self._running[key]
 
     def _register(self, agent: object) -> str:
         """Return ``agent``'s id, giving it a fresh one (and a finalizer) on first sight."""
