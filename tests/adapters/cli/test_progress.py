@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import re
 import shutil
@@ -111,6 +112,21 @@ def test_replay_writes_diagnostics_above_its_bar(
     assert shown[0].startswith(f"{broken}:3: ")
     assert shown[1] == ""
     assert re.search(r":3: [^\n]*\n\r" + re.escape(str(broken)) + r" \[", written)
+
+
+def test_replay_json_lines_on_the_bars_terminal_start_their_own_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tty = Terminal()  # stdout and stderr on one terminal
+    monkeypatch.setattr(_progress, "LARGE_INPUT_BYTES", 1)
+    monkeypatch.setattr("sys.stdout", tty)
+    monkeypatch.setattr("sys.stderr", tty)
+    assert main(["replay", "--format", "json", str(FIXTURES / "loop.jsonl")]) == 0
+    *lines, last = screen(tty.getvalue())
+    kinds = [json.loads(line)["type"] for line in lines]
+    assert kinds == ["reminder", "reminder", "summary"]
+    assert last == ""
+    assert f"\r{FIXTURES / 'loop.jsonl'} [" in tty.getvalue()
 
 
 def test_the_current_bar_is_the_one_drawn_and_none_after() -> None:

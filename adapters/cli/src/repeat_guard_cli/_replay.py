@@ -105,6 +105,18 @@ def _tell(line: str, streams: Streams) -> None:
     streams.bar.show()
 
 
+def _emit(line: str, streams: Streams) -> None:
+    """Write a report's ``line`` on ``out``, above the progress bar when one is drawn on the
+    same terminal."""
+    if streams.bar.bar is None or not streams.out.isatty():
+        print(line, file=streams.out)
+        return
+    streams.bar.clear()
+    print(line, file=streams.out)
+    streams.out.flush()
+    streams.bar.show()
+
+
 def _print_diagnostic(diagnostic: Diagnostic, streams: Streams) -> int:
     streams.out.flush()
     _tell(diagnostic_line(diagnostic), streams)
@@ -286,9 +298,9 @@ def _report_outcomes(
             case Fired() | Unfinished() if fmt == "text":
                 noted.add(item)  # text groups them by session at the file's end
             case Fired():
-                print(reminder_record(item), file=streams.out)
+                _emit(reminder_record(item), streams)
             case Unfinished():
-                print(unfinished_record(item), file=streams.out)
+                _emit(unfinished_record(item), streams)
             case Diagnostic():
                 status = worst(status, _print_diagnostic(item, streams))
             case Recorded():
