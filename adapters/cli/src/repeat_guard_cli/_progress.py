@@ -6,8 +6,10 @@ inject, so a replay of millions of small lines pays for a few hundred redraws at
 
 A bar is one line redrawn in place after a carriage return, so it must never wrap (a clear would
 erase only its last row): each draw fits the terminal's width as it is then, narrowing the bar,
-then leaving out the least useful figures. Text written while the audit's bar is shown goes
-through ``TextAboveBar``, which clears the bar's line first and draws the bar again below.
+then leaving out the least useful figures. Text written while a bar is shown clears the bar's
+line first and draws the bar again below: the audit's streams go through ``TextAboveBar``; the
+replay, whose bar comes and goes with each large input, asks ``Streams.bar`` (``CurrentBar``),
+which ``track_progress`` points at the bar it draws.
 """
 
 from __future__ import annotations
