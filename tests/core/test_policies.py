@@ -155,6 +155,19 @@ def returned(tool: str, result: object, arguments: object = None) -> ToolCallRet
 PROGRESS = GuardConfig(thresholds=(3,), progress="result")
 
 
+def test_admit_counts_the_calls_still_running_as_if_they_had_finished() -> None:
+    state = GuardState.initial(GuardConfig(deny_at=3, budgets=(("read", 2),)))
+    grep = call("grep", {"q": 1})
+    assert isinstance(admit(state, grep, [grep]), Admit)
+    assert isinstance(admit(state, grep, [grep, grep]), Deny)
+    after, _ = run(state, grep, grep)
+    assert admit(state, grep, [grep, grep]) == admit(after, grep)
+    # Other agents' running calls are theirs; budgets count running calls too.
+    assert isinstance(admit(state, grep, [call("grep", {"q": 1}, agent="b")] * 2), Admit)
+    assert isinstance(admit(state, call("read"), [call("read"), call("read")]), Deny)
+    assert isinstance(admit(state, ToolCallFinished(None, "grep", {}), [grep, grep]), Admit)
+
+
 def test_a_denied_attempts_result_is_never_progress() -> None:
     # A harness reports the refused attempt with the refusal it gave the model as its result:
     # the tool did not run, so that text is no news about its output.

@@ -479,18 +479,27 @@ def _result_key(config: GuardConfig, result: object) -> str | None:
     return argument_key(canonical_arguments(result))
 
 
-def admit(state: GuardState, call: ToolCallFinished) -> Admit | Deny:
+def admit(
+    state: GuardState, call: ToolCallFinished, running: Iterable[ToolCallFinished] = ()
+) -> Admit | Deny:
     """Say whether ``call`` may run, before it runs: ``Admit()``, or ``Deny(reason)``.
 
     ``call`` is the attempt as it would be reported (its ``denied`` and ``result`` are not
     looked at). It is denied when it would be the ``deny_at``-th identical call in a row
     (counted as if it made no progress), or when a budget its tool matches is already spent.
-    Pure: ``state`` is never changed; a harness reports the refused attempt afterwards as a
-    ``ToolCallFinished`` with ``denied=True``, which counts like any other.
+    ``running`` are calls admitted before it that have not finished (a harness that runs
+    several at once counts each when it finishes): they count as if they had finished first,
+    in order; those of other agents change nothing. Pure: ``state`` is never changed; a
+    harness reports the refused attempt afterwards as a ``ToolCallFinished`` with
+    ``denied=True``, which counts like any other.
     """
-    agent, tool, config = call.agent, call.tool, state.config
+    agent, tool = call.agent, call.tool
     if agent is None:
         return ADMIT
+    for earlier in running:
+        if earlier.agent == agent:
+            state, _ = reduce(state, earlier)
+    config = state.config
     if config.deny_at is not None and config.tracks(tool):
         key = argument_key(canonical_arguments(call.arguments))
         previous = state.chain(agent)

@@ -641,7 +641,7 @@ def test_a_spent_budget_refuses_the_call() -> None:
 def test_an_error_in_admit_lets_the_call_run(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken_admit(state: GuardState, call: Any) -> Any:
+    def broken_admit(state: GuardState, call: Any, running: Any = ()) -> Any:
         raise RuntimeError("no verdict")
 
     monkeypatch.setattr("repeat_guard_langchain._middleware.admit", broken_admit)

@@ -456,7 +456,7 @@ def test_calls_of_one_response_run_at_once_and_still_meet_the_limits() -> None:
 def test_an_error_in_admit_lets_the_call_run(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken_admit(state: GuardState, call: Any) -> Any:
+    def broken_admit(state: GuardState, call: Any, running: Any = ()) -> Any:
         raise RuntimeError("no verdict")
 
     monkeypatch.setattr("repeat_guard_pydantic_ai._capability.admit", broken_admit)

@@ -203,11 +203,11 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
             guard, _ = self._replay(messages, state.get(STATE_KEY))
             call = request.tool_call
             # Calls earlier in the same model turn run before this one, in the turn's order.
-            for earlier in _earlier_in_turn(messages, call["id"]):
-                guard, _ = self.reducer(
-                    guard, ToolCallFinished(AGENT, earlier["name"], earlier["args"])
-                )
-            verdict = admit(guard, ToolCallFinished(AGENT, call["name"], call["args"]))
+            earlier = (
+                ToolCallFinished(AGENT, made["name"], made["args"])
+                for made in _earlier_in_turn(messages, call["id"])
+            )
+            verdict = admit(guard, ToolCallFinished(AGENT, call["name"], call["args"]), earlier)
         except Exception as error:
             _fail_open(error, "the call runs unguarded")
             return None

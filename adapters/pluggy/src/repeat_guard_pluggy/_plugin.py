@@ -144,11 +144,7 @@ class RepeatGuardPlugin:
                 return None
             agent_id = self._register(execution.agent)
             call = ToolCallFinished(agent_id, execution.tool, execution.arguments)
-            state = self._state
-            for running in self._running.values():
-                if running.agent == agent_id:
-                    state, _ = self._reducer(state, running)
-            verdict = admit(state, call)
+            verdict = admit(self._state, call, self._running.values())
             if isinstance(verdict, Deny):
                 return verdict.reason
             self._running[agent_id, execution.call_id] = call

@@ -181,10 +181,7 @@ class RepeatGuard(AbstractCapability[Any]):
         running counted in; an admitted call joins them."""
         try:
             event = _call_event(ctx, call)
-            state = self._state
-            for running in self._running.values():
-                state, _ = self.reducer(state, running)
-            verdict = admit(state, event)
+            verdict = admit(self._state, event, self._running.values())
         except Exception as error:
             _fail_open(error)
             return None
