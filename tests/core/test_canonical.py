@@ -252,6 +252,24 @@ class _Unprintable:
         raise RuntimeError("broken __repr__")
 
 
+class _LazyProxy:
+    """A proxy whose target failed to load: even ``isinstance`` raises, reading ``__class__``."""
+
+    @property  # type: ignore[misc]  # a property over __class__, as lazy proxies define it
+    def __class__(self) -> type:
+        raise RuntimeError("lazy target failed to load")
+
+    def __repr__(self) -> str:
+        return "<lazy>"
+
+
+def test_an_object_whose_class_raises_is_opaque() -> None:
+    assert canonical_arguments({"value": _LazyProxy()}) == (
+        f'{{"value":<{__name__}._LazyProxy <lazy>>}}'
+    )
+    assert canonical_arguments(_LazyProxy()) == f"<{__name__}._LazyProxy <lazy>>"
+
+
 def test_keys_with_the_same_text_are_ordered_by_their_values() -> None:
     first, second = _Unprintable(), _Unprintable()
     forward = canonical_arguments({first: 1, second: 2})

@@ -46,9 +46,11 @@ def canonical_arguments(value: object) -> str:
 
     Keys are sorted at every depth, the JSON is compact and keeps non-ASCII characters. Numbers
     are compared as JSON compares them: ``1`` and ``1.0`` give ``"1"``; ``True`` stays ``true``.
-    For JSON values the result is valid JSON that parses back to an equal value. For any other
-    value (NaN, bytes, sets, objects, non-string keys, cycles, nesting of any depth) the result
-    is a deterministic string that is not valid JSON. Never raises.
+    For JSON values the result is valid JSON that parses back to an equal value. A key that is
+    not a string is written as its value's canonical text in quotes, as ``json.dumps`` writes
+    one: ``{1: "a"}`` gives the text of ``{"1": "a"}``. For any other value (NaN, bytes, sets,
+    objects, cycles, nesting of any depth) the result is a deterministic string that is not
+    valid JSON. Never raises.
     """
     try:
         # The usual arguments, a flat dict of strings and numbers, are checked by C code alone.
@@ -222,7 +224,10 @@ def _expand(
     depth: int,
 ) -> None:
     """Write a scalar to ``out``, or push a container's pieces onto ``stack`` in reverse."""
-    scalar = _scalar_text(value)
+    try:
+        scalar = _scalar_text(value)
+    except Exception:  # isinstance reads __class__, which a broken proxy's property may raise
+        scalar = None
     if scalar is not None:
         out.append(scalar)
         return
