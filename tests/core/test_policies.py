@@ -452,3 +452,11 @@ def test_dispose_drops_the_memory_too() -> None:
     assert set(state.memories) == {"b"}
     assert "memories=" in repr(state)
     assert "memories=" not in repr(GuardState.initial(config))
+
+
+def test_budgets_given_as_an_iterator_are_refused_not_spent_by_the_check() -> None:
+    # An iterator would be used up validating it, leaving no budgets at all.
+    result = parse_config({"budgets": iter([("grep", 1)])})
+    assert result.failure().message.startswith("budgets must map tool-name patterns to limits")
+    with pytest.raises(ValueError, match="budgets must map"):
+        GuardConfig(budgets=(pair for pair in [("grep", 1)]))  # type: ignore[arg-type]  # on purpose

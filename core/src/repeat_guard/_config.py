@@ -428,8 +428,9 @@ def _progress_error(name: str, value: object) -> str | None:
 
 
 def _budgets_error(name: str, value: object) -> str | None:
+    # A mapping, or pairs in a list or tuple: an iterator would be spent by this check.
     pairs = value.items() if isinstance(value, Mapping) else value
-    if not isinstance(pairs, Iterable) or isinstance(value, str):
+    if not isinstance(pairs, Iterable) or not isinstance(value, Mapping | list | tuple):
         return f"{name} must map tool-name patterns to limits, got {value!r}"
     for pair in pairs:
         if not isinstance(pair, tuple | list) or len(pair) != 2 or not isinstance(pair[0], str):
