@@ -5,16 +5,20 @@ from __future__ import annotations
 import pytest
 
 from repeat_guard import (
+    Admit,
     CodecError,
     GuardConfig,
     GuardState,
     Memory,
     ToolCallFinished,
+    admit,
     decode_memory,
     decode_memory_or_error,
     decode_state,
     encode_memory,
+    encode_memory_settings,
     encode_state,
+    memory_fits,
     reduce,
 )
 
@@ -31,7 +35,8 @@ def test_every_memory_field_round_trips_and_an_all_off_state_writes_none() -> No
     assert memory.result
     assert memory.spent
     encoded = encode_state(state)
-    assert set(encoded) == {"version", "chains", "memories"}
+    assert set(encoded) == {"version", "chains", "memories", "policies"}
+    assert encoded["policies"] == [3, [["grep", 5]]]
     assert decode_state(encoded, CONFIG).unwrap() == state
     assert decode_memory(encode_memory(memory)).unwrap() == memory
     assert "memories" not in encode_state(GuardState.initial())
@@ -99,3 +104,72 @@ def test_a_broken_memories_mapping_names_where() -> None:
     assert decode_state(bad_agent, CONFIG).failure().path == "state.memories"
     bad_item = {**base, "memories": {"a": "x"}}
     assert decode_state(bad_item, CONFIG).failure().path == "state.memories['a']"
+
+
+def _read_twice(config: GuardConfig) -> GuardState:
+    state = GuardState.initial(config)
+    for line in (1, 2):
+        state, _ = reduce(state, ToolCallFinished("a", "read_file", {"line": line}))
+    return state
+
+
+def test_memories_made_under_other_settings_are_dropped_and_the_chains_kept() -> None:
+    # Budget counts are per budget, in order: read under new budgets they would count the
+    # wrong tools (reordered) or be read past their end (one more budget).
+    old = GuardConfig(budgets=(("read_*", 2),))
+    state = _read_twice(old)
+    assert admit(state, ToolCallFinished("a", "read_file", {"line": 3})) != Admit()
+    encoded = encode_state(state)
+    for new in (
+        GuardConfig(budgets=(("grep", 10), ("read_*", 2))),
+        GuardConfig(budgets=(("read_*", 2), ("grep", 3))),
+        GuardConfig(budgets=(("read_*", 3),)),
+        GuardConfig(cycle_period=2, budgets=(("read_*", 2),)),
+    ):
+        decoded = decode_state(encoded, new).unwrap()
+        assert decoded.chains == state.chains
+        assert decoded.memories == {}
+        for tool in ("read_file", "grep"):
+            call = ToolCallFinished("a", tool, {"line": 3})
+            assert admit(decoded, call) == Admit()
+            reduce(decoded, call)
+    assert decode_state(encoded, old).unwrap() == state
+
+
+def test_a_state_written_before_it_carried_settings_keeps_the_memories_that_fit() -> None:
+    old = GuardConfig(budgets=(("read_*", 5),))
+    encoded = encode_state(_read_twice(old))
+    del encoded["policies"]
+    assert decode_state(encoded, old).unwrap().memory("a").spent == (2,)
+    grown = GuardConfig(budgets=(("read_*", 5), ("grep", 3)))
+    assert decode_state(encoded, grown).unwrap().memories == {}
+
+
+def test_a_memory_that_contradicts_its_own_settings_is_refused() -> None:
+    config = GuardConfig(budgets=(("read_*", 5),))
+    encoded = encode_state(_read_twice(config))
+    encoded["memories"] = {"a": [2, [], [], None, [1, 1], None]}
+    error = decode_state(encoded, config).failure()
+    assert error.path == "state.memories['a']"
+    assert error.message == "does not fit the state's policies"
+
+
+def test_a_state_with_an_unknown_key_is_refused() -> None:
+    error = decode_state({"version": 1, "chains": {}, "extra": 1}, CONFIG).failure()
+    assert error == CodecError(
+        "state", "extra", "unknown key 'extra' (known: chains, memories, policies, version)"
+    )
+
+
+def test_a_memory_fits_the_shape_its_config_gives_one() -> None:
+    config = GuardConfig(cycle_period=3, budgets=(("grep", 5), ("read", 2)))
+    assert encode_memory_settings(config) == [3, [["grep", 5], ["read", 2]]]
+    assert memory_fits(config, Memory())
+    assert memory_fits(config, Memory((("t", "k"),) * 3, (1, 2), None, (0, 1)))
+    assert not memory_fits(config, Memory((("t", "k"),) * 4))
+    assert not memory_fits(config, Memory(runs=(1,)))
+    assert not memory_fits(config, Memory(spent=(1,)))
+    assert not memory_fits(GuardConfig(progress="result"), Memory(runs=(0,)))
+    assert memory_fits(GuardConfig(progress="result"), Memory(result="r"))
+    with pytest.raises(ValueError, match="not made under this config"):
+        GuardState.from_chains(config, {}, {"a": Memory(spent=(1,))})

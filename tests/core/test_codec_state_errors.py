@@ -14,7 +14,7 @@ from repeat_guard import (
     encode_state,
 )
 
-CONFIG = GuardConfig(cycle_period=2)
+CONFIG = GuardConfig(cycle_period=2, budgets=(("u", 5),))
 CHAIN = [1, "t", "k", 1]
 MEMORY = [2, [["t", "k"]], [1], None, [], None]
 
@@ -67,6 +67,7 @@ def test_every_agent_comes_back_with_its_own_chain_and_memory() -> None:
         "version": 1,
         "chains": {"a": CHAIN, "b": [1, "u", "j", 4]},
         "memories": {"a": MEMORY, "b": [2, [], [], "r", [2], None]},
+        "policies": [2, [["u", 5]]],
     }
     state = decode_state(raw, CONFIG).unwrap()
     assert state.config is CONFIG

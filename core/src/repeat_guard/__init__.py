@@ -28,6 +28,7 @@ from ._codec import (
     decode_state,
     encode_chain,
     encode_memory,
+    encode_memory_settings,
     encode_state,
 )
 from ._config import (
@@ -42,7 +43,7 @@ from ._config import (
     resolve_config,
 )
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
-from ._policies import Admit, Deny, Memory
+from ._policies import Admit, Deny, Memory, memory_fits
 from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, admit, reduce
 from ._wire import event_from_json, event_to_json, reminder_from_json, reminder_to_json
@@ -129,11 +130,13 @@ __all__ = [
     "decode_state",
     "encode_chain",
     "encode_memory",
+    "encode_memory_settings",
     "encode_state",
     "event_from_json",
     "event_to_json",
     "load_config",
     "load_config_or_error",
+    "memory_fits",
     "merge_all_tallies",
     "merge_audits",
     "merge_packed",

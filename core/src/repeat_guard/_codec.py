@@ -4,8 +4,10 @@ A harness that cannot keep one ``GuardState`` in memory (a hook that is a new pr
 tool call) stores the state between calls. This module is the one codec for it: ``encode_*``
 returns plain lists, dicts, strings and integers that ``json`` writes as they are, and
 ``decode_*`` accepts anything at all and returns ``Success`` with the value or ``Failure`` with a
-``CodecError`` that says where and what is wrong. Decoding never raises. ``decode_chain_or_error``
-and ``decode_memory_or_error`` return the value or the ``CodecError`` as it is.
+``CodecError`` that says where and what is wrong. Decoding never raises but what the input's own
+methods raise (a mapping whose ``__getitem__`` does), which no value ``json.loads`` returns can.
+``decode_chain_or_error`` and ``decode_memory_or_error`` return the value or the ``CodecError``
+as it is.
 
 Importing ``returns`` costs more than importing the rest of the core, and a hook process (a new
 process for every tool call) imports the core every time while it needs no ``Result`` on its way:
@@ -19,7 +21,13 @@ memory, ...}`` when an opt-in policy remembers something, a memory being ``[MEMO
 recent, runs, result, spent, earlier]`` (``recent`` a list of ``[tool, key]``); a memory of
 version 1, ``[1, recent, runs, result, spent]``, written before ``earlier`` existed, is read
 with ``earlier`` null. The configuration is not part of the state's encoding: it comes from the
-harness's configuration each time.
+harness's configuration each time. But a memory means something only under the policy settings
+it was made with (its budget counts are per configured budget, in order; its cycle runs per
+period), so a state with memories also carries ``"policies": encode_memory_settings(config)``;
+decoded under a config whose settings differ, its memories are dropped (the policies start
+afresh, the chains are kept), as a harness that stores memories apart does with the same
+function. A state written before it carried them keeps the memories that fit the config's
+shape (``memory_fits``) and drops the others.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from ._config import GuardConfig
-from ._policies import Memory
+from ._policies import Memory, memory_fits
 from ._state import Chain, GuardState
 
 if TYPE_CHECKING:
@@ -47,6 +55,7 @@ __all__ = [
     "decode_state",
     "encode_chain",
     "encode_memory",
+    "encode_memory_settings",
     "encode_state",
 ]
 
@@ -127,13 +136,21 @@ def decode_memory_or_error(raw: object, path: str = "memory") -> Memory | CodecE
     return Memory(keys, tuple(runs), result, tuple(spent), earlier)
 
 
+def encode_memory_settings(config: GuardConfig) -> list[object]:
+    """Return what a memory's meaning depends on in ``config``: ``[cycle_period, [[pattern,
+    limit], ...]]``. Memories made under other settings must not be used under these."""
+    return [config.cycle_period, [[pattern, limit] for pattern, limit in config.budgets]]
+
+
 def encode_state(state: GuardState) -> dict[str, object]:
-    """Return ``state`` as ``{"version": STATE_VERSION, "chains": {...}}`` (and memories)."""
+    """Return ``state`` as ``{"version": STATE_VERSION, "chains": {...}}`` (and memories, with
+    the settings they were made under)."""
     chains = {agent: encode_chain(chain) for agent, chain in state.chains.items()}
     encoded: dict[str, object] = {"version": STATE_VERSION, "chains": chains}
     if state.memories:
         memories = {agent: encode_memory(memory) for agent, memory in state.memories.items()}
         encoded["memories"] = memories
+        encoded["policies"] = encode_memory_settings(state.config)
     return encoded
 
 
@@ -142,13 +159,32 @@ def decode_state(raw: object, config: GuardConfig) -> Result[GuardState, CodecEr
     return _as_result(_state_or_error(raw, config))
 
 
+_STATE_KEYS = frozenset({"version", "chains", "memories", "policies"})
+
+
 def _state_or_error(raw: object, config: GuardConfig) -> GuardState | CodecError:
     if not isinstance(raw, Mapping):
         return _error("state", raw, "a state must be a mapping")
+    unknown = [key for key in raw if key not in _STATE_KEYS]
+    if unknown:
+        known = ", ".join(sorted(_STATE_KEYS))
+        return _error("state", unknown[0], f"unknown key {unknown[0]!r} (known: {known})")
     version = raw.get("version")
     if version != STATE_VERSION or not _is_integer(version):
         return _error("state.version", version, f"state version must be {STATE_VERSION}")
-    encoded = raw.get("chains")
+    chains = _chains(raw.get("chains"))
+    if isinstance(chains, CodecError):
+        return chains
+    memories = _memories(raw.get("memories", {}))
+    if isinstance(memories, CodecError):
+        return memories
+    usable = _usable(memories, raw.get("policies", _UNSAID), config)
+    if isinstance(usable, CodecError):
+        return usable
+    return GuardState.from_chains(config, chains, usable)
+
+
+def _chains(encoded: object) -> dict[str, Chain] | CodecError:
     if not isinstance(encoded, Mapping):
         return _error("state.chains", encoded, "chains must be a mapping")
     chains: dict[str, Chain] = {}
@@ -159,10 +195,26 @@ def _state_or_error(raw: object, config: GuardConfig) -> GuardState | CodecError
         if isinstance(chain, CodecError):
             return chain
         chains[agent] = chain
-    memories = _memories(raw.get("memories", {}))
-    if isinstance(memories, CodecError):
-        return memories
-    return GuardState.from_chains(config, chains, memories)
+    return chains
+
+
+_UNSAID = object()
+
+
+def _usable(
+    memories: dict[str, Memory], settings: object, config: GuardConfig
+) -> dict[str, Memory] | CodecError:
+    """The memories ``config`` may use, made under ``settings`` (``_UNSAID`` when not stored)."""
+    if settings is _UNSAID:
+        # Written before states carried their settings: keep what fits this config's shape.
+        return {agent: memory for agent, memory in memories.items() if memory_fits(config, memory)}
+    if settings != encode_memory_settings(config):
+        return {}  # made under other settings: the policies start afresh
+    for agent, memory in memories.items():
+        if not memory_fits(config, memory):
+            path = f"state.memories[{agent!r}]"
+            return _error(path, encode_memory(memory), "does not fit the state's policies")
+    return memories
 
 
 def _memories(encoded: object) -> dict[str, Memory] | CodecError:

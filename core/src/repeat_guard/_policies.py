@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ._config import GuardConfig
 
-__all__ = ["Admit", "Deny", "Memory", "cycle_of", "spend"]
+__all__ = ["Admit", "Deny", "Memory", "cycle_of", "memory_fits", "spend"]
 
 Key = tuple[str, str]
 """A tracked call as the policies compare it: (tool, argument key)."""
@@ -53,6 +53,22 @@ class Memory:
 
 
 EMPTY = Memory()
+
+
+def memory_fits(config: GuardConfig, memory: Memory) -> bool:
+    """Whether ``memory`` has the shape ``config``'s policies give one: no more recent calls
+    than the cycle period, a run per period (or none yet), a count per budget (or none yet).
+
+    The shape only: budgets reordered under the same count fit, and mean other tools; a stored
+    memory travels with the settings it was made under (``encode_memory_settings``).
+    """
+    period = config.cycle_period
+    runs = period - 1 if period else 0
+    return (
+        len(memory.recent) <= period
+        and len(memory.runs) in (0, runs)
+        and len(memory.spent) in (0, len(config.budgets))
+    )
 
 
 @dataclass(frozen=True, slots=True)

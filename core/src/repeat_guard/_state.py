@@ -49,7 +49,7 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from ._canonical import KEY_TEXT_LIMIT, argument_key, canonical_arguments
 from ._config import GuardConfig
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
-from ._policies import ADMIT, EMPTY, Admit, Deny, Memory, cycle_of, spend
+from ._policies import ADMIT, EMPTY, Admit, Deny, Memory, cycle_of, memory_fits, spend
 from ._reminders import (
     Form,
     Reminder,
@@ -140,11 +140,16 @@ class GuardState:
         """Return the state holding exactly ``chains`` (and the policies' ``memories``).
 
         The inverse of ``chains`` and ``memories``:
-        ``GuardState.from_chains(s.config, s.chains, s.memories) == s``.
+        ``GuardState.from_chains(s.config, s.chains, s.memories) == s``. Raises ``ValueError``
+        when a memory does not have the shape ``config``'s policies give one (``memory_fits``): one
+        made under other cycle or budget settings would make ``reduce`` read past its counts.
         """
         stored = {agent: _stored(chain) for agent, chain in chains.items()}
         shards = _sharded(stored)
         memories = pmap(memories or {})
+        for agent, memory in memories.items():
+            if not memory_fits(config, memory):
+                raise ValueError(f"the memory of {agent!r} was not made under this config")
         return _new_state((config, _NO_CHAINS, _NO_CHAINS, shards, len(stored), memories))
 
     @property

@@ -3,7 +3,9 @@
 ``*_to_json`` returns plain dicts of strings, integers, booleans and ``None`` (an event's
 ``arguments`` and ``result`` are whatever the harness passed, JSON data in practice), so any
 JSON encoder writes them. ``*_from_json`` accepts anything at all and returns ``Success`` with
-the value or ``Failure`` with a ``CodecError`` naming where the problem is; it never raises.
+the value or ``Failure`` with a ``CodecError`` naming where the problem is; it never raises but
+what the input's own methods raise (a mapping whose ``__getitem__`` does), which no value
+``json.loads`` returns can.
 
 An event is ``{"type": "tool_call", "agent": ..., "tool": ..., "arguments": ..., "denied":
 false}`` (``denied`` and ``result`` optional on input), ``{"type": "tool_result", "agent": ...,

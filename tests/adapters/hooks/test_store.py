@@ -316,7 +316,10 @@ def test_a_memory_that_empties_is_stored_as_null(tmp_path: Path) -> None:
     assert _memories(path)[0][2:] == (None, None)
 
 
-@pytest.mark.parametrize("stored", ["junk", "[1, [], [], null]", "5"])
+# The last: a memory that decodes but has two budget counts under one budget's settings.
+@pytest.mark.parametrize(
+    "stored", ["junk", "[1, [], [], null]", "5", "[2, [], [], null, [1, 1], null]"]
+)
 def test_an_unreadable_memory_starts_the_agent_afresh(tmp_path: Path, stored: str) -> None:
     path = tmp_path / "state.sqlite3"
     for _ in range(2):

@@ -49,6 +49,8 @@ from repeat_guard import (
     decode_memory_or_error,
     encode_chain,
     encode_memory,
+    encode_memory_settings,
+    memory_fits,
     reduce,
 )
 
@@ -241,7 +243,7 @@ def _apply(
     else:
         agents = [action.event.agent or session]
     policies = _policy_settings(config)
-    chains, memories, dropped = _load(connection, session, agents, policies)
+    chains, memories, dropped = _load(connection, config, session, agents, policies)
     state = GuardState.from_chains(config, chains, memories)
     reminders: tuple[Reminder, ...] = ()
     denied: str | None = None
@@ -268,15 +270,19 @@ _EMPTY_MEMORY = Memory()
 
 
 def _policy_settings(config: GuardConfig) -> str:
-    # What a memory's shape depends on: runs per cycle period, counts per budget, in order.
-    # Unescaped, as rows written so far hold it, but for a lone surrogate, which SQLite's
-    # UTF-8 text cannot hold.
-    budgets = [[pattern, limit] for pattern, limit in config.budgets]
-    return escape_lone_surrogates(json.dumps([config.cycle_period, budgets], ensure_ascii=False))
+    # What a memory's meaning depends on (the core's encode_memory_settings), as text: unescaped,
+    # as rows written so far hold it, but for a lone surrogate, which SQLite's UTF-8 text
+    # cannot hold.
+    settings = encode_memory_settings(config)
+    return escape_lone_surrogates(json.dumps(settings, ensure_ascii=False))
 
 
 def _load(
-    connection: sqlite3.Connection, session: str, agents: list[str], policies: str
+    connection: sqlite3.Connection,
+    config: GuardConfig,
+    session: str,
+    agents: list[str],
+    policies: str,
 ) -> tuple[dict[str, Chain], dict[str, Memory], int]:
     chains: dict[str, Chain] = {}
     memories: dict[str, Memory] = {}
@@ -292,6 +298,9 @@ def _load(
             memory = decode_memory_or_error(_json(stored_memory))
         if isinstance(chain, CodecError) or isinstance(memory, CodecError):
             dropped += 1
+            continue
+        if memory is not None and not memory_fits(config, memory):
+            dropped += 1  # its settings say this config, its shape another: corrupt
             continue
         if chain is not None:
             chains[agent] = chain
