@@ -155,6 +155,33 @@ def test_asked_for_it_the_reminder_rides_inside_the_tool_result() -> None:
     assert any(GENTLE_MARK in text for text in model.seen[-1])
 
 
+# The third grep reaches the first threshold and the budget at once: two reminders, one result.
+BOTH = {"thresholds": [3], "budgets": {"grep": 3}}
+
+
+def test_two_reminders_for_one_result_are_two_messages_each_with_its_own_id() -> None:
+    model = LoopingChatModel(seen=[], stop_at="budget")
+    messages = final_messages("invoke", model, RepeatGuardMiddleware(BOTH))
+    found = guard_messages(messages)
+    assert [(n, carried(m).form) for n, m in found] == [(3, "gentle"), (3, "budget")]
+    result = [m for m in messages if isinstance(m, ToolMessage)][2]
+    assert [m.id for _, m in found] == [
+        f"{PLUGIN_NAME}:{result.id}",
+        f"{PLUGIN_NAME}:{result.id}:1",
+    ]
+    assert [GENTLE_MARK in text for text in model.seen[-1]] == [False, True, False]
+
+
+def test_asked_for_it_two_reminders_ride_inside_the_one_result() -> None:
+    model = LoopingChatModel(seen=[], stop_at="budget")
+    messages = final_messages("invoke", model, RepeatGuardMiddleware(BOTH, in_tool_result=True))
+    assert guard_messages(messages) == []
+    third = [m for m in messages if isinstance(m, ToolMessage)][2]
+    texts = [carried_json["text"] for carried_json in third.additional_kwargs["repeat_guard"]]
+    assert [r["form"] for r in third.additional_kwargs["repeat_guard"]] == ["gentle", "budget"]
+    assert third.content == "no match for TODO\n\n" + "\n\n".join(texts)
+
+
 def test_reminder_in_result_keeps_other_content_shapes() -> None:
     reminder = Reminder("a", "grep", 3, "gentle", "<system-reminder>x</system-reminder>", "{}")
     empty = reminder_in_result(ToolMessage("", tool_call_id="c", id="t"), reminder)

@@ -118,7 +118,9 @@ def reminder_in_result(result: ToolMessage, reminder: Reminder) -> ToolMessage:
     """Return ``result`` with ``reminder``'s text appended, for ``in_tool_result=True``.
 
     The copy keeps the result's id, so the thread replaces its record of the result with it;
-    ``additional_kwargs["repeat_guard"]`` says what the guard added.
+    ``additional_kwargs["repeat_guard"]`` says what the guard added: the reminder in the core's
+    JSON shape, or, when one result brings several (a chain's threshold and a budget on the same
+    call), a list of them in the order they were added.
     """
     content = result.content
     merged: str | list[str | dict[str, Any]]
@@ -126,7 +128,11 @@ def reminder_in_result(result: ToolMessage, reminder: Reminder) -> ToolMessage:
         merged = f"{content}\n\n{reminder.text}" if content else reminder.text
     else:
         merged = [*content, {"type": "text", "text": reminder.text}]
-    marked = {**result.additional_kwargs, STATE_KEY: reminder_to_json(reminder)}
+    added: object = reminder_to_json(reminder)
+    earlier = result.additional_kwargs.get(STATE_KEY)
+    if earlier is not None:
+        added = [*(earlier if isinstance(earlier, list) else [earlier]), added]
+    marked = {**result.additional_kwargs, STATE_KEY: added}
     return result.model_copy(update={"content": merged, "additional_kwargs": marked})
 
 
@@ -243,15 +249,24 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState, Any, Any]):
         for index in range(start, len(messages)):
             for event, anchor in _events(messages, index):
                 guard, produced = self.reducer(guard, event)
-                if index >= current_step:
-                    reminders.extend(self._deliver(messages[index], r, anchor) for r in produced)
+                if index >= current_step and produced:
+                    reminders.extend(self._deliver(messages[index], produced, anchor))
         return guard, reminders
 
-    def _deliver(self, message: AnyMessage, reminder: Reminder, anchor: str | None) -> AnyMessage:
-        """The message that carries ``reminder``: its own, or the tool's result when asked."""
+    def _deliver(
+        self, message: AnyMessage, produced: Sequence[Reminder], anchor: str | None
+    ) -> list[AnyMessage]:
+        """The messages that carry one event's reminders: one each, or the tool's result when
+        asked, with every one of them added in order."""
         if self.in_tool_result and isinstance(message, ToolMessage):
-            return reminder_in_result(message, reminder)
-        return reminder_message(reminder, anchor)
+            for reminder in produced:
+                message = reminder_in_result(message, reminder)
+            return [message]
+        # Each its own id, derived from the result's: the thread keeps one message per id.
+        return [
+            reminder_message(reminder, anchor if n == 0 or anchor is None else f"{anchor}:{n}")
+            for n, reminder in enumerate(produced)
+        ]
 
     def _resume(self, messages: Sequence[AnyMessage], stored: object) -> tuple[GuardState, int]:
         """Return the stored state and where to fold from, or a fresh state and 0 when unusable."""
