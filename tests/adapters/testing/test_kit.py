@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import Phase, find, given, settings
@@ -69,6 +70,34 @@ def test_a_harness_that_drops_prompts_is_caught() -> None:
     quick = settings(FAST, max_examples=200, database=None, phases=[Phase.generate])
     with pytest.raises(AssertionError, match="after"):
         run_state_machine_as_test(ForgetsPrompts, settings=quick)
+
+
+class RecordsRuns(HarnessMachine):
+    """A correct harness that records the longest run of one call sent again as it was.
+
+    Drawn events are new objects each time; a call sent again is the same object.
+    """
+
+    longest: ClassVar[list[int]] = [0]
+
+    def start(self, config: GuardConfig) -> None:
+        self.state = GuardState.initial(config)
+        self.previous: Event | None = None
+        self.run = 0
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        self.run = self.run + 1 if event is self.previous else 1
+        self.previous = event
+        self.longest[0] = max(self.longest[0], self.run)
+        self.state, reminders = reduce(self.state, event)
+        return reminders
+
+
+def test_the_machine_sends_the_last_call_again_in_runs_that_reach_every_threshold() -> None:
+    # Thresholds go up to 7: a call drawn once and sent again up to 8 times reaches them.
+    quick = settings(FAST, database=None, phases=[Phase.generate])
+    run_state_machine_as_test(RecordsRuns, settings=quick)
+    assert RecordsRuns.longest[0] >= 8
 
 
 class RefusesEveryRepeat(HarnessMachine):

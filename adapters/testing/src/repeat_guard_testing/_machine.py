@@ -2,7 +2,9 @@
 
 Subclass ``HarnessMachine``, say how to start the harness for a config and how to deliver one
 core event to it, and every random interleaving of calls, prompts and disposals is compared
-with ``ReferenceGuard``: the harness must give the same reminders, call for call. A harness
+with ``ReferenceGuard``: the harness must give the same reminders, call for call. Besides
+drawing events, the machine sends the last call again, 1 to 8 times in a row: runs of identical
+calls are what the guard counts, and drawn events alone make long ones rare. A harness
 that refuses calls (``denyAt``, name budgets) also says what it would decide for each call
 before it is delivered, and that is compared with ``ReferenceGuard.admits``.
 """
@@ -13,7 +15,7 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from repeat_guard import Event, GuardConfig, Reminder, ToolCallFinished
 
@@ -34,6 +36,7 @@ class HarnessMachine(RuleBasedStateMachine):
     configs: ClassVar[st.SearchStrategy[GuardConfig]] = configs()
     events: ClassVar[st.SearchStrategy[Event]] = events()
     model: ReferenceGuard
+    _last_call: ToolCallFinished | None = None
 
     def start(self, config: GuardConfig) -> None:
         """Build the harness under test for ``config`` (called once per run)."""
@@ -59,13 +62,25 @@ class HarnessMachine(RuleBasedStateMachine):
     @initialize(data=st.data())
     def _begin(self, data: st.DataObject) -> None:
         config = data.draw(self.configs, label="config")
+        self._last_call = None
         self.model = ReferenceGuard(config)
         self.start(config)
 
     @rule(data=st.data())
     def _step(self, data: st.DataObject) -> None:
-        event = data.draw(self.events, label="event")
+        self._compare(data.draw(self.events, label="event"))
+
+    @precondition(lambda self: self._last_call is not None)
+    @rule(times=st.integers(1, 8))
+    def _repeat(self, times: int) -> None:
+        call = self._last_call
+        assert call is not None  # the precondition
+        for _ in range(times):
+            self._compare(call)
+
+    def _compare(self, event: Event) -> None:
         if isinstance(event, ToolCallFinished):
+            self._last_call = event
             admitted = self.admit(event)
             if admitted is not None:
                 assert admitted == self.model.admits(event), f"admit({event!r})"
