@@ -33,6 +33,15 @@ SOURCE: dict[str, str] = {"kind": "plugin", "plugin": PLUGIN_NAME}
 # their own <system-reminder> block (Claude Code's hooks do) take ``Reminder.body`` instead.
 _OPEN = "<system-reminder>\n"
 _CLOSE = "\n</system-reminder>"
+# What a reminder quotes (tool names, arguments) must not end its envelope early: a closing tag
+# inside them gets a backslash before its slash, which in JSON text still means the same "/".
+_CLOSING_TAG = "</system-reminder"
+_INERT_TAG = "<\\/system-reminder"
+
+
+def _inert(quoted: str) -> str:
+    """``quoted`` with any closing tag of the envelope made inert (see ``_INERT_TAG``)."""
+    return quoted.replace(_CLOSING_TAG, _INERT_TAG) if _CLOSING_TAG in quoted else quoted
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +101,8 @@ def render_reminder(
     else:
         text = (
             f"{_OPEN}"
-            f"You have called the tool `{tool}` {count} times in a row with identical "
-            f"arguments: {preview_arguments(arguments, preview_chars)}\n"
+            f"You have called the tool `{_inert(tool)}` {count} times in a row with identical "
+            f"arguments: {_inert(preview_arguments(arguments, preview_chars))}\n"
             "These repeated calls made no progress. Do not call this tool with these exact "
             "arguments again: change your approach, or, if you have already gathered enough "
             f"evidence, stop calling tools and finish your answer.{_CLOSE}"
@@ -122,7 +131,7 @@ def render_cycle(
         for tool, key in block[:-1]
     ]
     shown.append(f"`{block[-1][0]}` {preview_arguments(arguments, preview_chars)}")
-    steps = " → ".join(shown)
+    steps = _inert(" → ".join(shown))
     text = (
         f"{_OPEN}"
         f"You have repeated the same cycle of {len(block)} tool calls {count} times: {steps}\n"
@@ -140,7 +149,8 @@ def render_budget(agent: str, tool: str, arguments: str, count: int, pattern: st
     """Return the ``budget`` reminder: ``count`` calls to tools matching ``pattern``."""
     text = (
         f"{_OPEN}"
-        f"You have made {count} calls to tools matching `{pattern}` (this one to `{tool}`) "
+        f"You have made {count} calls to tools matching `{_inert(pattern)}` "
+        f"(this one to `{_inert(tool)}`) "
         "since the user's last message, which is the budget for them. Do not call them again "
         f"for this task: finish with what you have.{_CLOSE}"
     )
