@@ -313,6 +313,32 @@ def test_a_resumed_thread_continues_its_chain() -> None:
     assert _chain_of(state) == [1, "grep", '{"pattern":"TODO"}', 3]
 
 
+def test_a_thread_resumed_under_other_budgets_keeps_its_chain_and_counts_budgets_afresh(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A redeploy adds a budget: the stored counts were per the old budgets, in their order.
+    saver = InMemorySaver()
+    model = LoopingChatModel(seen=[], stop_at=None, limit=6)
+    config = thread("redeployed")
+    before = RepeatGuardMiddleware({"budgets": {"grep": 10}})
+    first = agent_with(model, [before], checkpointer=saver, interrupt_after=["tools"])
+    first.invoke(PROMPT, config)
+    first.invoke(None, config)  # its first call folded and stored, with a budget count of 1
+    stored = first.get_state(config).values["repeat_guard"]["state"]
+    assert stored["memories"]["agent"][4] == [1]
+    after = RepeatGuardMiddleware({"budgets": {"read": 5, "grep": 4}, "thresholds": [3]})
+    resumed = agent_with(model, [after], checkpointer=saver)
+    with caplog.at_level(logging.ERROR, logger="repeat_guard_langchain"):
+        resumed.invoke(None, config)
+    assert caplog.records == []
+    messages = resumed.get_state(config).values["messages"]
+    # the chain went on (3 at the third call); the budget counted from the resume: 4 at the 5th
+    assert [(n, carried(m).form) for n, m in guard_messages(messages)] == [
+        (3, "gentle"),
+        (5, "budget"),
+    ]
+
+
 def test_a_new_user_message_in_the_thread_starts_the_chain_over() -> None:
     saver = InMemorySaver()
     model = LoopingChatModel(seen=[])
