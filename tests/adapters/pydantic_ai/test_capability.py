@@ -272,6 +272,7 @@ def test_other_capabilities_still_see_their_messages(guard_first: bool) -> None:
 def test_a_mapping_config_is_parsed_and_honoured() -> None:
     guard = RepeatGuard({"thresholds": [2, 4], "exclude": ["read"]})
     assert guard.state.config == GuardConfig(thresholds=(2, 4), exclude=("read",))
+    assert guard.config is guard.state.config  # resolved, as the other adapters' config is
     calls = (GREP, READ)  # read is transparent: grep repeats back to back for the guard
     script = LoopingModel(calls=calls, stop_at=DETAILED_MARK)
     result = run(agent_with(script, [guard]), "Find the TODOs.")

@@ -99,8 +99,8 @@ class RepeatGuard(AbstractCapability[Any]):
     ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the design note's keys
     (``thresholds``, ``include``, ``exclude``, ``argumentsPreviewChars``, the opt-in policies'
     keys; parsed here, raising
-    ``GuardConfigError`` when invalid) or ``None`` for the defaults. ``reducer`` is the
-    transition function, injectable for tests.
+    ``GuardConfigError`` when invalid) or ``None`` for the defaults; once built, ``config`` is
+    the ``GuardConfig`` in force. ``reducer`` is the transition function, injectable for tests.
     """
 
     config: GuardConfig | Mapping[str, object] | None = None
@@ -115,7 +115,9 @@ class RepeatGuard(AbstractCapability[Any]):
     )
 
     def __post_init__(self) -> None:
-        self._state = GuardState.initial(resolve_config(self.config))
+        # Built, ``config`` is the resolved GuardConfig, as the other adapters' ``config`` is.
+        self.config = resolve_config(self.config)
+        self._state = GuardState.initial(self.config)
 
     @property
     def state(self) -> GuardState:
