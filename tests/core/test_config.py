@@ -173,10 +173,17 @@ def test_overrides_replace_keys_and_their_aliases() -> None:
     assert config.include == ("a",)
 
 
+_TOO_LONG = "config is not valid %s: a number has more than 4300 digits"
+_TWICE = "config is not valid JSON: key 'b' given twice"
+
+
 @pytest.mark.parametrize(
     ("data", "source", "key", "message"),
     [
-        (b"\xff", "g.json", "<config>", "config is not UTF-8"),
+        (b"{}\xff", "g.json", "<config>", "config is not UTF-8 text (at byte offset 2)"),
+        ("thresholds = [" + "9" * 5000 + "]", "g.toml", "<config>", _TOO_LONG % "TOML"),
+        ('{"thresholds": [' + "9" * 5000 + "]}", "g.json", "<config>", _TOO_LONG % "JSON"),
+        ('{"a": {"b": 1, "b": 2}}', "g.json", "<config>", _TWICE),
         ("thresholds = [", "g.toml", "<config>", "config is not valid TOML"),
         ('{"a": ', "g.json", "<config>", "config is not valid JSON"),
         ("[1, 2]", "g.json", "<config>", "config must be a mapping, got [1, 2]"),
@@ -192,6 +199,7 @@ def test_load_config_names_the_source_and_the_key(
     assert error.key == key
     assert error.source == source
     assert error.message.startswith(message)
+    assert "sys." not in error.message
     assert str(error) == (error.message if source is None else f"{source}: {error.message}")
 
 

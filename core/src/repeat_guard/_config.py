@@ -331,20 +331,47 @@ def _document(
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as error:
-            return ConfigError("<config>", None, f"config is not UTF-8: {error}")
+            message = f"config is not UTF-8 text (at byte offset {error.start})"
+            return ConfigError("<config>", None, message)
     # A byte order mark, which some editors write first, is not part of the document.
     data = data.removeprefix("\ufeff")
     syntax = fmt or config_format(source, data)
     try:
-        loaded: object = _parse_toml(data) if syntax == "toml" else json.loads(data)
+        loaded: object = (
+            _parse_toml(data)
+            if syntax == "toml"
+            else json.loads(data, object_pairs_hook=_object_without_duplicates)
+        )
     except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         name = "TOML" if syntax == "toml" else "JSON"
-        return ConfigError("<config>", None, f"config is not valid {name}: {error}")
+        return ConfigError("<config>", None, f"config is not valid {name}: {_reason(error)}")
     except RecursionError:
         return ConfigError("<config>", None, "config is nested too deeply")
     if not isinstance(loaded, dict):
         return ConfigError("<config>", loaded, f"config must be a mapping, got {loaded!r}")
     return loaded
+
+
+def _object_without_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refused when a key comes twice (TOML refuses it too): which one was meant?"""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} given twice")
+        seen.add(key)
+    return dict(pairs)
+
+
+# Python's own message for an integer past its digit limit, which goes on with advice to call
+# sys.set_int_max_str_digits(): meaningless to the person who wrote the file.
+_DIGITS_LIMIT = re.compile(r"Exceeds the limit \((\d+) digits\)")
+
+
+def _reason(error: ValueError) -> str:
+    """What a parser's error says, in the file's terms."""
+    text = str(error)
+    too_long = _DIGITS_LIMIT.search(text)
+    return f"a number has more than {too_long[1]} digits" if too_long else text
 
 
 def _overlaid(document: Mapping[str, object], overrides: Mapping[str, object]) -> dict[str, object]:
