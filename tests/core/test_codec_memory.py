@@ -151,6 +151,7 @@ def test_a_memory_that_contradicts_its_own_settings_is_refused() -> None:
     encoded["memories"] = {"a": [2, [], [], None, [1, 1], None]}
     error = decode_state(encoded, config).failure()
     assert error.path == "state.memories['a']"
+    assert error.value == [2, [], [], None, [1, 1], None]
     assert error.message == "does not fit the state's policies"
 
 

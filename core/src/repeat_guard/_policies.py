@@ -63,10 +63,9 @@ def memory_fits(config: GuardConfig, memory: Memory) -> bool:
     memory travels with the settings it was made under (``encode_memory_settings``).
     """
     period = config.cycle_period
-    runs = period - 1 if period else 0
     return (
         len(memory.recent) <= period
-        and len(memory.runs) in (0, runs)
+        and len(memory.runs) in (0, period - 1)  # none at all while cycles are off (period 0)
         and len(memory.spent) in (0, len(config.budgets))
     )
 

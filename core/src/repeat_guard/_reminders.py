@@ -41,7 +41,7 @@ _INERT_TAG = "<\\/system-reminder"
 
 def _inert(quoted: str) -> str:
     """``quoted`` with any closing tag of the envelope made inert (see ``_INERT_TAG``)."""
-    return quoted.replace(_CLOSING_TAG, _INERT_TAG) if _CLOSING_TAG in quoted else quoted
+    return quoted.replace(_CLOSING_TAG, _INERT_TAG)
 
 
 @dataclass(frozen=True, slots=True)
