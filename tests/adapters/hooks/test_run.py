@@ -186,6 +186,17 @@ def test_an_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
     )
 
 
+def test_a_config_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    # A hook waiting on a FIFO, or reading /dev/zero, would hold up the agent's tool call.
+    fifo = tmp_path / "guard.toml"
+    os.mkfifo(fifo)
+    for config in (str(fifo), os.devnull):
+        outcome = run_hook(_options(tmp_path, config=config), _pre(tmp_path), 1.0)
+        assert outcome == HookOutcome(
+            1, b"", f"repeat-guard: cannot read config file {config}: not a regular file\n"
+        )
+
+
 def test_an_unusable_state_path_fails_open(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Mapping
 
 from repeat_guard import GuardConfig, load_config
+from repeat_guard_hooks import read_config_file
 
 from ._errors import UsageError
 
@@ -87,11 +88,11 @@ def build_config(path: str | None, args: argparse.Namespace) -> GuardConfig:
 
 
 def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as stream:
-            return stream.read()
-    except OSError as error:
-        raise UsageError(f"cannot read config file {path}: {error.strerror}") from error
+    # The hook's reader: a FIFO, a device or a huge file is refused, never read forever.
+    data = read_config_file(path)
+    if isinstance(data, str):
+        raise UsageError(data)
+    return data
 
 
 def _overrides(args: argparse.Namespace) -> Mapping[str, object]:

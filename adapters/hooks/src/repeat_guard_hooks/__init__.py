@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ._config_file import CONFIG_LIMIT, read_config_file
     from ._dialects import (
         DIALECTS,
         AgentEvent,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUSY_TIMEOUT",
     "CONFIG_FILE_NAME",
+    "CONFIG_LIMIT",
     "DEFAULT_EXPIRE_AFTER",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
@@ -108,6 +110,7 @@ __all__ = [
     "parse_hook_input",
     "plan_install",
     "plan_uninstall",
+    "read_config_file",
     "render_answer",
     "resolve_state",
     "run_hook",
@@ -117,6 +120,8 @@ __all__ = [
 ]
 
 _HOMES = {
+    "CONFIG_LIMIT": "._config_file",
+    "read_config_file": "._config_file",
     "DIALECTS": "._dialects",
     "AgentEvent": "._dialects",
     "Dialect": "._dialects",

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned, load_config_or_error
 
+from ._config_file import read_config_file
 from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
 from ._store import (
     BUSY_TIMEOUT,
@@ -153,11 +154,9 @@ def hook_config(explicit: str | None, cwd: str | None) -> GuardConfig | str:
     path = explicit if explicit is not None else find_config_file(cwd)
     if path is None:
         return GuardConfig()
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except OSError as error:
-        return f"cannot read config file {path}: {error.strerror}"
+    data = read_config_file(path)
+    if isinstance(data, str):
+        return data
     config = load_config_or_error(data, source=path)
     if isinstance(config, ConfigError):
         return _config_message(path, config)
