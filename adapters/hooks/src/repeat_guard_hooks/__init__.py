@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         HookOutcome,
         find_config_file,
         hook_config,
+        log_reason,
         resolve_state,
         run_hook,
     )
@@ -106,6 +107,7 @@ __all__ = [
     "hook_input_or_reason",
     "install",
     "installed_executable",
+    "log_reason",
     "open_store",
     "parse_hook_input",
     "plan_install",
@@ -158,6 +160,7 @@ _HOMES = {
     "HookOutcome": "._run",
     "find_config_file": "._run",
     "hook_config": "._run",
+    "log_reason": "._run",
     "resolve_state": "._run",
     "run_hook": "._run",
     "BUSY_TIMEOUT": "._store",
