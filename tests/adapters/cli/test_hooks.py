@@ -63,7 +63,7 @@ def test_hook_state_from_the_environment_and_a_closed_stdin(
 ) -> None:
     monkeypatch.setenv("REPEAT_GUARD_STATE", str(tmp_path / "env.db"))
     assert _hook(monkeypatch, capsysbinary, ["hook", "codex"], None) == (0, b"", b"")
-    assert "stdin is not JSON" in (tmp_path / "env.db.log").read_text()
+    assert "cannot read stdin: OSError" in (tmp_path / "env.db.log").read_text()
 
 
 def test_hook_bad_config_exits_1_with_the_message(
