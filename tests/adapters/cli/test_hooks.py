@@ -197,3 +197,22 @@ def test_hook_help_width_follows_columns(
     lines = capsys.readouterr().out.splitlines()
     usage = [line for line in lines if not line.startswith(" ") or "--" in line][:3]
     assert max(len(line) for line in usage) <= widest
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["hook", "claude-code", "extra"],
+        ["hook", "claude-code", "--state"],
+        ["hook", "foo"],
+        ["hook"],
+        ["hook", "codex", "--expire-days", "seven"],
+    ],
+)
+def test_a_bad_hook_command_line_never_exits_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Claude Code takes 2 from a PreToolUse hook for "block the call".
+    assert main(argv) == 1
+    assert "error: " in capsys.readouterr().err
+    assert main(["install", "foo"]) == 2  # the other commands keep argparse's status

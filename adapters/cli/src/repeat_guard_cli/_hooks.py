@@ -41,7 +41,8 @@ config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd 
 
 exit status: 0, also when anything goes wrong inside (the agent proceeds; one line saying why
   goes to <state>.log, never the call's arguments); 1 for an invalid configuration, whose
-  message on stderr names the file and the key.
+  message on stderr names the file and the key, or an invalid command line (never 2, which
+  Claude Code takes for "block the call").
 """
 
 _INSTALL_EPILOG = """\
