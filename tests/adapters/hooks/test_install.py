@@ -180,16 +180,35 @@ def test_uninstall_leaves_other_agents_and_mixed_groups(tmp_path: Path) -> None:
     assert hooks["Stop"] == [{"hooks": [{"command": codex}]}]
 
 
-def test_uninstall_removes_a_file_it_alone_filled(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("original", "left"),
+    [
+        (None, {}),
+        ("{}\n", {}),
+        ('{"hooks": {}}', {}),  # the table our entries alone filled goes
+        ('{"hooks": {"Stop": []}}', {"hooks": {"Stop": []}}),
+    ],
+)
+def test_uninstall_never_removes_the_file(
+    tmp_path: Path, original: str | None, left: dict[str, object]
+) -> None:
+    # A file holding only our entries after uninstall may have been the user's before install.
     path = tmp_path / "hooks.json"
+    if original is not None:
+        path.write_text(original)
+        assert not uninstall(str(path), "codex").changed  # nothing of ours: nothing changes
     install(str(path), "codex", hook_command(["/x/repeat-guard"], "codex"))
+    installed = path.read_text()
     change = uninstall(str(path), "codex", dry_run=True)
-    assert path.exists()
-    assert change.after is None
-    assert "+++ /dev/null" in change.diff()
+    assert path.read_text() == installed
+    assert change.after is not None
+    assert json.loads(change.after) == left
+    assert f"+++ {path}" in change.diff()
     uninstall(str(path), "codex")
-    assert not path.exists()
+    assert json.loads(path.read_text()) == left
     assert not uninstall(str(path), "codex").changed
+    path.unlink()
+    assert not uninstall(str(path), "codex").changed  # an absent file stays absent
 
 
 def test_an_empty_file_is_an_empty_object(tmp_path: Path) -> None:

@@ -51,7 +51,8 @@ claude-code scopes: project (.claude/settings.json, the default), local
 codex scopes: user ($CODEX_HOME/hooks.json, default ~/.codex; the default), project
   (.codex/hooks.json, read only when the project is trusted).
 the entries run this repeat-guard by its absolute path; every other setting is kept. Running
-install twice changes nothing; uninstall removes exactly the entries install adds.
+install twice changes nothing; uninstall removes exactly the entries install adds, and the
+event lists and hooks table they alone filled; the file itself stays, even as an empty object.
 exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely.
 """
 

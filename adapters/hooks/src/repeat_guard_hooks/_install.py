@@ -8,7 +8,7 @@ result (``RESULT_HOOK_EVENTS``) are among them, so that ``progress = "result"`` 
 install without it takes those entries out again. An entry is ours when its command runs
 ``repeat-guard hook <agent>``, so a second install changes nothing (or only updates our command
 when the executable moved), and ``uninstall`` removes exactly our entries, then the lists and
-the ``hooks`` table it left empty.
+the ``hooks`` table it left empty; the file stays, even when it is left an empty object.
 
 Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
 to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
@@ -267,18 +267,19 @@ def _take_ours_out(table: dict[str, object], dialect: Dialect, keep: Collection[
 def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
     """Return the change that removes our entries (and what they alone filled) from ``path``.
 
-    A file left holding an empty object is removed.
+    The file itself stays, even when that leaves it an empty object: it may have been the
+    user's before install (``{}``, or an empty ``hooks`` table), which cannot be told from one
+    install created.
     """
     before, settings = _read(path)
     if before is None:
         return SettingsChange(path, None, None)
     original = _render(settings)
     table = _hooks_table(path, settings)
+    held = bool(table)
     _take_ours_out(table, dialect)
-    if not table:
-        settings.pop("hooks", None)
-    if not settings and original != _render(settings):
-        return SettingsChange(path, before, None)
+    if held and not table:  # our entries alone filled it
+        del settings["hooks"]
     return _change(path, before, original, settings)
 
 
@@ -291,7 +292,8 @@ def _change(
 
 
 def apply_change(change: SettingsChange) -> None:
-    """Write ``change`` to its file atomically (or remove the file when ``after`` is ``None``).
+    """Write ``change`` to its file atomically (never removing it: ``after`` is ``None`` only
+    for a file that is absent and stays so).
 
     A settings file reached through a symbolic link is written where the link points, and the
     link kept. Raises ``TargetError`` when the file cannot be written.
@@ -299,9 +301,7 @@ def apply_change(change: SettingsChange) -> None:
     if not change.changed:
         return
     target = os.path.realpath(change.path)
-    if change.after is None:
-        os.remove(target)
-        return
+    assert change.after is not None  # neither plan removes a file
     from ._files import write_atomically  # noqa: PLC0415  # not on the hook path, which imports this module
 
     os.makedirs(os.path.dirname(target), exist_ok=True)
