@@ -216,3 +216,27 @@ def test_a_bad_hook_command_line_never_exits_2(
     assert main(argv) == 1
     assert "error: " in capsys.readouterr().err
     assert main(["install", "foo"]) == 2  # the other commands keep argparse's status
+
+
+@pytest.mark.parametrize(
+    "argv", [["install", "--dry-run"], ["install"], ["uninstall", "--dry-run"]]
+)
+def test_install_output_that_cannot_be_written_exits_2_with_a_message(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if argv[0] == "uninstall":
+        assert main(["install", "claude-code"]) == 0
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with io.TextIOWrapper(io.FileIO("/dev/full", "w"), write_through=True) as full:
+        monkeypatch.setattr(sys, "stdout", full)
+        assert main([*argv, "claude-code"]) == 2
+    assert (
+        err.getvalue() == "repeat-guard: error: cannot write the output: No space left on device\n"
+    )
+    monkeypatch.setattr(sys, "stdout", None)
+    err.truncate(0)
+    err.seek(0)
+    assert main([*argv, "claude-code"]) == 2  # refused before anything is changed
+    assert err.getvalue() == "repeat-guard: error: cannot write the output: stdout is closed\n"

@@ -351,7 +351,7 @@ def _hook_usage_status() -> int:
 
 def _run_to_status(args: argparse.Namespace) -> int:
     """Run the parsed command; every way it can end becomes an exit status."""
-    hook = args.command in HOOK_COMMANDS
+    hook = args.command == "hook"  # install and uninstall report their output's failures
     streams = Streams(sys.stdout, sys.stderr) if hook else _output_streams()
     if streams is None:
         return EXIT_USAGE

@@ -53,7 +53,9 @@ codex scopes: user ($CODEX_HOME/hooks.json, default ~/.codex; the default), proj
 the entries run this repeat-guard by its absolute path; every other setting is kept. Running
 install twice changes nothing; uninstall removes exactly the entries install adds, and the
 event lists and hooks table they alone filled; the file itself stays, even as an empty object.
-exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely.
+exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely, or the
+  output cannot be written (a closed stdout is found before anything changes; a full disk
+  only once the change is made).
 """
 
 _CODEX_TRUST = """\
