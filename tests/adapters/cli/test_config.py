@@ -115,6 +115,12 @@ def test_a_bad_config_file_exits_2_with_the_reason(
     [
         (["--thresholds", "3,x"], "thresholds must be integers, got 'x' in [3, 'x']"),
         (["--thresholds", ","], "thresholds must not be empty"),
+        (["--thresholds", "3,,5"], "thresholds must be integers, got '' in [3, '', 5]"),
+        (["--thresholds", ",3"], "thresholds must be integers, got '' in ['', 3]"),
+        (["--thresholds", "3_0"], "thresholds must be integers, got '3_0' in ['3_0']"),
+        (["--thresholds", "\u0663"], "thresholds must be integers, got '\u0663' in ['\u0663']"),
+        (["--thresholds", "9" * 5000], "thresholds must be integers, got '9999"),
+        (["--preview-chars", "1_0"], "argumentsPreviewChars must be an integer, got '1_0'"),
         (["--thresholds", "3,3"], "thresholds must not repeat"),
         (["--preview-chars", "many"], "argumentsPreviewChars must be an integer, got 'many'"),
         (["--preview-chars", "0"], "argumentsPreviewChars must be 1 or more"),

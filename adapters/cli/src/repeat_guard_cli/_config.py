@@ -99,7 +99,9 @@ def _overrides(args: argparse.Namespace) -> Mapping[str, object]:
     overrides: dict[str, object] = {}
     if args.thresholds is not None:
         items = [item.strip() for item in args.thresholds.split(",")]
-        overrides["thresholds"] = [_integer_or_text(item) for item in items if item]
+        # An empty item among others (3,,5 or ,3) is a mistake parse_config names; only a
+        # list of nothing but separators is the empty list.
+        overrides["thresholds"] = [_integer_or_text(item) for item in items] if any(items) else []
     if args.include is not None:
         overrides["include"] = list(args.include)
     if args.exclude is not None:
@@ -110,8 +112,12 @@ def _overrides(args: argparse.Namespace) -> Mapping[str, object]:
 
 
 def _integer_or_text(text: str) -> object:
-    # Leave anything that is not an integer as text so parse_config names it in its message.
+    # Leave anything that is not an integer written in ASCII digits (int() also takes 3_0 and
+    # other scripts' digits) as text, so that parse_config names it in its message.
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        return text
     try:
         return int(text)
-    except ValueError:
+    except ValueError:  # beyond Python's limit on integer digits
         return text
