@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from repeat_guard import GuardConfig
 from repeat_guard_cli import main
+from repeat_guard_hooks import CONFIG_LIMIT
 
 
 def write(path: Path, text: str | bytes) -> str:
@@ -113,6 +115,12 @@ def test_a_bad_config_file_exits_2_with_the_reason(
     [
         (["--thresholds", "3,x"], "thresholds must be integers, got 'x' in [3, 'x']"),
         (["--thresholds", ","], "thresholds must not be empty"),
+        (["--thresholds", "3,,5"], "thresholds must be integers, got '' in [3, '', 5]"),
+        (["--thresholds", ",3"], "thresholds must be integers, got '' in ['', 3]"),
+        (["--thresholds", "3_0"], "thresholds must be integers, got '3_0' in ['3_0']"),
+        (["--thresholds", "\u0663"], "thresholds must be integers, got '\u0663' in ['\u0663']"),
+        (["--thresholds", "9" * 5000], "thresholds must be integers, got '9999"),
+        (["--preview-chars", "1_0"], "argumentsPreviewChars must be an integer, got '1_0'"),
         (["--thresholds", "3,3"], "thresholds must not repeat"),
         (["--preview-chars", "many"], "argumentsPreviewChars must be an integer, got 'many'"),
         (["--preview-chars", "0"], "argumentsPreviewChars must be 1 or more"),
@@ -162,3 +170,29 @@ def test_the_top_level_help_names_every_command_with_examples(
         assert f"\n    {command}" in out
     assert "repeat-guard install claude-code" in out
     assert "repeat-guard COMMAND --help" in out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_config_that_is_not_a_regular_file_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    # A FIFO with no writer would be waited on forever, /dev/zero read until memory runs out.
+    path = str(tmp_path / "guard.toml")
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = os.devnull  # reads as an empty, valid configuration
+    status, printed, err = check_config(capsys, path)
+    assert (status, printed) == (2, None)
+    assert err == f"repeat-guard: error: cannot read config file {path}: not a regular file\n"
+
+
+def test_a_config_past_the_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path / "guard.toml", "\n" * CONFIG_LIMIT)
+    assert check_config(capsys, path)[0] == 0
+    write(tmp_path / "guard.toml", "\n" * (CONFIG_LIMIT + 1))
+    status, printed, err = check_config(capsys, path)
+    assert (status, printed) == (2, None)
+    assert err == f"repeat-guard: error: cannot read config file {path}: larger than 1 MiB\n"

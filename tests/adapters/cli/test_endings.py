@@ -84,9 +84,9 @@ def test_a_hook_command_keeps_its_own_rules_for_interrupts_and_os_errors(
 
     from repeat_guard_cli._cli import _SEPARATE
 
-    monkeypatch.setitem(_SEPARATE, "uninstall", failing)
+    monkeypatch.setitem(_SEPARATE, "hook", failing)
     with pytest.raises(error):
-        main(["uninstall", "--dry-run", "codex"])
+        main(["hook", "codex", "--state=st.db"])  # argparse's way in
 
 
 def test_an_output_that_cannot_be_written_exits_2_with_a_message(

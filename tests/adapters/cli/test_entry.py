@@ -72,14 +72,13 @@ def test_argparse_still_runs_the_hook_it_was_left(
     assert state.exists()
 
 
-def test_a_closed_stdout_ends_the_hook_quietly(
+def test_a_reader_gone_while_the_answer_is_written_fails_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # no reader: every write to the pipe fails with EPIPE
     stdout = io.TextIOWrapper(io.FileIO(write_end, "w"), write_through=True)
     monkeypatch.setattr(sys, "stdout", stdout)
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(PRE).encode())))
     monkeypatch.setenv("REPEAT_GUARD_STATE", str(tmp_path / "st.db"))
     (tmp_path / ".repeat-guard.toml").write_text("thresholds = [2]\n")
     (tmp_path / ".git").mkdir()
@@ -88,9 +87,86 @@ def test_a_closed_stdout_ends_the_hook_quietly(
     for _ in range(2):
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(PRE).encode())))
         statuses.append(main(["hook", "codex"]))
-    assert statuses == [0, 141]  # the second call's answer found no reader
+    assert statuses == [0, 0]  # the second call's answer found no reader: the agent proceeds
+    (line,) = (tmp_path / "st.db.log").read_text().splitlines()
+    assert line.endswith(" codex -: cannot write the answer to stdout: Broken pipe")
     stdout.write("after\n")  # stdout now points at /dev/null
     stdout.close()
+
+
+def test_closed_streams_fail_open_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the processes below do, seen by coverage: a closed stdin, a closed stdout when an
+    # answer is due, a stderr whose reader went away when a configuration message is due.
+    state = tmp_path / "st.db"
+    argv = ["hook", "claude-code", "--state", str(state)]
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(argv) == 0
+    monkeypatch.setattr(sys, "stdout", None)
+    for _ in range(3):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(PRE).encode())))
+        assert main(argv) == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stderr = io.TextIOWrapper(io.FileIO(write_end, "w"))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    (tmp_path / "guard.toml").write_text("thresholds = [1]\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(PRE).encode())))
+    assert main([*argv, "--config", str(tmp_path / "guard.toml")]) == 1
+    stderr.close()  # it points at /dev/null now
+    reasons = [line.split(": ", 1)[1] for line in (tmp_path / "st.db.log").read_text().splitlines()]
+    assert reasons[:2] == [
+        "cannot read stdin: it is closed",
+        "cannot write the answer to stdout: it is closed",
+    ]
+    assert reasons[2].startswith("cannot write to stderr (Broken pipe): repeat-guard: invalid")
+
+
+def _hook_process(state: Path, redirect: str, config: str = "") -> tuple[int, str]:
+    """Run ``hook claude-code`` in a shell with ``redirect`` applied to the command; return its
+    status and what it wrote on stdout and stderr that was not redirected."""
+    script = f'exec "$0" -m repeat_guard_cli hook claude-code --state "$1" {config} {redirect}'
+    done = subprocess.run(
+        ["sh", "-c", script, sys.executable, str(state)],
+        input=json.dumps(PRE).encode(),
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode, (done.stdout + done.stderr).decode()
+
+
+@pytest.mark.parametrize(
+    ("redirect", "reason"),
+    [
+        (">&-", "cannot write the answer to stdout: it is closed"),
+        (">/dev/full", "cannot write the answer to stdout: No space left on device"),
+    ],
+)
+def test_an_answer_that_cannot_be_written_fails_open(
+    tmp_path: Path, redirect: str, reason: str
+) -> None:
+    state = tmp_path / "st.db"
+    assert [_hook_process(state, ">/dev/null") for _ in range(2)] == [(0, ""), (0, "")]
+    assert _hook_process(state, redirect) == (0, "")  # the third call: a reminder was due
+    (line,) = (tmp_path / "st.db.log").read_text().splitlines()
+    assert line.endswith(f" claude-code -: {reason}")
+
+
+def test_a_closed_stdin_fails_open(tmp_path: Path) -> None:
+    assert _hook_process(tmp_path / "st.db", "<&-") == (0, "")
+    (line,) = (tmp_path / "st.db.log").read_text().splitlines()
+    assert line.endswith(" claude-code ?: cannot read stdin: it is closed")
+
+
+@pytest.mark.parametrize("redirect", ["2>&-", "2>/dev/full"])
+def test_a_config_message_that_cannot_be_shown_is_logged(tmp_path: Path, redirect: str) -> None:
+    config = tmp_path / "guard.toml"
+    config.write_text("thresholds = [1]\n")
+    assert _hook_process(tmp_path / "st.db", redirect, f"--config {config}") == (1, "")
+    (line,) = (tmp_path / "st.db.log").read_text().splitlines()
+    assert f": repeat-guard: invalid configuration in {config}: key 'thresholds'" in line
+    assert " claude-code -: cannot write to stderr (" in line
 
 
 _PROBE = (

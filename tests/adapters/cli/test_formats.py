@@ -335,6 +335,6 @@ def test_a_bug_in_a_hook_command_is_left_to_the_hook_rules(
 
     from repeat_guard_cli._cli import _SEPARATE
 
-    monkeypatch.setitem(_SEPARATE, "uninstall", broken)
+    monkeypatch.setitem(_SEPARATE, "hook", broken)
     with pytest.raises(KeyError):
-        main(["uninstall", "--dry-run", "codex"])
+        main(["hook", "codex", "--state=st.db"])  # argparse's way in

@@ -63,7 +63,7 @@ def test_hook_state_from_the_environment_and_a_closed_stdin(
 ) -> None:
     monkeypatch.setenv("REPEAT_GUARD_STATE", str(tmp_path / "env.db"))
     assert _hook(monkeypatch, capsysbinary, ["hook", "codex"], None) == (0, b"", b"")
-    assert "stdin is not JSON" in (tmp_path / "env.db.log").read_text()
+    assert "cannot read stdin: OSError" in (tmp_path / "env.db.log").read_text()
 
 
 def test_hook_bad_config_exits_1_with_the_message(
@@ -96,7 +96,7 @@ def test_install_and_uninstall_claude_code_in_the_project(
     assert capsys.readouterr().out == f"{settings}: already as wanted; nothing changed\n"
     assert main(["uninstall", "claude-code"]) == 0
     assert capsys.readouterr().out == f"repeat-guard claude-code hooks removed from {settings}\n"
-    assert not settings.exists()
+    assert settings.read_text() == "{}\n"  # the file stays: it may have been the user's
 
 
 def test_install_codex_explains_trust(
@@ -197,3 +197,46 @@ def test_hook_help_width_follows_columns(
     lines = capsys.readouterr().out.splitlines()
     usage = [line for line in lines if not line.startswith(" ") or "--" in line][:3]
     assert max(len(line) for line in usage) <= widest
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["hook", "claude-code", "extra"],
+        ["hook", "claude-code", "--state"],
+        ["hook", "foo"],
+        ["hook"],
+        ["hook", "codex", "--expire-days", "seven"],
+    ],
+)
+def test_a_bad_hook_command_line_never_exits_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Claude Code takes 2 from a PreToolUse hook for "block the call".
+    assert main(argv) == 1
+    assert "error: " in capsys.readouterr().err
+    assert main(["install", "foo"]) == 2  # the other commands keep argparse's status
+
+
+@pytest.mark.parametrize(
+    "argv", [["install", "--dry-run"], ["install"], ["uninstall", "--dry-run"]]
+)
+def test_install_output_that_cannot_be_written_exits_2_with_a_message(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    if argv[0] == "uninstall":
+        assert main(["install", "claude-code"]) == 0
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with io.TextIOWrapper(io.FileIO("/dev/full", "w"), write_through=True) as full:
+        monkeypatch.setattr(sys, "stdout", full)
+        assert main([*argv, "claude-code"]) == 2
+    assert (
+        err.getvalue() == "repeat-guard: error: cannot write the output: No space left on device\n"
+    )
+    monkeypatch.setattr(sys, "stdout", None)
+    err.truncate(0)
+    err.seek(0)
+    assert main([*argv, "claude-code"]) == 2  # refused before anything is changed
+    assert err.getvalue() == "repeat-guard: error: cannot write the output: stdout is closed\n"

@@ -162,7 +162,15 @@ def test_unusable_inputs_say_why_without_quoting_them() -> None:
     assert "hunter2" not in _reason(secret)
     assert _reason(b"\xff not json") == "stdin is not JSON"
     assert _reason(b"[" * 100_000) == "stdin is not JSON"
-    assert _reason(b"[1, 2]") == "stdin is a JSON list, not an object"
+    for document, kind in [
+        (b"[1, 2]", "array"),
+        (b"null", "null"),
+        (b'"s"', "string"),
+        (b"3", "number"),
+        (b"-1.5e3", "number"),
+        (b"true", "boolean"),
+    ]:
+        assert _reason(document) == f"stdin is a JSON {kind}, not an object"
     assert _reason(b"{}") == "hook_event_name is missing or not a string"
     base = {"session_id": SESSION, "hook_event_name": "PreToolUse"}
     assert _reason(json.dumps({**base, "session_id": ""}).encode()).endswith(

@@ -180,16 +180,35 @@ def test_uninstall_leaves_other_agents_and_mixed_groups(tmp_path: Path) -> None:
     assert hooks["Stop"] == [{"hooks": [{"command": codex}]}]
 
 
-def test_uninstall_removes_a_file_it_alone_filled(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("original", "left"),
+    [
+        (None, {}),
+        ("{}\n", {}),
+        ('{"hooks": {}}', {}),  # the table our entries alone filled goes
+        ('{"hooks": {"Stop": []}}', {"hooks": {"Stop": []}}),
+    ],
+)
+def test_uninstall_never_removes_the_file(
+    tmp_path: Path, original: str | None, left: dict[str, object]
+) -> None:
+    # A file holding only our entries after uninstall may have been the user's before install.
     path = tmp_path / "hooks.json"
+    if original is not None:
+        path.write_text(original)
+        assert not uninstall(str(path), "codex").changed  # nothing of ours: nothing changes
     install(str(path), "codex", hook_command(["/x/repeat-guard"], "codex"))
+    installed = path.read_text()
     change = uninstall(str(path), "codex", dry_run=True)
-    assert path.exists()
-    assert change.after is None
-    assert "+++ /dev/null" in change.diff()
+    assert path.read_text() == installed
+    assert change.after is not None
+    assert json.loads(change.after) == left
+    assert f"+++ {path}" in change.diff()
     uninstall(str(path), "codex")
-    assert not path.exists()
+    assert json.loads(path.read_text()) == left
     assert not uninstall(str(path), "codex").changed
+    path.unlink()
+    assert not uninstall(str(path), "codex").changed  # an absent file stays absent
 
 
 def test_an_empty_file_is_an_empty_object(tmp_path: Path) -> None:
@@ -231,8 +250,27 @@ def test_a_symlinked_settings_file_is_written_through(tmp_path: Path) -> None:
         ('{"hooks": {}, "hooks": {}}', "names the key 'hooks' twice in one object"),
         ('{"a": {"b": 1, "b": 2}}', "names the key 'b' twice in one object"),
         ("[" * 100_000 + "]" * 100_000, "is nested too deeply to read"),
+        ('{"n": NaN}', r"is not valid JSON \(NaN is not a JSON value\)"),
+        ('{"n": [Infinity]}', r"is not valid JSON \(Infinity is not a JSON value\)"),
+        ('{"n": -Infinity}', r"is not valid JSON \(-Infinity is not a JSON value\)"),
+        # Valid JSON that Python reads as inf and would write back as Infinity, not JSON.
+        ('{"n": 1e999}', "holds the number 1e999, which would not be written back as it is"),
+        ('{"n": -' + "9" * 4301 + "}", r"holds the number -99999999999\.\.\. \(4302 characters\)"),
     ],
-    ids=["not json", "array", "hooks array", "event object", "twice", "inner twice", "deep"],
+    ids=[
+        "not json",
+        "array",
+        "hooks array",
+        "event object",
+        "twice",
+        "inner twice",
+        "deep",
+        "nan",
+        "infinity",
+        "-infinity",
+        "overflow",
+        "long int",
+    ],
 )
 def test_a_file_it_does_not_understand_is_refused(
     tmp_path: Path, content: str, message: str
@@ -246,13 +284,36 @@ def test_a_file_it_does_not_understand_is_refused(
     assert path.read_text() == content
 
 
+def test_numbers_that_round_trip_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, {"big": -int("9" * 4300), "small": 1.5e300, "tiny": 5e-324})
+    install(str(path), "claude-code", COMMAND)
+    settings = json.loads(path.read_text())
+    assert (settings["big"], settings["small"], settings["tiny"]) == (
+        -int("9" * 4300),
+        1.5e300,
+        5e-324,
+    )
+
+
+def test_a_file_that_is_not_utf8_is_refused_in_plain_words(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(InstallError) as refused:
+        install(str(path), "claude-code", COMMAND)
+    assert str(refused.value) == (
+        f"{path} is not UTF-8 text (at byte offset 7); refusing to change it"
+    )
+    assert path.read_bytes() == b'{"a": "\xff"}'
+
+
 def test_a_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="is not a regular file"):
         plan_install(str(tmp_path), "claude-code", COMMAND)
-    undecodable = tmp_path / "settings.json"
-    undecodable.write_bytes(b"\xff\xfe")
-    with pytest.raises(InstallError, match="cannot read"):
-        plan_install(str(undecodable), "claude-code", COMMAND)
+    unreadable = tmp_path / "settings.json"
+    unreadable.symlink_to("/proc/self/mem")  # a regular file whose reading fails with EIO
+    with pytest.raises(InstallError, match=r"^cannot read .*settings.json: Input/output error$"):
+        plan_install(str(unreadable), "claude-code", COMMAND)
 
 
 def test_a_failed_write_leaves_no_temporary_file(

@@ -86,6 +86,31 @@ def test_garbage_stdin_fails_open_with_one_log_line(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "st.db.log").stat().st_mode) == 0o600
 
 
+def test_the_first_failure_in_a_new_state_folder_is_logged(tmp_path: Path) -> None:
+    # The store makes its folder only when it opens; a hook failing before that makes it too.
+    options = _options(tmp_path, state=str(tmp_path / "new" / "st.db"))
+    assert run_hook(options, b"garbage", 0.0) == HookOutcome(0)
+    (line,) = (tmp_path / "new" / "st.db.log").read_text().splitlines()
+    assert line.endswith(" claude-code ?: stdin is not JSON")
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+
+
+def test_a_log_that_is_not_a_regular_file_is_passed_over(tmp_path: Path) -> None:
+    # Opening a FIFO for writing waits for a reader: the hook must never wait on its log. Here
+    # a reader holds it open, so a line written to it would arrive.
+    log = tmp_path / "st.db.log"
+    os.mkfifo(log)
+    reader = os.open(log, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert run_hook(_options(tmp_path), b"garbage", 0.0) == HookOutcome(0)
+        assert os.read(reader, 4096) == b""  # its writer came and went, writing nothing
+    finally:
+        os.close(reader)
+    os.unlink(log)
+    os.mkfifo(log)  # and with no reader at all, the open fails at once
+    assert run_hook(_options(tmp_path), b"garbage", 0.0) == HookOutcome(0)
+
+
 def test_the_log_is_kept_to_two_files_of_about_the_limit(tmp_path: Path) -> None:
     log = tmp_path / "st.db.log"
     log.write_bytes(b"x" * (LOG_LIMIT - 2) + b"\n")
@@ -184,6 +209,17 @@ def test_an_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
         outcome.stderr
         == f"repeat-guard: cannot read config file {missing}: No such file or directory\n"
     )
+
+
+def test_a_config_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    # A hook waiting on a FIFO, or reading /dev/zero, would hold up the agent's tool call.
+    fifo = tmp_path / "guard.toml"
+    os.mkfifo(fifo)
+    for config in (str(fifo), os.devnull):
+        outcome = run_hook(_options(tmp_path, config=config), _pre(tmp_path), 1.0)
+        assert outcome == HookOutcome(
+            1, b"", f"repeat-guard: cannot read config file {config}: not a regular file\n"
+        )
 
 
 def test_an_unusable_state_path_fails_open(tmp_path: Path) -> None:

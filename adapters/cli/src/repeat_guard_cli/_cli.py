@@ -330,18 +330,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns the exit status documented in each subcommand's ``--help``.
     """
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(hooks_only=arguments[:1] == ["hook"])
+    hook = arguments[:1] == ["hook"]
+    parser = build_parser(hooks_only=hook)
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exit_:
         # argparse exits 0 after --help and 2 after a usage error; return it instead.
-        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+        status = exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+        return _hook_usage_status() if hook and status == EXIT_USAGE else status
     return _run_to_status(args)
+
+
+def _hook_usage_status() -> int:
+    # Claude Code takes 2 from a PreToolUse hook for "block the call": a hook's bad command line
+    # gets the status of a bad configuration, an error it shows without blocking the call.
+    from repeat_guard_hooks import EXIT_BAD_CONFIG  # noqa: PLC0415  # only on this error
+
+    return EXIT_BAD_CONFIG
 
 
 def _run_to_status(args: argparse.Namespace) -> int:
     """Run the parsed command; every way it can end becomes an exit status."""
-    hook = args.command in HOOK_COMMANDS
+    hook = args.command == "hook"  # install and uninstall report their output's failures
     streams = Streams(sys.stdout, sys.stderr) if hook else _output_streams()
     if streams is None:
         return EXIT_USAGE

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Mapping
 
 from repeat_guard import GuardConfig, load_config
+from repeat_guard_hooks import read_config_file
 
 from ._errors import UsageError
 
@@ -87,18 +88,20 @@ def build_config(path: str | None, args: argparse.Namespace) -> GuardConfig:
 
 
 def _read(path: str) -> bytes:
-    try:
-        with open(path, "rb") as stream:
-            return stream.read()
-    except OSError as error:
-        raise UsageError(f"cannot read config file {path}: {error.strerror}") from error
+    # The hook's reader: a FIFO, a device or a huge file is refused, never read forever.
+    data = read_config_file(path)
+    if isinstance(data, str):
+        raise UsageError(data)
+    return data
 
 
 def _overrides(args: argparse.Namespace) -> Mapping[str, object]:
     overrides: dict[str, object] = {}
     if args.thresholds is not None:
         items = [item.strip() for item in args.thresholds.split(",")]
-        overrides["thresholds"] = [_integer_or_text(item) for item in items if item]
+        # An empty item among others (3,,5 or ,3) is a mistake parse_config names; only a
+        # list of nothing but separators is the empty list.
+        overrides["thresholds"] = [_integer_or_text(item) for item in items] if any(items) else []
     if args.include is not None:
         overrides["include"] = list(args.include)
     if args.exclude is not None:
@@ -109,8 +112,12 @@ def _overrides(args: argparse.Namespace) -> Mapping[str, object]:
 
 
 def _integer_or_text(text: str) -> object:
-    # Leave anything that is not an integer as text so parse_config names it in its message.
+    # Leave anything that is not an integer written in ASCII digits (int() also takes 3_0 and
+    # other scripts' digits) as text, so that parse_config names it in its message.
+    digits = text.removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        return text
     try:
         return int(text)
-    except ValueError:
+    except ValueError:  # beyond Python's limit on integer digits
         return text

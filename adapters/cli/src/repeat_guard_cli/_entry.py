@@ -14,9 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
-
-from ._errors import EXIT_BROKEN_PIPE
+from typing import Literal, NamedTuple, TextIO
 
 __all__ = ["HookArguments", "main", "parse_hook_arguments", "run_hook_process", "silence_stdout"]
 
@@ -59,33 +57,71 @@ def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
 
 
 def run_hook_process(arguments: HookArguments) -> int:
-    """Run one hook call on this process's stdin and stdout; return the exit status."""
+    """Run one hook call on this process's stdin and stdout; return the exit status.
+
+    Fails open as the hook does: a stdin that cannot be read, or a stdout or stderr that cannot
+    be written (closed, a full disk, a reader gone), gets one line in ``<state>.log`` and the
+    status the call would have had."""
     import time  # noqa: PLC0415  # only the hook needs it
 
-    from repeat_guard_hooks import HookOptions, resolve_state, run_hook  # noqa: PLC0415
+    from repeat_guard_hooks import HookOptions, log_reason, resolve_state, run_hook  # noqa: PLC0415
 
     state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
     options = HookOptions(arguments.agent, state, arguments.config)
     if arguments.expire_days is not None:
         options = options._replace(expire_after=arguments.expire_days * 86400.0)
-    try:
-        data = sys.stdin.buffer.read()
-    except OSError:
-        data = b""  # reported as unusable input, failing open
-    outcome = run_hook(options, data, time.time())
-    if outcome.stdout:
-        sys.stdout.buffer.write(outcome.stdout)
-        sys.stdout.flush()
-    if outcome.stderr:
-        sys.stderr.write(outcome.stderr)
+    now = time.time()
+    data = _read_stdin()
+    if isinstance(data, str):
+        log_reason(options, "?", f"cannot read stdin: {data}", now)
+        return 0
+    outcome = run_hook(options, data, now)
+    failed = _write(sys.stdout, outcome.stdout)
+    if failed is not None:
+        log_reason(options, "-", f"cannot write the answer to stdout: {failed}", now)
+    failed = _write(sys.stderr, outcome.stderr.encode("utf-8", "backslashreplace"))
+    if failed is not None:
+        log_reason(
+            options, "-", f"cannot write to stderr ({failed}): {outcome.stderr.strip()}", now
+        )
     return outcome.status
+
+
+def _read_stdin() -> bytes | str:
+    """The bytes on stdin, or why they cannot be read."""
+    if sys.stdin is None:
+        return "it is closed"
+    try:
+        return sys.stdin.buffer.read()
+    except OSError as error:
+        return error.strerror or type(error).__name__
+
+
+def _write(stream: TextIO | None, data: bytes) -> str | None:
+    """Write ``data`` to ``stream``'s bytes, flushed; return why it could not be, or ``None``."""
+    if not data:
+        return None
+    if stream is None:
+        return "it is closed"
+    try:
+        stream.buffer.write(data)
+        stream.buffer.flush()
+    except OSError as error:
+        silence(stream)
+        return error.strerror or type(error).__name__
+    return None
 
 
 def silence_stdout() -> None:
     """Point stdout at /dev/null, after its reader went away or writing to it failed, so that
     the interpreter's final flush of what is still buffered cannot fail a second time."""
+    silence(sys.stdout)
+
+
+def silence(stream: TextIO) -> None:
+    """Point ``stream`` at /dev/null, as ``silence_stdout`` does stdout."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, stream.fileno())
     os.close(devnull)
 
 
@@ -100,9 +136,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._cli import main as parse_and_run  # noqa: PLC0415  # see the module's docstring
 
         return parse_and_run(arguments)
-    try:
-        return run_hook_process(hook)
-    except BrokenPipeError:
-        # The agent stopped reading the answer: stop quietly, as a process killed by SIGPIPE.
-        silence_stdout()
-        return EXIT_BROKEN_PIPE
+    return run_hook_process(hook)

@@ -41,7 +41,8 @@ config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd 
 
 exit status: 0, also when anything goes wrong inside (the agent proceeds; one line saying why
   goes to <state>.log, never the call's arguments); 1 for an invalid configuration, whose
-  message on stderr names the file and the key.
+  message on stderr names the file and the key, or an invalid command line (never 2, which
+  Claude Code takes for "block the call").
 """
 
 _INSTALL_EPILOG = """\
@@ -50,8 +51,11 @@ claude-code scopes: project (.claude/settings.json, the default), local
 codex scopes: user ($CODEX_HOME/hooks.json, default ~/.codex; the default), project
   (.codex/hooks.json, read only when the project is trusted).
 the entries run this repeat-guard by its absolute path; every other setting is kept. Running
-install twice changes nothing; uninstall removes exactly the entries install adds.
-exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely.
+install twice changes nothing; uninstall removes exactly the entries install adds, and the
+event lists and hooks table they alone filled; the file itself stays, even as an empty object.
+exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely, or the
+  output cannot be written (a closed stdout is found before anything changes; a full disk
+  only once the change is made).
 """
 
 _CODEX_TRUST = """\

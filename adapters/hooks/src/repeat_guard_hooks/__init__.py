@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ._config_file import CONFIG_LIMIT, read_config_file
     from ._dialects import (
         DIALECTS,
         AgentEvent,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         HookOutcome,
         find_config_file,
         hook_config,
+        log_reason,
         resolve_state,
         run_hook,
     )
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUSY_TIMEOUT",
     "CONFIG_FILE_NAME",
+    "CONFIG_LIMIT",
     "DEFAULT_EXPIRE_AFTER",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
@@ -104,10 +107,12 @@ __all__ = [
     "hook_input_or_reason",
     "install",
     "installed_executable",
+    "log_reason",
     "open_store",
     "parse_hook_input",
     "plan_install",
     "plan_uninstall",
+    "read_config_file",
     "render_answer",
     "resolve_state",
     "run_hook",
@@ -117,6 +122,8 @@ __all__ = [
 ]
 
 _HOMES = {
+    "CONFIG_LIMIT": "._config_file",
+    "read_config_file": "._config_file",
     "DIALECTS": "._dialects",
     "AgentEvent": "._dialects",
     "Dialect": "._dialects",
@@ -153,6 +160,7 @@ _HOMES = {
     "HookOutcome": "._run",
     "find_config_file": "._run",
     "hook_config": "._run",
+    "log_reason": "._run",
     "resolve_state": "._run",
     "run_hook": "._run",
     "BUSY_TIMEOUT": "._store",

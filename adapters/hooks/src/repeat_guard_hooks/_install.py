@@ -8,18 +8,21 @@ result (``RESULT_HOOK_EVENTS``) are among them, so that ``progress = "result"`` 
 install without it takes those entries out again. An entry is ours when its command runs
 ``repeat-guard hook <agent>``, so a second install changes nothing (or only updates our command
 when the executable moved), and ``uninstall`` removes exactly our entries, then the lists and
-the ``hooks`` table it left empty.
+the ``hooks`` table it left empty; the file stays, even when it is left an empty object.
 
 Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
 to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
 target. A path that exists and is not a regular file, or
 a file that is not a JSON object, is refused and left untouched; so is one that names a key
-twice in an object (rewriting it would keep only the last) or nests too deeply to parse.
+twice in an object (rewriting it would keep only the last), nests too deeply to parse, or holds
+a constant JSON does not have (``NaN``, ``Infinity``) or a number that would not be written back
+as it is (``1e999``; an integer too long for Python to write): what is written is always JSON.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 from collections.abc import Collection, Mapping, Sequence
@@ -159,10 +162,16 @@ def _read(path: str) -> tuple[str | None, dict[str, object]]:
     if not os.path.isfile(target):
         raise InstallError(f"{path} is not a regular file; refusing to change it")
     try:
-        with open(target, encoding="utf-8") as stream:
-            text = stream.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InstallError(f"cannot read {path}: {error}") from error
+        with open(target, "rb") as stream:
+            data = stream.read()
+    except OSError as error:
+        raise InstallError(f"cannot read {path}: {error.strerror}") from error
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InstallError(
+            f"{path} is not UTF-8 text (at byte offset {error.start}); refusing to change it"
+        ) from None
     if not text.strip():
         return text, {}
     settings = _parse(path, text)
@@ -173,10 +182,26 @@ def _read(path: str) -> tuple[str | None, dict[str, object]]:
 
 def _parse(path: str, text: str) -> object:
     try:
-        return json.loads(text, object_pairs_hook=_object)
+        return json.loads(
+            text,
+            object_pairs_hook=_object,
+            parse_constant=_not_json,
+            parse_float=_finite_float,
+            parse_int=_writable_int,
+        )
     except _RepeatedKey as repeated:
         raise InstallError(
             f"{path} names the key {repeated.args[0]!r} twice in one object; refusing to change it"
+        ) from None
+    except _NotJson as constant:
+        raise InstallError(
+            f"{path} is not valid JSON ({constant.args[0]} is not a JSON value); "
+            "refusing to change it"
+        ) from None
+    except _Unwritable as number:
+        raise InstallError(
+            f"{path} holds the number {number.args[0]}, which would not be written back as it "
+            "is; refusing to change it"
         ) from None
     except RecursionError:
         raise InstallError(f"{path} is nested too deeply to read; refusing to change it") from None
@@ -186,6 +211,36 @@ def _parse(path: str, text: str) -> object:
 
 class _RepeatedKey(ValueError):
     """An object of the settings file names this key twice."""
+
+
+class _NotJson(ValueError):
+    """The settings file holds this constant (``NaN``, ``Infinity``), which JSON does not have."""
+
+
+class _Unwritable(ValueError):
+    """The settings file holds this number (its start), which JSON text written back from
+    Python would not hold as it is: beyond a float (``1e999``, written back as ``Infinity``)
+    or an integer too long to write (Python's limit on integer digits)."""
+
+
+_INT_DIGITS = 4300  # sys.get_int_max_str_digits()'s default: a longer integer is not written
+
+
+def _not_json(constant: str) -> object:
+    raise _NotJson(constant)
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _Unwritable(text)
+    return number
+
+
+def _writable_int(text: str) -> int:
+    if len(text.lstrip("-")) > _INT_DIGITS:
+        raise _Unwritable(f"{text[:12]}... ({len(text)} characters)")
+    return int(text)
 
 
 def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -224,7 +279,9 @@ def _without_ours(groups: list[object], dialect: Dialect) -> list[object]:
 
 def _render(settings: Mapping[str, object]) -> str:
     # A string of the file may hold a lone surrogate: written back as the escape it was.
-    return escape_lone_surrogates(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    return escape_lone_surrogates(
+        json.dumps(settings, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    )
 
 
 def plan_install(
@@ -267,18 +324,19 @@ def _take_ours_out(table: dict[str, object], dialect: Dialect, keep: Collection[
 def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
     """Return the change that removes our entries (and what they alone filled) from ``path``.
 
-    A file left holding an empty object is removed.
+    The file itself stays, even when that leaves it an empty object: it may have been the
+    user's before install (``{}``, or an empty ``hooks`` table), which cannot be told from one
+    install created.
     """
     before, settings = _read(path)
     if before is None:
         return SettingsChange(path, None, None)
     original = _render(settings)
     table = _hooks_table(path, settings)
+    held = bool(table)
     _take_ours_out(table, dialect)
-    if not table:
-        settings.pop("hooks", None)
-    if not settings and original != _render(settings):
-        return SettingsChange(path, before, None)
+    if held and not table:  # our entries alone filled it
+        del settings["hooks"]
     return _change(path, before, original, settings)
 
 
@@ -291,7 +349,8 @@ def _change(
 
 
 def apply_change(change: SettingsChange) -> None:
-    """Write ``change`` to its file atomically (or remove the file when ``after`` is ``None``).
+    """Write ``change`` to its file atomically (never removing it: ``after`` is ``None`` only
+    for a file that is absent and stays so).
 
     A settings file reached through a symbolic link is written where the link points, and the
     link kept. Raises ``TargetError`` when the file cannot be written.
@@ -299,9 +358,7 @@ def apply_change(change: SettingsChange) -> None:
     if not change.changed:
         return
     target = os.path.realpath(change.path)
-    if change.after is None:
-        os.remove(target)
-        return
+    assert change.after is not None  # neither plan removes a file
     from ._files import write_atomically  # noqa: PLC0415  # not on the hook path, which imports this module
 
     os.makedirs(os.path.dirname(target), exist_ok=True)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
 from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned, load_config_or_error
 
+from ._config_file import read_config_file
 from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
 from ._store import (
     BUSY_TIMEOUT,
@@ -40,6 +42,8 @@ __all__ = [
     "HookOptions",
     "HookOutcome",
     "find_config_file",
+    "hook_config",
+    "log_reason",
     "resolve_state",
     "run_hook",
 ]
@@ -91,7 +95,9 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
             return HookOutcome(0)
         result = _apply(options, config, action, now)
         if result.dropped:
-            _log(options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now)
+            log_reason(
+                options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now
+            )
         answer = render_answer(options.dialect, hook_event, result.reminders, result.denied)
         return HookOutcome(0, answer)
     except (sqlite3.Error, OSError) as error:
@@ -112,7 +118,7 @@ def _apply(
         return _apply_once(options, config, action, now)
     except CorruptStore as error:
         aside = set_aside(options.state, now)
-        _log(options, "-", f"state store corrupt ({error}); set aside as {aside}", now)
+        log_reason(options, "-", f"state store corrupt ({error}); set aside as {aside}", now)
     return _apply_once(options, config, action, now)
 
 
@@ -153,11 +159,9 @@ def hook_config(explicit: str | None, cwd: str | None) -> GuardConfig | str:
     path = explicit if explicit is not None else find_config_file(cwd)
     if path is None:
         return GuardConfig()
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-    except OSError as error:
-        return f"cannot read config file {path}: {error.strerror}"
+    data = read_config_file(path)
+    if isinstance(data, str):
+        return data
     config = load_config_or_error(data, source=path)
     if isinstance(config, ConfigError):
         return _config_message(path, config)
@@ -169,15 +173,21 @@ def _config_message(path: str, error: ConfigError) -> str:
 
 
 def _fail_open(options: HookOptions, hook_event: str, reason: str, now: float) -> HookOutcome:
-    _log(options, hook_event, reason, now)
+    log_reason(options, hook_event, reason, now)
     return HookOutcome(0)
 
 
-def _log(options: HookOptions, hook_event: str, reason: str, now: float) -> None:
+def log_reason(options: HookOptions, hook_event: str, reason: str, now: float) -> None:
+    """Append one line to ``<state>.log``: the time ``now``, this process, the dialect, the
+    ``hook_event`` (``-`` when none applies) and ``reason``, which must not quote a tool's
+    arguments. Never raises and never waits: a log that cannot be written (its folder cannot
+    be made, it is not a regular file, the disk is full) is passed over."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
     line = f"{stamp} pid={os.getpid()} {options.dialect} {hook_event}: {reason}\n"
     path = f"{options.state}.log"
     try:
+        # The store's folder, made as the store makes it: the first hook may fail before that.
+        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
         descriptor = _open_log(path)
         opened = os.fstat(descriptor)
         if opened.st_size >= LOG_LIMIT:
@@ -195,7 +205,12 @@ def _log(options: HookOptions, hook_event: str, reason: str, now: float) -> None
 
 
 def _open_log(path: str) -> int:
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # Non-blocking: opening a FIFO for writing would wait for a reader, and the agent with it.
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o600)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise OSError(f"{path} is not a regular file")
+    return descriptor
 
 
 def _describe(error: sqlite3.Error | OSError) -> str:
