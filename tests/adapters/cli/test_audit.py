@@ -125,6 +125,48 @@ def test_the_page_is_written_atomically(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["in", "report.html"]
 
 
+@pytest.mark.parametrize("named", ["the file", "its folder", "the config"])
+def test_a_page_that_would_replace_what_the_audit_reads_is_refused_before_reading(
+    tmp_path: Path, named: str
+) -> None:
+    claude_session(tmp_path / "in" / "s.jsonl", 3)
+    config = tmp_path / "guard.json"
+    config.write_text('{"thresholds": [3, 5]}')
+    kept = {path: path.read_bytes() for path in (tmp_path / "in" / "s.jsonl", config)}
+    paths = {"the file": tmp_path / "in" / "s.jsonl", "its folder": tmp_path / "in"}
+    page = config if named == "the config" else tmp_path / "in" / "s.jsonl"
+    argv = [str(paths.get(named, tmp_path / "in")), "--config", str(config)]
+    status, out, err = run([*argv, "--html", str(page), "--jobs", "1"])
+    assert (status, out) == (2, "")
+    assert err.startswith(f"repeat-guard: error: --html {page} would overwrite ")
+    assert {path: path.read_bytes() for path in kept} == kept
+
+
+def test_a_page_beside_the_transcripts_it_audits_is_written(tmp_path: Path) -> None:
+    claude_session(tmp_path / "s.jsonl", 3)
+    page = tmp_path / "report.html"
+    page.write_text("an earlier page")
+    for _ in range(2):  # the second audit reads the folder with the first one's page in it
+        status, _, err = run([str(tmp_path), "--html", str(page), "--jobs", "1"])
+        assert (status, err) == (0, "")
+        assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("", "--html needs a file name, got ''"), ("-", "--html needs a file name: stdout")],
+)
+def test_a_page_with_no_file_name_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    claude_session(tmp_path / "s.jsonl", 3)
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run([str(tmp_path), "--html", name, "--jobs", "1"])
+    assert (status, out) == (2, "")
+    assert err.startswith(f"repeat-guard: error: {message}")
+    assert os.listdir(tmp_path) == ["s.jsonl"]
+
+
 @pytest.mark.parametrize("kind", ["device", "symlink", "directory"])
 def test_an_output_that_is_not_a_regular_file_is_refused_before_reading(
     tmp_path: Path, kind: str

@@ -47,6 +47,8 @@ output (stdout):
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
   of waste per day and per tool, the longest runs, each expandable to its repeated calls.
+  FILE is replaced atomically; it must be a regular file or a new path, and must not be an
+  input, the --config file or a transcript in a folder being audited (checked first).
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
   rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
   the diagnostics.
@@ -118,16 +120,17 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_output_target(target: str) -> None:
-    """Refuse, before any work is done, an output path that exists and is not a regular file
-    (a device, a FIFO, a directory, a symbolic link), or whose folder is missing or does not
-    let this process create files: an audit can run for long, and would be lost."""
-    from repeat_guard_hooks import TargetError, check_target
+def _check_page_target(target: str, paths: list[str], config: str | None) -> None:
+    """Refuse, before any work is done, a page that could not be written or would replace
+    what the audit reads (``check_output``): an audit can run for long, and would be lost."""
+    if target == "-":
+        # stdout carries the report: a page there would be mixed with it.
+        raise UsageError(
+            "--html needs a file name: stdout carries the report (./- for a file named -)"
+        )
+    from ._targets import check_output
 
-    try:
-        check_target(target, folder=True)
-    except TargetError as error:
-        raise UsageError(str(error)) from error
+    check_output("--html", target, paths, config)
 
 
 def write_atomically(target: str, text: str) -> None:
@@ -217,9 +220,9 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     if args.scheduler is not None and args.engine != "dask":
         # Only Dask has schedulers: running on the pool instead would hide the mistake.
         raise UsageError("--scheduler needs --engine dask")
-    if args.html is not None:
-        _check_output_target(args.html)
     paths = _paths(args.paths)
+    if args.html is not None:
+        _check_page_target(args.html, paths, args.config)
     settings = AuditSettings(config, args.since, args.top)
     engine = args.engine
     if engine == "processes" and (args.jobs or default_jobs()) == 1:
