@@ -230,6 +230,7 @@ def test_an_unreadable_output_place_is_a_usage_error(tmp_path: Path) -> None:
     [
         (["--top", "0"], "expected a whole number of 1 or more, got '0'"),
         (["--jobs", "x"], "expected a whole number of 1 or more, got 'x'"),
+        (["--jobs", "99999999999999999999"], "expected at most 1024 jobs"),
         (["--since", "yesterday"], "expected a date YYYY-MM-DD, got 'yesterday'"),
         (["--thresholds", "1"], "invalid configuration"),
     ],
@@ -408,6 +409,17 @@ def test_an_unreachable_dask_scheduler_exits_2(
     status, _, err = run([str(tmp_path), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
     assert status == 2
     assert "cannot reach the Dask scheduler" in err
+
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://host:notaport"])
+def test_a_scheduler_that_is_no_address_exits_2(tmp_path: Path, address: str) -> None:
+    claude_session(tmp_path / "s.jsonl", 1)
+    status, out, err = run([str(tmp_path), "--engine", "dask", "--scheduler", address])
+    assert (status, out) == (2, "")
+    assert err == (
+        f"repeat-guard: error: --scheduler {address} is neither an address (tcp://HOST:PORT) "
+        "nor one of sync, synchronous, threads, processes\n"
+    )
 
 
 @pytest.mark.parametrize("engine", [[], ["--engine", "processes"]])

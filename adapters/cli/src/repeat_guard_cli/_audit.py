@@ -61,7 +61,8 @@ engines: every engine gives the same output, line for line.
 
 exit status: 0 done; 2 usage error or invalid configuration (before any input is read), or
 the Dask scheduler cannot be reached; 3 some file, line or folder (one that cannot be
-listed) got a diagnostic (the rest was still audited).
+listed) got a diagnostic (the rest was still audited); 130, 143 or 129 after SIGINT (Ctrl-C),
+SIGTERM or SIGHUP, the worker processes stopped first.
 """
 
 
@@ -72,6 +73,18 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+# More processes than this would exhaust what a system lets one user start long before they
+# paid off: the pool never starts more than it has batches for anyway.
+MAX_JOBS = 1024
+
+
+def _jobs(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_JOBS} jobs, got {text!r}")
     return value
 
 
@@ -111,7 +124,11 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine", choices=("processes", "dask"), default="processes", help="how to fan out"
     )
     parser.add_argument(
-        "--jobs", type=_positive, metavar="N", help="processes or Dask local workers"
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help=f"processes or Dask local workers, at most {MAX_JOBS} (never more than the batches "
+        "of files to give them)",
     )
     parser.add_argument(
         "--scheduler",
@@ -231,20 +248,26 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     def run(jobs: Iterable[FileJob]) -> Iterable[FileAudit]:
         return audit(jobs, settings, engine, args.jobs, args.scheduler)
 
-    bar = _bar(err, paths)
-    tracked = _tracked(list_files(paths), run, bar)
-    try:
-        total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
-    except EngineError as error:
-        raise UsageError(str(error)) from error
-    finally:
-        # Erase the bar now, not when the failure's traceback lets the generator go: whatever
-        # is told next (a usage error, a bug's traceback) starts a line of its own.
-        tracked.close()
-    if args.html is not None:
-        from repeat_guard_audit import html_page
+    # SIGTERM and SIGHUP raise, as Ctrl-C does, and exit 128 + the signal: the engines stop
+    # their workers on the way out (the signals' default would end this process alone and
+    # leave them waiting forever). The one place this is decided is the atomic writer's.
+    from repeat_guard_hooks._files import _termination_raises
 
-        write_atomically(args.html, html_page(total, args.top))
+    with _termination_raises():
+        bar = _bar(err, paths)
+        tracked = _tracked(list_files(paths), run, bar)
+        try:
+            total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
+        except EngineError as error:
+            raise UsageError(str(error)) from error
+        finally:
+            # Erase the bar now, not when the failure's traceback lets the generator go:
+            # whatever is told next (a usage error, a bug's traceback) starts a line of its own.
+            tracked.close()
+        if args.html is not None:
+            from repeat_guard_audit import html_page
+
+            write_atomically(args.html, html_page(total, args.top))
     return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
 
 
