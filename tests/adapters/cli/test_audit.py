@@ -285,6 +285,16 @@ def test_compressed_transcripts_are_audited_as_the_plain_ones(tmp_path: Path) ->
     assert reports[0] == reports[1]
 
 
+def test_notes_are_shown_as_notes_and_leave_the_status_alone() -> None:
+    fixture = (
+        Path(__file__).parents[1] / "transcripts" / "fixtures" / "acp" / "starts_mid_way.jsonl"
+    )
+    status, out, err = run([str(fixture), "--jobs", "1", "--format", "json"])
+    assert status == 0
+    assert err.startswith(f"{fixture}:1: note: tool_call_update for toolCallId 'toolu_a'")
+    assert json.loads(out.splitlines()[-1])["diagnostics"] == 0
+
+
 def test_diagnostics_beyond_the_kept_ones_are_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

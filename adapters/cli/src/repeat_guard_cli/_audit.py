@@ -272,13 +272,14 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
 
 
 def _print_problems(result: FileAudit, err: TextSink) -> None:
-    from repeat_guard_audit import clean
+    from ._report import diagnostic_line, safe
 
     for problem in result.problems:
-        print(f"{clean(problem.file)}:{problem.line}: {clean(problem.message)}", file=err)
-    hidden = result.diagnostics - len(result.problems)
+        print(diagnostic_line(problem), file=err)
+    shown = sum(problem.severity == "error" for problem in result.problems)
+    hidden = result.diagnostics - shown
     if hidden > 0:
-        print(f"{clean(result.file)}: {hidden} more diagnostics not shown", file=err)
+        print(safe(f"{result.file}: {hidden} more diagnostics not shown"), file=err)
 
 
 def _written(
