@@ -295,6 +295,34 @@ def test_notes_are_shown_as_notes_and_leave_the_status_alone() -> None:
     assert json.loads(out.splitlines()[-1])["diagnostics"] == 0
 
 
+def test_names_in_text_output_are_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = {"sessionId": "s1", "cwd": "/p", "timestamp": STAMP}
+    tool = "Ba\x1b[31msh\x07"
+    lines = []
+    for n in range(3):
+        use = {"type": "tool_use", "id": f"t{n}", "name": tool, "input": {"command": "ls"}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a"}
+        lines.append({**common, "type": "assistant", "message": {"content": [use]}})
+        lines.append({**common, "type": "user", "message": {"content": [result]}})
+    path = tmp_path / "x\ny.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "not json\n")
+    status, out, err = run([str(path), "--jobs", "1"])
+    assert status == 3
+    assert err.splitlines() == [
+        f"{tmp_path}/x\\ny.jsonl:7: invalid JSON: Expecting value: line 1 column 1 (char 0)"
+    ]
+    assert "Ba\\x1b[31msh\\x07" in out
+    assert "\x1b" not in out
+    assert main(["replay", str(path)]) == 3
+    replayed = capsys.readouterr()
+    assert replayed.out.startswith(f"{tmp_path}/x\\ny.jsonl: 7 lines, 1 session\n")
+    assert "line 6: Ba\\x1b[31msh\\x07 × 3 (gentle)" in replayed.out
+    assert replayed.err.startswith(f"{tmp_path}/x\\ny.jsonl:7: ")
+    assert "\x1b" not in replayed.out
+
+
 def test_diagnostics_beyond_the_kept_ones_are_counted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from repeat_guard import Tally, tally_to_json
-from repeat_guard_transcripts import FileSummary, Fired, Recorded, Unfinished
+from repeat_guard_transcripts import FileSummary, Fired, Recorded, Unfinished, printable
 
 from ._reminder_json import reminder_fields
 
@@ -32,10 +32,9 @@ __all__ = [
 
 
 def safe(text: str) -> str:
-    """``text`` with anything UTF-8 cannot encode written as a backslash escape."""
-    if text.isascii():
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """``text`` fit for a terminal (``printable``): control characters and anything UTF-8
+    cannot encode written as backslash escapes."""
+    return printable(text)
 
 
 def _json(record: dict[str, object]) -> str:
