@@ -29,16 +29,17 @@ SURROGATES = (
 )
 
 
+# The signals that stop the command, and the status each ends it with (128 + its number).
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+
+
 def _default_sigint() -> None:
     # A test run started in the background of a shell inherits SIGINT ignored; the command
     # under test must see it as a terminal's Ctrl-C would deliver it.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.parametrize(
-    ("sent", "status"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
-)
+@pytest.mark.parametrize(("sent", "status"), SIGNALS)
 def test_a_signal_during_annotate_removes_the_temporary_file(
     sent: signal.Signals, status: int, tmp_path: Path
 ) -> None:
@@ -271,10 +272,7 @@ def _busy_folder(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(
-    ("sent", "status"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
-)
+@pytest.mark.parametrize(("sent", "status"), SIGNALS)
 def test_a_signal_to_a_multi_process_audit_leaves_no_process_behind(
     sent: signal.Signals, status: int, tmp_path: Path
 ) -> None:
