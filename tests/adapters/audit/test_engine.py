@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 from collections.abc import Generator, Iterator
 
@@ -24,13 +25,25 @@ def test_default_jobs_is_the_usable_cores() -> None:
 
 @pytest.mark.parametrize(
     ("name", "scheduler"),
-    [("local", None), ("processes", None), ("dask", "sync"), ("dask", "threads")],
+    [
+        ("local", None),
+        ("processes", None),
+        ("dask", "sync"),
+        ("dask", "threads"),
+    ],
 )
 def test_every_engine_returns_every_result_in_order(name: str, scheduler: str | None) -> None:
     # More batches than any window holds: order must survive the window's refills.
     values = list(range(50))
     results = run(square, values, name, jobs=2, scheduler=scheduler)  # type: ignore[arg-type]
     assert list(results) == [value * value for value in values]
+
+
+def test_dask_local_processes_run_in_a_pool_of_ours() -> None:
+    # A builtin: the spawned workers import the work, and they cannot import the tests.
+    assert list(run(str, range(20), "dask", jobs=2, scheduler="processes")) == [
+        str(n) for n in range(20)
+    ]
 
 
 def test_the_pool_takes_its_size_from_the_cores_by_default() -> None:
@@ -75,8 +88,19 @@ def test_missing_dask_is_an_engine_error_naming_the_extra(
         list(run(square, [1], "dask", scheduler="tcp://127.0.0.1:9"))
 
 
+def test_the_pool_starts_no_more_processes_than_it_has_batches() -> None:
+    results = run(square, [2, 3], "processes", jobs=64)
+    assert next(results) == 4
+    assert len(multiprocessing.active_children()) == 2
+    assert list(results) == [9]
+
+
 def test_a_pool_left_early_drops_the_work_not_started() -> None:
     results = run(square, range(1000), "processes", jobs=1)
     assert isinstance(results, Generator)
     assert next(results) == 0
+    workers = multiprocessing.active_children()
+    assert workers
     results.close()  # what a consumer's exception or a closed pipe does to the generator
+    # Killed, not left to finish their batches, or to wait for more work: none is running.
+    assert not any(worker.is_alive() for worker in workers)

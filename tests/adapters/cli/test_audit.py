@@ -125,6 +125,48 @@ def test_the_page_is_written_atomically(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["in", "report.html"]
 
 
+@pytest.mark.parametrize("named", ["the file", "its folder", "the config"])
+def test_a_page_that_would_replace_what_the_audit_reads_is_refused_before_reading(
+    tmp_path: Path, named: str
+) -> None:
+    claude_session(tmp_path / "in" / "s.jsonl", 3)
+    config = tmp_path / "guard.json"
+    config.write_text('{"thresholds": [3, 5]}')
+    kept = {path: path.read_bytes() for path in (tmp_path / "in" / "s.jsonl", config)}
+    paths = {"the file": tmp_path / "in" / "s.jsonl", "its folder": tmp_path / "in"}
+    page = config if named == "the config" else tmp_path / "in" / "s.jsonl"
+    argv = [str(paths.get(named, tmp_path / "in")), "--config", str(config)]
+    status, out, err = run([*argv, "--html", str(page), "--jobs", "1"])
+    assert (status, out) == (2, "")
+    assert err.startswith(f"repeat-guard: error: --html {page} would overwrite ")
+    assert {path: path.read_bytes() for path in kept} == kept
+
+
+def test_a_page_beside_the_transcripts_it_audits_is_written(tmp_path: Path) -> None:
+    claude_session(tmp_path / "s.jsonl", 3)
+    page = tmp_path / "report.html"
+    page.write_text("an earlier page")
+    for _ in range(2):  # the second audit reads the folder with the first one's page in it
+        status, _, err = run([str(tmp_path), "--html", str(page), "--jobs", "1"])
+        assert (status, err) == (0, "")
+        assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("", "--html needs a file name, got ''"), ("-", "--html needs a file name: stdout")],
+)
+def test_a_page_with_no_file_name_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    claude_session(tmp_path / "s.jsonl", 3)
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run([str(tmp_path), "--html", name, "--jobs", "1"])
+    assert (status, out) == (2, "")
+    assert err.startswith(f"repeat-guard: error: {message}")
+    assert os.listdir(tmp_path) == ["s.jsonl"]
+
+
 @pytest.mark.parametrize("kind", ["device", "symlink", "directory"])
 def test_an_output_that_is_not_a_regular_file_is_refused_before_reading(
     tmp_path: Path, kind: str
@@ -188,6 +230,7 @@ def test_an_unreadable_output_place_is_a_usage_error(tmp_path: Path) -> None:
     [
         (["--top", "0"], "expected a whole number of 1 or more, got '0'"),
         (["--jobs", "x"], "expected a whole number of 1 or more, got 'x'"),
+        (["--jobs", "99999999999999999999"], "expected at most 1024 jobs"),
         (["--since", "yesterday"], "expected a date YYYY-MM-DD, got 'yesterday'"),
         (["--thresholds", "1"], "invalid configuration"),
     ],
@@ -240,6 +283,44 @@ def test_compressed_transcripts_are_audited_as_the_plain_ones(tmp_path: Path) ->
             re.sub(r'"file": "[^"]*/(\w)\.jsonl[^"]*"', r'"file": "\1"', json.dumps(records))
         )
     assert reports[0] == reports[1]
+
+
+def test_notes_are_shown_as_notes_and_leave_the_status_alone() -> None:
+    fixture = (
+        Path(__file__).parents[1] / "transcripts" / "fixtures" / "acp" / "starts_mid_way.jsonl"
+    )
+    status, out, err = run([str(fixture), "--jobs", "1", "--format", "json"])
+    assert status == 0
+    assert err.startswith(f"{fixture}:1: note: tool_call_update for toolCallId 'toolu_a'")
+    assert json.loads(out.splitlines()[-1])["diagnostics"] == 0
+
+
+def test_names_in_text_output_are_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = {"sessionId": "s1", "cwd": "/p", "timestamp": STAMP}
+    tool = "Ba\x1b[31msh\x07"
+    lines = []
+    for n in range(3):
+        use = {"type": "tool_use", "id": f"t{n}", "name": tool, "input": {"command": "ls"}}
+        result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "a"}
+        lines.append({**common, "type": "assistant", "message": {"content": [use]}})
+        lines.append({**common, "type": "user", "message": {"content": [result]}})
+    path = tmp_path / "x\ny.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "not json\n")
+    status, out, err = run([str(path), "--jobs", "1"])
+    assert status == 3
+    assert err.splitlines() == [
+        f"{tmp_path}/x\\ny.jsonl:7: invalid JSON: Expecting value: line 1 column 1 (char 0)"
+    ]
+    assert "Ba\\x1b[31msh\\x07" in out
+    assert "\x1b" not in out
+    assert main(["replay", str(path)]) == 3
+    replayed = capsys.readouterr()
+    assert replayed.out.startswith(f"{tmp_path}/x\\ny.jsonl: 7 lines, 1 session\n")
+    assert "line 6: Ba\\x1b[31msh\\x07 × 3 (gentle)" in replayed.out
+    assert replayed.err.startswith(f"{tmp_path}/x\\ny.jsonl:7: ")
+    assert "\x1b" not in replayed.out
 
 
 def test_diagnostics_beyond_the_kept_ones_are_counted(
@@ -366,6 +447,17 @@ def test_an_unreachable_dask_scheduler_exits_2(
     status, _, err = run([str(tmp_path), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
     assert status == 2
     assert "cannot reach the Dask scheduler" in err
+
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://host:notaport"])
+def test_a_scheduler_that_is_no_address_exits_2(tmp_path: Path, address: str) -> None:
+    claude_session(tmp_path / "s.jsonl", 1)
+    status, out, err = run([str(tmp_path), "--engine", "dask", "--scheduler", address])
+    assert (status, out) == (2, "")
+    assert err == (
+        f"repeat-guard: error: --scheduler {address} is neither an address (tcp://HOST:PORT) "
+        "nor one of sync, synchronous, threads, processes\n"
+    )
 
 
 @pytest.mark.parametrize("engine", [[], ["--engine", "processes"]])

@@ -8,6 +8,7 @@ Each ends with a message and a documented status (never 1, never a traceback), a
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -28,16 +29,17 @@ SURROGATES = (
 )
 
 
+# The signals that stop the command, and the status each ends it with (128 + its number).
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+
+
 def _default_sigint() -> None:
     # A test run started in the background of a shell inherits SIGINT ignored; the command
     # under test must see it as a terminal's Ctrl-C would deliver it.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.parametrize(
-    ("sent", "status"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
-)
+@pytest.mark.parametrize(("sent", "status"), SIGNALS)
 def test_a_signal_during_annotate_removes_the_temporary_file(
     sent: signal.Signals, status: int, tmp_path: Path
 ) -> None:
@@ -230,3 +232,74 @@ def test_the_text_report_keeps_its_lines_in_memory_without_a_temporary_folder(
     monkeypatch.setattr("tempfile.TemporaryFile", unwritable)
     assert main(["replay", str(_interleaved(tmp_path))]) == 0
     assert capsys.readouterr().out.splitlines()[1:-1] == INTERLEAVED_REPORT
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid``."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == pid:
+            found.add(int(entry))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        return Path("/proc", str(pid), "stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _busy_folder(tmp_path: Path) -> Path:
+    """Transcripts whose JSON report is far more than a pipe holds: an audit whose stdout is
+    never read stays in the middle of its work."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    common = {"cwd": "/p", "timestamp": "2026-12-01T10:00:00Z"}
+    for number in range(60):
+        lines = []
+        for session in range(20):
+            for call in range(3):
+                use = {"type": "tool_use", "id": f"t{call}", "name": "Bash", "input": {"x": 1}}
+                record = {**common, "sessionId": f"s{number}-{session}", "type": "assistant"}
+                lines.append(json.dumps({**record, "message": {"content": [use]}}) + "\n")
+        (folder / f"f{number}.jsonl").write_text("".join(lines))
+    return folder
+
+
+@pytest.mark.parametrize(("sent", "status"), SIGNALS)
+def test_a_signal_to_a_multi_process_audit_leaves_no_process_behind(
+    sent: signal.Signals, status: int, tmp_path: Path
+) -> None:
+    folder = _busy_folder(tmp_path)
+    process = subprocess.Popen(
+        [SCRIPT, "audit", "--format", "json", "--jobs", "2", str(folder)],
+        stdout=subprocess.PIPE,  # never read: the audit blocks writing its report
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_default_sigint,  # noqa: PLW1509  # only resets one signal
+    )
+    workers: set[int] = set()
+    try:
+        for _ in range(1200):  # the workers are started
+            workers = _children(process.pid)
+            if len(workers) >= 2:
+                break
+            threading.Event().wait(0.05)
+        assert len(workers) >= 2
+        process.send_signal(sent)
+        assert process.wait(timeout=60) == status
+        for _ in range(1200):
+            if not any(map(_running, workers | _children(process.pid))):
+                break
+            threading.Event().wait(0.05)
+        assert not any(map(_running, workers))
+    finally:
+        for pid in filter(_running, workers):
+            os.kill(pid, signal.SIGKILL)
+        process.kill()
+        process.communicate()

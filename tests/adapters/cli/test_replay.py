@@ -328,6 +328,26 @@ def test_annotate_refuses_to_overwrite_its_input(
     assert source.read_bytes() == Path(LOOP).read_bytes()
 
 
+def test_annotate_refuses_to_overwrite_the_configuration(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "guard.json"
+    config.write_text('{"thresholds": [3, 5]}')
+    argv = ["replay", "--config", str(config), "--annotate", str(config), LOOP]
+    status, out, err = run(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert (
+        err == f"repeat-guard: error: --annotate {config} would overwrite the configuration file\n"
+    )
+    assert config.read_text() == '{"thresholds": [3, 5]}'
+
+
+def test_annotate_refuses_an_empty_name(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "replay", "--annotate", "", LOOP)
+    assert status == 2
+    assert err == "repeat-guard: error: --annotate needs a file name, got ''\n"
+
+
 def test_annotate_reads_stdin(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

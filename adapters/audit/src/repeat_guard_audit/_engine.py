@@ -7,14 +7,17 @@ engine produces the same output, line for line. Dask is imported only when it is
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from itertools import islice
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
     from distributed import Client
 
 __all__ = ["ENGINES", "LOCAL_SCHEDULERS", "EngineError", "EngineName", "default_jobs", "run"]
@@ -65,20 +68,46 @@ def run(
     return _dask(work, batches, workers, scheduler or "processes")
 
 
-def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> Iterator[Out]:
-    pool = ProcessPoolExecutor(max_workers=workers)
+@contextlib.contextmanager
+def _pool(workers: int, context: BaseContext | None = None) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` processes, shut down on the way out, the batches not started yet
+    dropped. Work that stops early (Ctrl-C, SIGTERM or SIGHUP made an exception, a closed
+    pipe) kills the workers first: one busy with a batch would make the shutdown wait for it,
+    and one left behind would wait forever for work, or block writing a result nobody reads."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
+        yield pool
+    except BaseException:
+        _kill_workers(pool)
+        raise
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    # The executor has no public way to stop its workers before Python 3.14. A worker killed
+    # while writing a result leaves the executor's thread waiting for the rest of it, which
+    # would hold the shutdown forever: once this process's end of the results pipe, unused
+    # here, is closed, the workers' ends are the last, and their death ends that wait.
+    for process in list(pool._processes.values()):
+        process.kill()
+    pool._result_queue._writer.close()  # type: ignore[attr-defined]
+
+
+def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> Iterator[Out]:
+    source = iter(batches)
+    window = workers * _WINDOW_PER_WORKER
+    first = list(itertools.islice(source, window))
+    # No more processes than the batches they would get: each costs a start, and a thousand
+    # of them for one file had taken seconds.
+    with _pool(max(1, min(workers, len(first)))) as pool:
         pending: deque[Future[Out]] = deque()
-        window = workers * _WINDOW_PER_WORKER
-        for batch in batches:
+        for batch in itertools.chain(first, source):
             pending.append(pool.submit(work, batch))
             if len(pending) >= window:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
-    finally:
-        # Interrupted (Ctrl-C, a closed pipe): drop the batches not started yet.
-        pool.shutdown(cancel_futures=True)
 
 
 def _dask(
@@ -91,19 +120,33 @@ def _dask(
             "the dask engine needs Dask: pip install 'repeat-guard-audit[dask]'"
         ) from error
     client = None if scheduler in LOCAL_SCHEDULERS else _connect(scheduler)
-    target: object = client if client is not None else scheduler
-    try:
+    with contextlib.ExitStack() as stack:
+        if client is not None:
+            stack.callback(client.close)
+        options = _dask_options(client, scheduler, workers, stack)
         size = max(workers, 1) * _WINDOW_PER_WORKER
         if client is not None:
             size = max(size, sum(client.nthreads().values()) * _WINDOW_PER_WORKER)
         source = iter(batches)
-        while window := list(islice(source, size)):
+        while window := list(itertools.islice(source, size)):
             bag = dask.bag.from_sequence(window, npartitions=len(window)).map(work)
-            results = bag.compute(scheduler=target)
-            yield from results
-    finally:
-        if client is not None:
-            client.close()
+            yield from bag.compute(**options)
+
+
+def _dask_options(
+    client: Client | None, scheduler: str, workers: int, stack: contextlib.ExitStack
+) -> dict[str, object]:
+    """How to compute on ``scheduler``: the client of a cluster, or a local scheduler; Dask's
+    processes run in a pool of ours (``_pool``, with the context Dask would use), so that work
+    that stops early leaves none of them behind."""
+    if client is not None:
+        return {"scheduler": client}
+    if scheduler != "processes":
+        return {"scheduler": scheduler}
+    from dask.multiprocessing import get_context
+
+    pool = stack.enter_context(_pool(max(workers, 1), get_context()))
+    return {"scheduler": scheduler, "pool": pool}
 
 
 def _connect(address: str) -> Client:
@@ -117,3 +160,8 @@ def _connect(address: str) -> Client:
         return Client(address, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError) as error:
         raise EngineError(f"cannot reach the Dask scheduler at {address}: {error}") from error
+    except ValueError as error:  # no port, a port that is not a number, ...
+        raise EngineError(
+            f"--scheduler {address} is neither an address (tcp://HOST:PORT) nor one of "
+            f"{', '.join(LOCAL_SCHEDULERS)}"
+        ) from error

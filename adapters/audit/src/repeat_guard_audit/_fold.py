@@ -199,7 +199,10 @@ class _Folder:
             runs[:] = worst_runs(runs, self.settings.keep)
 
     def diagnostic(self, item: Diagnostic) -> None:
-        self.diagnostics += 1
+        # A note (a transcript that starts mid-way, an update for a call never announced) is
+        # shown but, as in the replay, is not a diagnostic: not counted, no exit status 3.
+        if item.severity == "error":
+            self.diagnostics += 1
         if len(self.problems) < MAX_PROBLEMS_KEPT:
             self.problems.append(Problem(item.file, item.line, item.message, item.severity))
 

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 
 from repeat_guard import FORMS, Form, Run, SessionAudit, Tally, Waste, unpack_tally, waste_to_json
+from repeat_guard_transcripts import printable
 
 __all__ = [
     "CSV_FIELDS",
@@ -189,13 +190,13 @@ def csv_totals_row(total: Waste) -> str:
 
 def _fit(text: str, width: int) -> str:
     """``text`` cut on the right to ``width`` characters, marked with an ellipsis."""
-    text = clean(text).replace("\n", " ")
+    text = printable(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _fit_left(text: str, width: int) -> str:
     """``text`` cut on the left (paths keep their informative end)."""
-    text = clean(text).replace("\n", " ")
+    text = printable(text)
     return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 

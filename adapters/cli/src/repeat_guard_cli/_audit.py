@@ -47,6 +47,8 @@ output (stdout):
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
   of waste per day and per tool, the longest runs, each expandable to its repeated calls.
+  FILE is replaced atomically; it must be a regular file or a new path, and must not be an
+  input, the --config file or a transcript in a folder being audited (checked first).
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
   rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
   the diagnostics.
@@ -59,7 +61,8 @@ engines: every engine gives the same output, line for line.
 
 exit status: 0 done; 2 usage error or invalid configuration (before any input is read), or
 the Dask scheduler cannot be reached; 3 some file, line or folder (one that cannot be
-listed) got a diagnostic (the rest was still audited).
+listed) got a diagnostic (the rest was still audited); 130, 143 or 129 after SIGINT (Ctrl-C),
+SIGTERM or SIGHUP, the worker processes stopped first.
 """
 
 
@@ -70,6 +73,18 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return value
+
+
+# More processes than this would exhaust what a system lets one user start long before they
+# paid off: the pool never starts more than it has batches for anyway.
+MAX_JOBS = 1024
+
+
+def _jobs(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_JOBS} jobs, got {text!r}")
     return value
 
 
@@ -109,7 +124,11 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         "--engine", choices=("processes", "dask"), default="processes", help="how to fan out"
     )
     parser.add_argument(
-        "--jobs", type=_positive, metavar="N", help="processes or Dask local workers"
+        "--jobs",
+        type=_jobs,
+        metavar="N",
+        help=f"processes or Dask local workers, at most {MAX_JOBS} (never more than the batches "
+        "of files to give them)",
     )
     parser.add_argument(
         "--scheduler",
@@ -118,16 +137,17 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _check_output_target(target: str) -> None:
-    """Refuse, before any work is done, an output path that exists and is not a regular file
-    (a device, a FIFO, a directory, a symbolic link), or whose folder is missing or does not
-    let this process create files: an audit can run for long, and would be lost."""
-    from repeat_guard_hooks import TargetError, check_target
+def _check_page_target(target: str, paths: list[str], config: str | None) -> None:
+    """Refuse, before any work is done, a page that could not be written or would replace
+    what the audit reads (``check_output``): an audit can run for long, and would be lost."""
+    if target == "-":
+        # stdout carries the report: a page there would be mixed with it.
+        raise UsageError(
+            "--html needs a file name: stdout carries the report (./- for a file named -)"
+        )
+    from ._targets import check_output
 
-    try:
-        check_target(target, folder=True)
-    except TargetError as error:
-        raise UsageError(str(error)) from error
+    check_output("--html", target, paths, config)
 
 
 def write_atomically(target: str, text: str) -> None:
@@ -217,9 +237,9 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     if args.scheduler is not None and args.engine != "dask":
         # Only Dask has schedulers: running on the pool instead would hide the mistake.
         raise UsageError("--scheduler needs --engine dask")
-    if args.html is not None:
-        _check_output_target(args.html)
     paths = _paths(args.paths)
+    if args.html is not None:
+        _check_page_target(args.html, paths, args.config)
     settings = AuditSettings(config, args.since, args.top)
     engine = args.engine
     if engine == "processes" and (args.jobs or default_jobs()) == 1:
@@ -228,31 +248,38 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     def run(jobs: Iterable[FileJob]) -> Iterable[FileAudit]:
         return audit(jobs, settings, engine, args.jobs, args.scheduler)
 
-    bar = _bar(err, paths)
-    tracked = _tracked(list_files(paths), run, bar)
-    try:
-        total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
-    except EngineError as error:
-        raise UsageError(str(error)) from error
-    finally:
-        # Erase the bar now, not when the failure's traceback lets the generator go: whatever
-        # is told next (a usage error, a bug's traceback) starts a line of its own.
-        tracked.close()
-    if args.html is not None:
-        from repeat_guard_audit import html_page
+    # SIGTERM and SIGHUP raise, as Ctrl-C does, and exit 128 + the signal: the engines stop
+    # their workers on the way out (the signals' default would end this process alone and
+    # leave them waiting forever). The one place this is decided is the atomic writer's.
+    from repeat_guard_hooks._files import _termination_raises
 
-        write_atomically(args.html, html_page(total, args.top))
+    with _termination_raises():
+        bar = _bar(err, paths)
+        tracked = _tracked(list_files(paths), run, bar)
+        try:
+            total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
+        except EngineError as error:
+            raise UsageError(str(error)) from error
+        finally:
+            # Erase the bar now, not when the failure's traceback lets the generator go:
+            # whatever is told next (a usage error, a bug's traceback) starts a line of its own.
+            tracked.close()
+        if args.html is not None:
+            from repeat_guard_audit import html_page
+
+            write_atomically(args.html, html_page(total, args.top))
     return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
 
 
 def _print_problems(result: FileAudit, err: TextSink) -> None:
-    from repeat_guard_audit import clean
+    from ._report import diagnostic_line, safe
 
     for problem in result.problems:
-        print(f"{clean(problem.file)}:{problem.line}: {clean(problem.message)}", file=err)
-    hidden = result.diagnostics - len(result.problems)
+        print(diagnostic_line(problem), file=err)
+    shown = sum(problem.severity == "error" for problem in result.problems)
+    hidden = result.diagnostics - shown
     if hidden > 0:
-        print(f"{clean(result.file)}: {hidden} more diagnostics not shown", file=err)
+        print(safe(f"{result.file}: {hidden} more diagnostics not shown"), file=err)
 
 
 def _written(

@@ -156,8 +156,8 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="OUT",
         help="write the one FILE (acp) to OUT (- for stdout) with each reminder injected as a "
         "session/update user_message_chunk; OUT must be a regular file or a new path, is "
-        "replaced atomically, must not be FILE, and is compressed when its name ends in .gz, "
-        ".bz2 or .xz",
+        "replaced atomically, must not be FILE or the --config file, and is compressed when "
+        "its name ends in .gz, .bz2 or .xz",
     )
     mode.add_argument(
         "--check",
@@ -321,7 +321,7 @@ def _replay_command(args: argparse.Namespace, config: GuardConfig, streams: Stre
         return replay_files(args.files, config, args.format, streams, forced)
     if len(args.files) != 1:
         raise UsageError("--annotate takes exactly one FILE")
-    return annotate_file(args.files[0], args.annotate, config, streams, forced)
+    return annotate_file(args.files[0], args.annotate, config, streams, forced, args.config)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import struct
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from importlib import resources
 from typing import IO, BinaryIO, Literal, assert_never
 
 from repeat_guard import GuardConfig
-from repeat_guard_hooks import TargetError, check_target, write_atomically
+from repeat_guard_hooks import TargetError, write_atomically
 from repeat_guard_transcripts import (
     READERS,
     Annotating,
@@ -64,6 +63,7 @@ from ._report import (
     unfinished_record,
 )
 from ._streams import Streams
+from ._targets import check_output
 
 __all__ = ["Streams", "annotate_file", "check_files", "replay_demo", "replay_files"]
 
@@ -399,21 +399,6 @@ def check_files(
 # -- annotate ------------------------------------------------------------------------------
 
 
-def _same_file(source: str, target: str) -> bool:
-    try:
-        return os.path.samefile(source, target)
-    except OSError:
-        return False
-
-
-def _refuse_target(target: str) -> None:
-    """Raise ``UsageError`` unless ``target`` is a new path or an existing regular file."""
-    try:
-        check_target(target)
-    except TargetError as error:
-        raise UsageError(str(error)) from error
-
-
 def _write_outcomes(outcomes: Iterable[Outcome], label: str, streams: Streams) -> int:
     status = EXIT_OK
     written = 0
@@ -430,7 +415,12 @@ def _write_outcomes(outcomes: Iterable[Outcome], label: str, streams: Streams) -
 
 
 def annotate_file(
-    source: str, target: str, config: GuardConfig, streams: Streams, forced: str | None = None
+    source: str,
+    target: str,
+    config: GuardConfig,
+    streams: Streams,
+    forced: str | None = None,
+    config_file: str | None = None,
 ) -> int:
     """Write the transcript ``source`` to ``target`` with every reminder injected at its point.
 
@@ -438,14 +428,11 @@ def annotate_file(
     replaced atomically (a temporary file in its directory, renamed over it once complete), so
     a failed or interrupted run leaves it untouched. Returns 0, or 3 when an input line got an
     error diagnostic. Raises ``UsageError`` when ``source`` cannot be read or its format cannot
-    carry reminders, ``target`` cannot be written, or both name the same file.
+    carry reminders, ``target`` cannot be written, or names ``source`` or the configuration
+    file ``config_file``.
     """
-    if source != "-" and target != "-":
-        if _same_file(source, target):
-            raise UsageError(
-                f"--annotate {target} would overwrite its own input; choose another file"
-            )
-        _refuse_target(target)
+    if target != "-":
+        check_output("--annotate", target, [source], config_file)
     with _input(source, forced, streams) as opened:
         if not isinstance(opened, _Input):
             return opened or EXIT_OK  # a status (None is for a file a walk found)

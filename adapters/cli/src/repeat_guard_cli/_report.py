@@ -11,13 +11,15 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol
 
 from repeat_guard import Tally, tally_to_json
-from repeat_guard_transcripts import Diagnostic, FileSummary, Fired, Recorded, Unfinished
+from repeat_guard_transcripts import FileSummary, Fired, Recorded, Unfinished, printable
 
 from ._reminder_json import reminder_fields
 
 __all__ = [
+    "Told",
     "check_lines",
     "diagnostic_line",
     "noted_line",
@@ -30,17 +32,29 @@ __all__ = [
 
 
 def safe(text: str) -> str:
-    """``text`` with anything UTF-8 cannot encode written as a backslash escape."""
-    if text.isascii():
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """``text`` fit for a terminal (``printable``): control characters and anything UTF-8
+    cannot encode written as backslash escapes."""
+    return printable(text)
 
 
 def _json(record: dict[str, object]) -> str:
     return safe(json.dumps(record, ensure_ascii=False))
 
 
-def diagnostic_line(diagnostic: Diagnostic) -> str:
+class Told(Protocol):
+    """What a diagnostic line tells: the replay's ``Diagnostic``, the audit's ``Problem``."""
+
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+
+
+def diagnostic_line(diagnostic: Told) -> str:
     """Return ``FILE:LINE: message`` (``FILE:LINE: note: message`` for a note)."""
     note = "note: " if diagnostic.severity == "note" else ""
     return safe(f"{diagnostic.file}:{diagnostic.line}: {note}{diagnostic.message}")

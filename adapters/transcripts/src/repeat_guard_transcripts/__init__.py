@@ -55,6 +55,7 @@ from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_
 from ._replay import FileSummary, Fired, Outcome, SessionSummary, replay
 from ._swe_agent import SweAgentReader
 from ._tallies import CHUNK_STEPS, SessionTallies
+from ._text import printable
 
 for _reader in (
     AcpReader(),
@@ -109,6 +110,7 @@ __all__ = [
     "json_lines",
     "open_regular",
     "open_transcript",
+    "printable",
     "reminder_notification",
     "replay",
     "sniff_format",
