@@ -11,8 +11,14 @@ from typing import BinaryIO
 
 import pytest
 
-from repeat_guard_hooks import TargetError, Terminated, _files, check_target, write_atomically
-from repeat_guard_hooks._files import _termination_raises
+from repeat_guard_hooks import (
+    TargetError,
+    Terminated,
+    _files,
+    check_target,
+    termination_raises,
+    write_atomically,
+)
 
 
 def test_a_new_file_gets_the_content_and_the_usual_mode(tmp_path: Path) -> None:
@@ -198,7 +204,7 @@ def test_termination_raises_only_in_the_main_thread() -> None:
 
     before = signal.getsignal(signal.SIGTERM)
     for sent in (signal.SIGTERM, signal.SIGHUP):
-        with pytest.raises(SystemExit) as exit_, _termination_raises():
+        with pytest.raises(SystemExit) as exit_, termination_raises():
             os.kill(os.getpid(), sent)
         assert exit_.value.code == 128 + sent
     assert signal.getsignal(signal.SIGTERM) is before
@@ -206,7 +212,7 @@ def test_termination_raises_only_in_the_main_thread() -> None:
     seen: list[object] = []
 
     def in_a_thread() -> None:
-        with _termination_raises():
+        with termination_raises():
             seen.append(signal.getsignal(signal.SIGTERM))
 
     worker = threading.Thread(target=in_a_thread)
@@ -219,7 +225,7 @@ def test_an_ignored_hangup_stays_ignored() -> None:
 
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as under nohup
     try:
-        with _termination_raises():
+        with termination_raises():
             assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
             os.kill(os.getpid(), signal.SIGHUP)  # ignored: nothing happens
     finally:

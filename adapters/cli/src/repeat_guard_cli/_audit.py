@@ -251,9 +251,9 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     # SIGTERM and SIGHUP raise, as Ctrl-C does, and exit 128 + the signal: the engines stop
     # their workers on the way out (the signals' default would end this process alone and
     # leave them waiting forever). The one place this is decided is the atomic writer's.
-    from repeat_guard_hooks._files import _termination_raises
+    from repeat_guard_hooks import termination_raises
 
-    with _termination_raises():
+    with termination_raises():
         bar = _bar(err, paths)
         tracked = _tracked(list_files(paths), run, bar)
         try:

@@ -30,7 +30,13 @@ if TYPE_CHECKING:
         parse_hook_input,
         render_answer,
     )
-    from ._files import TargetError, Terminated, check_target, write_atomically
+    from ._files import (
+        TargetError,
+        Terminated,
+        check_target,
+        termination_raises,
+        write_atomically,
+    )
     from ._install import (
         HOOK_EVENTS,
         HOOK_TIMEOUT_SECONDS,
@@ -117,6 +123,7 @@ __all__ = [
     "resolve_state",
     "run_hook",
     "settings_path",
+    "termination_raises",
     "uninstall",
     "write_atomically",
 ]
@@ -137,6 +144,7 @@ _HOMES = {
     "TargetError": "._files",
     "Terminated": "._files",
     "check_target": "._files",
+    "termination_raises": "._files",
     "write_atomically": "._files",
     "HOOK_EVENTS": "._install",
     "HOOK_TIMEOUT_SECONDS": "._install",

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import BinaryIO, TypeVar
 
-__all__ = ["TargetError", "Terminated", "check_target", "write_atomically"]
+__all__ = ["TargetError", "Terminated", "check_target", "termination_raises", "write_atomically"]
 
 _T = TypeVar("_T")
 
@@ -85,7 +85,7 @@ def write_atomically(target: str, write: Callable[[BinaryIO], _T]) -> _T:
     raises is raised as it is. In every failure the target is untouched.
     """
     check_target(target)
-    with _termination_raises():
+    with termination_raises():
         # A signal that lands while the temporary file is being created would leave it
         # behind: signals wait until the cleanup below is in place and the file is open as a
         # stream, and are let through inside it (a signal that waited runs its handler as soon
@@ -152,7 +152,8 @@ _INTERRUPTING = (signal.SIGINT, *_TERMINATING)
 
 
 @contextlib.contextmanager
-def _termination_raises() -> Iterator[None]:
+def termination_raises() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP raise ``Terminated`` (exit 128 + the signal)."""
     # SIGTERM's and SIGHUP's (the terminal closed) default ends the process at once, leaving
     # the temporary file behind; while it exists, they raise instead, so the cleanup runs
     # (SIGINT already raises). A signal the caller ignores (nohup) stays ignored. Handlers can
