@@ -20,6 +20,7 @@ from repeat_guard import (
     ToolCallReturned,
     event_from_json,
     event_to_json,
+    json_type_name,
     reduce,
     reminder_from_json,
     reminder_to_json,
@@ -96,7 +97,7 @@ def test_a_reminder_that_lacks_a_field_or_is_not_a_mapping_fails() -> None:
         "reminder", None, "a reminder lacks 'text'"
     )
     assert reminder_from_json([1]).failure() == CodecError(
-        "reminder", [1], "expected a JSON object, got list"
+        "reminder", [1], "expected a JSON object, got an array"
     )
 
 
@@ -152,7 +153,7 @@ KNOWN = "(known: 'tool_call', 'tool_result', 'prompt', 'dispose')"
 @pytest.mark.parametrize(
     ("raw", "error"),
     [
-        ([], CodecError("event", [], "expected a JSON object, got list")),
+        ([], CodecError("event", [], "expected a JSON object, got an array")),
         ({"type": "call"}, CodecError("event.type", "call", f"unknown event type 'call' {KNOWN}")),
         ({"type": 1}, CodecError("event.type", 1, f"unknown event type 1 {KNOWN}")),
         (
@@ -222,3 +223,11 @@ def test_a_value_that_is_no_event_is_a_programming_error() -> None:
 def test_a_reminder_may_count_one() -> None:
     raw = {**reminder_to_json(reminder()), "count": 1}
     assert reminder_from_json(raw).unwrap().count == 1
+
+
+def test_a_value_is_named_by_its_json_type() -> None:
+    names = [json_type_name(v) for v in (None, True, 1, 1.5, "s", [1], {"a": 1}, (1,), b"x")]
+    assert names == [
+        "null", "a boolean", "a number", "a number with a fraction", "a string",
+        "an array", "an object", "a Python tuple", "a Python bytes",
+    ]  # fmt: skip

@@ -40,13 +40,20 @@ from ._config import (
     load_config,
     load_config_or_error,
     parse_config,
+    parse_error_reason,
     resolve_config,
 )
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._policies import Admit, Deny, Memory, memory_fits
 from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
 from ._state import Chain, GuardState, admit, reduce
-from ._wire import event_from_json, event_to_json, reminder_from_json, reminder_to_json
+from ._wire import (
+    event_from_json,
+    event_to_json,
+    json_type_name,
+    reminder_from_json,
+    reminder_to_json,
+)
 
 if TYPE_CHECKING:
     from ._tally import (
@@ -134,6 +141,7 @@ __all__ = [
     "encode_state",
     "event_from_json",
     "event_to_json",
+    "json_type_name",
     "load_config",
     "load_config_or_error",
     "memory_fits",
@@ -145,6 +153,7 @@ __all__ = [
     "merge_waste",
     "merge_wastes",
     "parse_config",
+    "parse_error_reason",
     "preview_arguments",
     "reduce",
     "reminder_from_json",

@@ -28,6 +28,7 @@ __all__ = [
     "GuardConfigError",
     "load_config",
     "parse_config",
+    "parse_error_reason",
     "resolve_config",
 ]
 
@@ -344,7 +345,9 @@ def _document(
         )
     except ValueError as error:  # TOMLDecodeError and JSONDecodeError are ValueErrors
         name = "TOML" if syntax == "toml" else "JSON"
-        return ConfigError("<config>", None, f"config is not valid {name}: {_reason(error)}")
+        return ConfigError(
+            "<config>", None, f"config is not valid {name}: {parse_error_reason(error)}"
+        )
     except RecursionError:
         return ConfigError("<config>", None, "config is nested too deeply")
     if not isinstance(loaded, dict):
@@ -363,12 +366,12 @@ def _object_without_duplicates(pairs: list[tuple[str, object]]) -> dict[str, obj
 
 
 # Python's own message for an integer past its digit limit, which goes on with advice to call
-# sys.set_int_max_str_digits(): meaningless to the person who wrote the file.
+# sys.set_int_max_str_digits(): meaningless to the person whose file it is.
 _DIGITS_LIMIT = re.compile(r"Exceeds the limit \((\d+) digits\)")
 
 
-def _reason(error: ValueError) -> str:
-    """What a parser's error says, in the file's terms."""
+def parse_error_reason(error: ValueError) -> str:
+    """What a JSON or TOML parser's ``ValueError`` says, in the document's terms."""
     text = str(error)
     too_long = _DIGITS_LIMIT.search(text)
     return f"a number has more than {too_long[1]} digits" if too_long else text

@@ -26,7 +26,31 @@ from ._reminders import FORMS, SOURCE, Reminder
 if TYPE_CHECKING:
     from returns.result import Failure, Result
 
-__all__ = ["event_from_json", "event_to_json", "reminder_from_json", "reminder_to_json"]
+__all__ = [
+    "event_from_json",
+    "event_to_json",
+    "json_type_name",
+    "reminder_from_json",
+    "reminder_to_json",
+]
+
+_JSON_TYPE_NAMES: dict[type, str] = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number with a fraction",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def json_type_name(value: object) -> str:
+    """What ``value`` is, in JSON's words (``"null"``, ``"an array"``, ``"a number with a
+    fraction"``, ...), for messages about a document of the wrong shape; a value no JSON parser
+    gives is named by its Python type."""
+    return _JSON_TYPE_NAMES.get(type(value), f"a Python {type(value).__name__}")
+
 
 EVENT_TYPES = ("tool_call", "tool_result", "prompt", "dispose")
 _REQUIRED = {
@@ -77,7 +101,7 @@ def event_to_json(event: Event) -> dict[str, object]:
 def event_from_json(raw: object) -> Result[Event, CodecError]:
     """Return the event ``raw`` describes, or the first problem with it."""
     if not isinstance(raw, Mapping):
-        return _failure("event", raw, f"expected a JSON object, got {type(raw).__name__}")
+        return _failure("event", raw, f"expected a JSON object, got {json_type_name(raw)}")
     kind = raw.get("type")
     if not isinstance(kind, str) or kind not in _REQUIRED:
         known = ", ".join(repr(k) for k in EVENT_TYPES)
@@ -133,7 +157,7 @@ def reminder_to_json(reminder: Reminder) -> dict[str, object]:
 def reminder_from_json(raw: object) -> Result[Reminder, CodecError]:
     """Return the reminder ``raw`` describes, or the first problem with it."""
     if not isinstance(raw, Mapping):
-        return _failure("reminder", raw, f"expected a JSON object, got {type(raw).__name__}")
+        return _failure("reminder", raw, f"expected a JSON object, got {json_type_name(raw)}")
     keys = set(raw.keys())
     if keys != set(_REMINDER_KEYS):
         missing, extra = (

@@ -491,3 +491,24 @@ def test_a_replay_runs_with_the_collector_held_off(
     finally:
         (gc.enable if was else gc.disable)()
     assert (status, seen, after) == (0, [False], True)
+
+
+def test_serve_with_no_reader_for_its_answers_ends_with_141_as_its_help_says() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    script = Path(sys.executable).parent / "repeat-guard"
+    try:
+        done = subprocess.run(
+            [script, "serve"],
+            input=b'{"type": "prompt", "agent": "a"}\n',
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, b"")
+    help_text = subprocess.run(
+        [script, "serve", "--help"], capture_output=True, check=True, text=True
+    ).stdout
+    assert "141 when the reader of the answers goes away" in " ".join(help_text.split())

@@ -163,14 +163,14 @@ def test_unusable_inputs_say_why_without_quoting_them() -> None:
     assert _reason(b"\xff not json") == "stdin is not JSON"
     assert _reason(b"[" * 100_000) == "stdin is not JSON"
     for document, kind in [
-        (b"[1, 2]", "array"),
+        (b"[1, 2]", "an array"),
         (b"null", "null"),
-        (b'"s"', "string"),
-        (b"3", "number"),
-        (b"-1.5e3", "number"),
-        (b"true", "boolean"),
+        (b'"s"', "a string"),
+        (b"3", "a number"),
+        (b"-1.5e3", "a number with a fraction"),
+        (b"true", "a boolean"),
     ]:
-        assert _reason(document) == f"stdin is a JSON {kind}, not an object"
+        assert _reason(document) == f"stdin is {kind}, not a JSON object"
     assert _reason(b"{}") == "hook_event_name is missing or not a string"
     base = {"session_id": SESSION, "hook_event_name": "PreToolUse"}
     assert _reason(json.dumps({**base, "session_id": ""}).encode()).endswith(

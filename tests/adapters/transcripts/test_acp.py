@@ -241,7 +241,7 @@ def test_bad_lines_become_diagnostics_and_the_rest_is_still_replayed() -> None:
     assert messages[8] == "neither a request, a notification nor a response"
     assert messages[9] == "session/update: sessionId must be a non-empty string"
     assert messages[10] == "session/update: update must be an object"
-    assert messages[11] == 'record "dir" must be "c2a" or "a2c", got str'
+    assert messages[11] == 'record "dir" must be "c2a" or "a2c", got a string'
     assert messages[12] == "the JSON-RPC message is an array, not an object"
     assert messages[14] == "tool_call: toolCallId must be a non-empty string"
     assert messages[16] == "session/prompt: sessionId must be a non-empty string"
@@ -304,7 +304,7 @@ def test_invalid_permission_requests_and_outcomes_are_diagnosed() -> None:
     assert found[0][1] == "session/request_permission: toolCall must be an object"
     assert found[1][1] == "permission response without a selected or cancelled outcome"
     assert found[2][1] == "session/load: sessionId must be a non-empty string"
-    assert found[3][1] == "session/new: params must be an object, got str"
+    assert found[3][1] == "session/new: params must be an object, got a string"
     assert found[4][1] == "response id must be a string or an integer, got an array"
 
 

@@ -91,7 +91,8 @@ answers:
       UTF-8, blank, unknown type, missing, unknown or ill-typed fields); serving goes on.
 
 exit status: 0 at end of input; 2 for a usage error, an invalid configuration, a closed
-stdin or an output that cannot be written; 130 after Ctrl-C.
+stdin or an output that cannot be written; 141 when the reader of the answers goes away, as
+SIGPIPE would; 130 after Ctrl-C.
 
 {CONFIG_HELP}"""
 

@@ -39,6 +39,7 @@ from repeat_guard import (
     ToolCallFinished,
     admit,
     event_from_json,
+    parse_error_reason,
     reduce,
 )
 from repeat_guard_transcripts import LineFault, bounded_lines
@@ -80,7 +81,7 @@ def _decode(data: bytes) -> object:
     except RecursionError:
         return _Problem("JSON nested too deeply to parse")
     except ValueError as error:  # an integer too long to convert, say
-        return _Problem(f"invalid JSON: {error}")
+        return _Problem(f"invalid JSON: {parse_error_reason(error)}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from repeat_guard import (
     Reminder,
     ToolCallFinished,
     ToolCallReturned,
+    json_type_name,
 )
 
 if TYPE_CHECKING:
@@ -70,15 +71,6 @@ _END_EVENTS = frozenset({"SessionEnd"})
 USED_EVENTS = _CALL_EVENTS | _RESULT_EVENTS | _PROMPT_EVENTS | _DISPOSE_EVENTS | _END_EVENTS
 # The events whose answer may carry additionalContext for the next model request.
 _ANSWERED_EVENTS = _CALL_EVENTS
-# JSON's names for what json.loads gives a document that is not an object.
-_JSON_TYPES = {
-    list: "array",
-    str: "string",
-    int: "number",
-    float: "number",
-    bool: "boolean",
-    type(None): "null",
-}
 
 
 # The hook's own values are NamedTuples, not dataclasses: a hook is a new process for every
@@ -137,7 +129,7 @@ def hook_input_or_reason(data: bytes) -> HookInput | str:
     except (ValueError, RecursionError):
         return "stdin is not JSON"
     if not isinstance(payload, dict):
-        return f"stdin is a JSON {_JSON_TYPES[type(payload)]}, not an object"
+        return f"stdin is {json_type_name(payload)}, not a JSON object"
     hook_event = payload.get("hook_event_name")
     if not isinstance(hook_event, str):
         return "hook_event_name is missing or not a string"

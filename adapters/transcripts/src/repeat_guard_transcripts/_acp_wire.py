@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, TypeGuard
 
+from repeat_guard import json_type_name
+
 __all__ = [
     "OTHER_LOG_LINE",
     "Direction",
@@ -71,15 +73,7 @@ def _ident(value: object) -> Ident | str:
         return (True, value)
     if isinstance(value, int) and not isinstance(value, bool):
         return (False, str(value))
-    return f"id must be a string or an integer, got {_type_name(value)}"
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", float: "a number with a fraction", dict: "an object"}.get(
-        type(value), "an array" if isinstance(value, list) else type(value).__name__
-    )
+    return f"id must be a string or an integer, got {json_type_name(value)}"
 
 
 def _unwrap(value: Mapping[str, object]) -> tuple[Direction, object] | str:
@@ -87,7 +81,7 @@ def _unwrap(value: Mapping[str, object]) -> tuple[Direction, object] | str:
     for known in _DIRECTIONS:
         if direction == known:
             return known, value["msg"]
-    return f'record "dir" must be "c2a" or "a2c", got {_type_name(direction)}'
+    return f'record "dir" must be "c2a" or "a2c", got {json_type_name(direction)}'
 
 
 def is_record(value: object) -> TypeGuard[dict[str, object]]:
@@ -98,7 +92,7 @@ def is_record(value: object) -> TypeGuard[dict[str, object]]:
 def decode_message(value: object) -> Message | str:
     """Return the message a decoded line holds, or why it holds none."""
     if not isinstance(value, dict):
-        return f"expected a JSON object, got {_type_name(value)}"
+        return f"expected a JSON object, got {json_type_name(value)}"
     direction: Direction | None = None
     message: object = value
     if "msg" in value and "jsonrpc" not in value:
@@ -107,7 +101,7 @@ def decode_message(value: object) -> Message | str:
             return unwrapped
         direction, message = unwrapped
     if not isinstance(message, dict):
-        return f"the JSON-RPC message is {_type_name(message)}, not an object"
+        return f"the JSON-RPC message is {json_type_name(message)}, not an object"
     method = message.get("method")
     if isinstance(method, str):
         return _request(direction, method, message)
@@ -124,7 +118,7 @@ def _request(
 ) -> Message | str:
     params = message.get("params", {})
     if not isinstance(params, dict):
-        return f"{method}: params must be an object, got {_type_name(params)}"
+        return f"{method}: params must be an object, got {json_type_name(params)}"
     if "id" not in message:
         return _new_request(Request, (direction, method, None, params))
     ident = _ident(message["id"])

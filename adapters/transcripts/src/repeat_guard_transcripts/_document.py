@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
 
+from repeat_guard import parse_error_reason
+
 from ._items import Diagnostic
 from ._lines import LineFault, scan_json
 
@@ -102,11 +104,10 @@ class _Cursor:
             return self.problem(stop.value, "invalid JSON: Expecting value")
         except json.JSONDecodeError as error:
             return self.problem(error.pos, f"invalid JSON: {error.msg}")
-        except (ValueError, RecursionError) as error:
-            deep = isinstance(error, RecursionError)
-            return Diagnostic(
-                self.file, start, "JSON nested too deeply to parse" if deep else str(error)
-            )
+        except RecursionError:
+            return Diagnostic(self.file, start, "JSON nested too deeply to parse")
+        except ValueError as error:  # a number too long to convert, whole or not
+            return Diagnostic(self.file, start, parse_error_reason(error))
         self.move(end)
         return Element(start, value, position, end)
 

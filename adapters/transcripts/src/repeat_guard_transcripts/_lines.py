@@ -16,6 +16,8 @@ from typing import BinaryIO
 
 import orjson
 
+from repeat_guard import parse_error_reason
+
 from ._items import Diagnostic
 
 __all__ = [
@@ -126,7 +128,7 @@ def decode_json(raw: bytes) -> JsonValue | str:
         truncated = not raw.endswith(b"\n")
         return f"{'truncated last line' if truncated else 'invalid JSON'}: {error}"
     except ValueError as error:  # a number too long to convert, whole or not
-        return f"invalid JSON: {error}"
+        return f"invalid JSON: {parse_error_reason(error)}"
 
 
 def _slow_line(raw: bytes, number: int, file: str) -> tuple[int, object] | Diagnostic | None:
