@@ -512,3 +512,19 @@ def test_serve_with_no_reader_for_its_answers_ends_with_141_as_its_help_says() -
         [script, "serve", "--help"], capture_output=True, check=True, text=True
     ).stdout
     assert "141 when the reader of the answers goes away" in " ".join(help_text.split())
+
+
+@pytest.mark.parametrize("command", [["replay", "/nonexistent"], ["check-config", "/nonexistent"]])
+def test_a_stderr_that_cannot_be_written_keeps_the_commands_own_status(command: list[str]) -> None:
+    # Exit 1 is --check's verdict alone; a message that cannot be told must not turn into it.
+    script = Path(sys.executable).parent / "repeat-guard"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([script, *command], stderr=full, stdout=subprocess.PIPE, check=False)
+    assert done.returncode == 2
+
+
+def test_a_full_stderr_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    with open("/dev/full", "w") as full:
+        monkeypatch.setattr("sys.stderr", full)
+        assert main(["replay", "/nonexistent"]) == 2
+        full.write("after\n")  # stderr now points at /dev/null

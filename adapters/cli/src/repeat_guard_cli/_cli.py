@@ -11,11 +11,11 @@ import io
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
-from ._entry import silence_stdout
+from ._entry import silence, silence_stdout
 from ._errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -359,7 +359,7 @@ def _run_to_status(args: argparse.Namespace) -> int:
     try:
         return _run(args, streams)
     except UsageError as error:
-        print(f"repeat-guard: error: {error}", file=sys.stderr)
+        _say(f"repeat-guard: error: {error}", sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (``repeat-guard replay ... | head``): stop quietly, as a filter
@@ -404,6 +404,15 @@ def _stopped(error: KeyboardInterrupt | OSError, streams: Streams) -> int:
         return EXIT_INTERRUPTED
     # Readers turn read errors into diagnostics and opening errors into usage errors, so what
     # reaches here is the output failing (a full disk, /dev/full, an I/O error).
-    print(f"repeat-guard: error: cannot write the output: {error.strerror}", file=streams.err)
+    _say(f"repeat-guard: error: cannot write the output: {error.strerror}", streams.err)
     silence_stdout()
     return EXIT_USAGE
+
+
+def _say(message: str, err: TextIO) -> None:
+    """Tell ``message`` on ``err``; when stderr itself cannot be written (a full disk), say
+    nothing more there, so the status stays the command's own instead of Python's."""
+    try:
+        print(message, file=err, flush=True)
+    except OSError:
+        silence(err)
