@@ -524,7 +524,9 @@ def test_a_stderr_that_cannot_be_written_keeps_the_commands_own_status(command: 
 
 
 def test_a_full_stderr_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    with open("/dev/full", "w") as full:
+    # Both streams are the test's own: the command points what fails at /dev/null.
+    with open(os.devnull, "w") as null, open("/dev/full", "w") as full:
+        monkeypatch.setattr("sys.stdout", null)
         monkeypatch.setattr("sys.stderr", full)
         assert main(["replay", "/nonexistent"]) == 2
         full.write("after\n")  # stderr now points at /dev/null
