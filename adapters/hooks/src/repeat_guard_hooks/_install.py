@@ -223,9 +223,6 @@ class _Unwritable(ValueError):
     or an integer too long to write (Python's limit on integer digits)."""
 
 
-_INT_DIGITS = 4300  # sys.get_int_max_str_digits()'s default: a longer integer is not written
-
-
 def _not_json(constant: str) -> object:
     raise _NotJson(constant)
 
@@ -238,9 +235,10 @@ def _finite_float(text: str) -> float:
 
 
 def _writable_int(text: str) -> int:
-    if len(text.lstrip("-")) > _INT_DIGITS:
-        raise _Unwritable(f"{text[:12]}... ({len(text)} characters)")
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:  # longer than the interpreter's limit on integer digits
+        raise _Unwritable(f"{text[:12]}... ({len(text)} characters)") from None
 
 
 def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
