@@ -25,7 +25,11 @@ from ..transcripts.fuzzing import cut_and_flipped, field, fuzz_settings
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 10
 
 _EVENT = st.fixed_dictionaries(
-    {"type": field(st.sampled_from(["tool_call", "tool_result", "prompt", "dispose", "admit"]))},
+    {
+        "type": field(
+            st.sampled_from(["tool_call", "tool_result", "prompt", "dispose", "admit", "attempt"])
+        )
+    },
     optional={
         "agent": field(st.sampled_from(["a", "b"])),
         "tool": field(st.sampled_from(["grep", "poll"])),
@@ -36,7 +40,7 @@ _EVENT = st.fixed_dictionaries(
 )
 _CALL = st.fixed_dictionaries(
     {
-        "type": st.sampled_from(["tool_call", "tool_call", "admit", "tool_result"]),
+        "type": st.sampled_from(["tool_call", "tool_call", "admit", "attempt", "tool_result"]),
         "agent": st.sampled_from(["a", "b"]),
         "tool": st.sampled_from(["grep", "poll"]),
         "arguments": st.fixed_dictionaries({"p": st.sampled_from(["x", "y"])}),
@@ -81,8 +85,11 @@ def test_any_stream_gets_exactly_one_answer_of_the_documented_shape_a_line(
             assert answer["error"].startswith(f"line {number}: ")
         elif "admit" in answer:
             event("admit answered")
-            assert answer["admit"] is True or set(answer) == {"admit", "reason"}
-            assert set(answer) <= {"admit", "reason"}
+            counted = "reminders" in answer  # an attempt's answer
+            assert ("reason" in answer) is (answer["admit"] is False)
+            assert set(answer) - {"reason", "reminders"} == {"admit"}
+            if counted:
+                assert all(set(r) == _REMINDER_KEYS for r in answer["reminders"])
         else:
             assert set(answer) == {"reminders"}
             if answer["reminders"]:

@@ -25,7 +25,7 @@ from repeat_guard import (
     admit,
     reduce,
 )
-from repeat_guard_cli import AdmitQuery, LineError, main, parse_event, serve
+from repeat_guard_cli import AdmitQuery, LineError, StoredState, main, parse_event, serve
 
 GREP = b'{"type": "tool_call", "agent": "a", "tool": "grep", "arguments": {"p": "x"}}\n'
 
@@ -272,3 +272,80 @@ def test_an_admit_line_is_read_as_the_call_it_asks_about() -> None:
     wrong = parse_event(2, json.dumps({**ask, "extra": 1}).encode())
     assert isinstance(wrong, LineError)
     assert "extra" in wrong.message
+
+
+ATTEMPT = GREP.replace(b'"tool_call"', b'"attempt"')
+
+
+def test_an_attempt_line_admits_and_counts_in_one_answer() -> None:
+    got = answers(ATTEMPT * 5, GuardConfig(thresholds=(2, 4), deny_at=3))
+    assert [a["admit"] for a in got] == [True, True, False, False, False]
+    assert [[r["count"] for r in a["reminders"]] for a in got] == [[], [2], [], [4], []]
+    assert got[2]["reason"].startswith("refused: this would be the 3rd identical call")
+    assert "reason" not in got[1]
+    assert parse_event(1, ATTEMPT) == AdmitQuery(ToolCallFinished("a", "grep", {"p": "x"}), True)
+
+
+def served(state: StoredState, data: bytes) -> list[dict[str, Any]]:
+    output = io.BytesIO()
+    assert serve(state.config, io.BytesIO(data), output, state) == 0
+    return [json.loads(line) for line in output.getvalue().splitlines()]
+
+
+def test_a_stored_state_outlives_the_sidecar(tmp_path: Path) -> None:
+    path = str(tmp_path / "state.sqlite3")
+    config = GuardConfig(thresholds=(3,))
+    agentless = b'{"type": "attempt", "agent": null, "tool": "grep", "arguments": {}}\n'
+    first = StoredState(path, config, clock=lambda: 100.0)
+    assert served(first, ATTEMPT * 2 + agentless * 3) == [{"admit": True, "reminders": []}] * 5
+    first.close()
+    first.close()  # closing twice is harmless
+    again = StoredState(path, config, clock=lambda: 200.0)
+    (third,) = served(again, ATTEMPT)
+    assert [r["count"] for r in third["reminders"]] == [3]
+    prompt = b'{"type": "prompt", "agent": "a"}\n'
+    assert [len(a["reminders"]) for a in served(again, prompt + ATTEMPT * 3)] == [0, 0, 0, 1]
+    again.close()
+
+
+def test_a_store_that_cannot_be_used_answers_an_error_and_the_next_line_retries(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.sqlite3"
+    path.mkdir()  # a directory where the file should be
+    state = StoredState(str(path), GuardConfig())
+    got = served(state, ATTEMPT)
+    assert got == [{"error": "line 1: state store unusable: IsADirectoryError"}]
+    path.rmdir()
+    assert served(state, ATTEMPT) == [{"admit": True, "reminders": []}]
+    state.close()
+
+
+def test_a_corrupt_store_is_set_aside_and_started_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    path.write_bytes(b"not a database" * 1000)
+    state = StoredState(str(path), GuardConfig(), clock=lambda: 7.0)
+    assert served(state, ATTEMPT) == [{"admit": True, "reminders": []}]
+    state.close()
+    (aside,) = [p.name for p in tmp_path.iterdir() if ".corrupt-7-" in p.name]
+    assert (tmp_path / aside).read_bytes().startswith(b"not a database")
+
+
+def test_main_serve_with_a_state_finds_the_project_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".repeat-guard.toml").write_text("denyAt = 2\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for flags, expected in (([], [True, False]), (["--config", "/dev/null/x"], None)):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(ATTEMPT * 2)))
+        output = io.BytesIO()
+        monkeypatch.setattr("sys.stdout", io.TextIOWrapper(output))
+        state = str(tmp_path / f"state{len(flags)}.sqlite3")
+        status = main(["serve", "--state", state, *flags])
+        if expected is None:
+            assert status == 2  # an explicit config is read as given
+            continue
+        assert status == 0
+        got = [json.loads(line) for line in output.getvalue().splitlines()]
+        assert [a["admit"] for a in got] == expected

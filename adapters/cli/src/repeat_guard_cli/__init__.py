@@ -16,11 +16,12 @@ if TYPE_CHECKING:
     from ._cli import build_parser
     from ._entry import main
     from ._errors import UsageError
-    from ._serve import AdmitQuery, LineError, parse_event, serve
+    from ._serve import AdmitQuery, LineError, StoredState, parse_event, serve
 
 __all__ = [
     "AdmitQuery",
     "LineError",
+    "StoredState",
     "UsageError",
     "build_parser",
     "main",
@@ -33,6 +34,7 @@ _HOMES = {
     "main": "._entry",
     "UsageError": "._errors",
     "AdmitQuery": "._serve",
+    "StoredState": "._serve",
     "LineError": "._serve",
     "parse_event": "._serve",
     "serve": "._serve",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
@@ -83,12 +84,21 @@ protocol: one JSON event per input line, exactly one JSON answer per line, in or
   {{"type": "admit", "agent": "a", "tool": "grep", "arguments": {{...}}}}
       before a call runs: would it pass the configured hard limits (denyAt, budgets)?
       Changes nothing; report the call afterwards ("denied": true if you refused it).
+  {{"type": "attempt", "agent": "a", "tool": "grep", "arguments": {{...}}}}
+      admit and report in one line: the call is counted at once (denied when refused)
 answers:
   {{"reminders": [{{"agent", "tool", "count", "form", "summary", "text"}}, ...]}}
       (an empty list when nothing fires)
   {{"admit": true}}, or {{"admit": false, "reason": "..."}}   to an admit line
+  {{"admit": ..., "reminders": [...]}} (and "reason" when refused)   to an attempt line
   {{"error": "line N: what was wrong"}}  for a line that is not an event (invalid JSON, not
       UTF-8, blank, unknown type, missing, unknown or ill-typed fields); serving goes on.
+
+state: in memory, or with --state PATH in the hook's SQLite store (one transaction per line,
+  each agent stored as its own session), so a chain outlives the sidecar; without --config
+  the configuration is then the nearest .repeat-guard.toml from the working directory, as a
+  hook finds it. A store that cannot be used answers the line with an error; a corrupt one is
+  set aside.
 
 exit status: 0 at end of input; 2 for a usage error, an invalid configuration, a closed
 stdin or an output that cannot be written; 141 when the reader of the answers goes away, as
@@ -249,6 +259,11 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
         commands, "serve", "Run the guard as a JSONL sidecar on stdin and stdout.", _SERVE_EPILOG
     )
     _add_config_file_argument(served)
+    served.add_argument(
+        "--state",
+        metavar="PATH",
+        help="keep the agents' chains in this SQLite file (the hook's store), not in memory",
+    )
     add_override_arguments(served)
     check = _subparser(
         commands,
@@ -275,12 +290,27 @@ _SEPARATE: dict[str, Callable[[argparse.Namespace, Streams], int]] = {
 }
 
 
-def _serve(config: GuardConfig) -> int:
-    from ._serve import serve  # noqa: PLC0415  # lazily: see _run
+def _serve(args: argparse.Namespace) -> int:
+    from ._serve import StoredState, serve  # noqa: PLC0415  # lazily: see _run
 
+    path: str | None = args.config
+    if args.state is None:
+        config = build_config(path, args)
+        state = None
+    else:
+        from repeat_guard_hooks import find_config_file  # noqa: PLC0415  # with a store only
+
+        if path is None:
+            path = find_config_file(os.getcwd())
+        config = build_config(path, args)
+        state = StoredState(args.state, config)
     if sys.stdin is None:
         raise UsageError("cannot read <stdin>: it is closed")
-    return serve(config, sys.stdin.buffer, sys.stdout.buffer)
+    try:
+        return serve(config, sys.stdin.buffer, sys.stdout.buffer, state)
+    finally:
+        if state is not None:
+            state.close()
 
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
@@ -294,9 +324,9 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
         config = build_config(args.file, args)
         print(json.dumps(config.to_mapping(), indent=2), file=streams.out)
         return 0
-    config = build_config(args.config, args)
     if command == "serve":
-        return _serve(config)
+        return _serve(args)
+    config = build_config(args.config, args)
     from repeat_guard_transcripts import collector_paused  # noqa: PLC0415  # lazily: see above
 
     # Each file is read to its end and nothing here makes reference cycles: see collector_paused.

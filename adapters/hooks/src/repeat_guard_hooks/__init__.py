@@ -74,6 +74,8 @@ if TYPE_CHECKING:
         apply_action,
         default_state_path,
         open_store,
+        set_aside,
+        step_agent,
     )
 
 __all__ = [
@@ -122,7 +124,9 @@ __all__ = [
     "render_answer",
     "resolve_state",
     "run_hook",
+    "set_aside",
     "settings_path",
+    "step_agent",
     "termination_raises",
     "uninstall",
     "write_atomically",
@@ -176,6 +180,8 @@ _HOMES = {
     "CorruptStore": "._store",
     "StoreResult": "._store",
     "apply_action": "._store",
+    "set_aside": "._store",
+    "step_agent": "._store",
     "default_state_path": "._store",
     "open_store": "._store",
 }

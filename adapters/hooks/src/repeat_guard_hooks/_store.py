@@ -30,9 +30,9 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from repeat_guard import (
     AgentDisposed,
@@ -67,7 +67,10 @@ __all__ = [
     "default_state_path",
     "open_store",
     "set_aside",
+    "step_agent",
 ]
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 DEFAULT_EXPIRE_AFTER = 7 * 24 * 3600.0
@@ -210,9 +213,44 @@ def apply_action(
     treated as absent (and counted in ``dropped``). Raises ``sqlite3.Error`` when the store
     cannot be read or written; nothing is changed then.
     """
+    return _transaction(
+        connection, now, expire_after, lambda: _apply(connection, config, action, now)
+    )
+
+
+def step_agent(
+    connection: sqlite3.Connection,
+    config: GuardConfig,
+    agent: str,
+    step: Callable[[GuardState], tuple[GuardState, T]],
+    now: float,
+    expire_after: float = DEFAULT_EXPIRE_AFTER,
+) -> tuple[T, int]:
+    """Run ``step`` on the stored state of ``agent`` in one ``BEGIN IMMEDIATE`` transaction.
+
+    The agent is stored as its own session (as a hook stores a session's main agent), so a
+    process that outlives none of its calls (a plugin's sidecar) finds the chain the last one
+    left. ``step`` gets the state holding that agent alone and returns the new state, which is
+    saved, and a value, returned with the number of unreadable rows dropped (0 or 1). Raises
+    as ``apply_action`` does.
+    """
+
+    def body() -> tuple[T, int]:
+        policies = _policy_settings(config)
+        chains, memories, dropped = _load(connection, config, agent, [agent], policies)
+        state, value = step(GuardState.from_chains(config, chains, memories))
+        _save(connection, agent, [agent], state, policies, now)
+        return value, dropped
+
+    return _transaction(connection, now, expire_after, body)
+
+
+def _transaction(
+    connection: sqlite3.Connection, now: float, expire_after: float, body: Callable[[], T]
+) -> T:
     connection.execute("BEGIN IMMEDIATE")
     try:
-        result = _apply(connection, config, action, now)
+        result = body()
         connection.execute("DELETE FROM agents WHERE seen < ?", (now - expire_after,))
         connection.execute("COMMIT")
     except sqlite3.DatabaseError as error:
