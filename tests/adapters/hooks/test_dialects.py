@@ -21,6 +21,8 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_hooks import (
+    CLAUDE_CODE,
+    CODEX,
     DIALECTS,
     AgentEvent,
     HookInput,
@@ -45,14 +47,14 @@ PRE = {
 
 
 def _parse(payload: object) -> HookInput:
-    result = parse_hook_input(json.dumps(payload).encode())
+    result = parse_hook_input(CLAUDE_CODE, json.dumps(payload).encode())
     assert isinstance(result, Success), result
     parsed: HookInput = result.unwrap()
     return parsed
 
 
 def _reason(data: bytes) -> str:
-    result = parse_hook_input(data)
+    result = parse_hook_input(CLAUDE_CODE, data)
     assert isinstance(result, Failure)
     reason: str = result.failure()
     return reason
@@ -196,8 +198,8 @@ def _reminders(count: int) -> list[Reminder]:
 
 def test_claude_code_gets_the_body_and_codex_the_whole_text() -> None:
     (gentle,) = _reminders(3)
-    claude = json.loads(render_answer("claude-code", "PreToolUse", [gentle]))
-    codex = json.loads(render_answer("codex", "PreToolUse", [gentle]))
+    claude = json.loads(render_answer(CLAUDE_CODE, "PreToolUse", [gentle]))
+    codex = json.loads(render_answer(CODEX, "PreToolUse", [gentle]))
     assert claude == {
         "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": gentle.body}
     }
@@ -207,13 +209,13 @@ def test_claude_code_gets_the_body_and_codex_the_whole_text() -> None:
 
 def test_nothing_to_say_is_an_empty_answer() -> None:
     (gentle,) = _reminders(3)
-    assert render_answer("claude-code", "PreToolUse", []) == b""
-    assert render_answer("codex", "UserPromptSubmit", [gentle]) == b""
-    assert render_answer("claude-code", "SessionEnd", [], "refused") == b""
+    assert render_answer(CLAUDE_CODE, "PreToolUse", []) == b""
+    assert render_answer(CODEX, "UserPromptSubmit", [gentle]) == b""
+    assert render_answer(CLAUDE_CODE, "SessionEnd", [], "refused") == b""
 
 
 def test_a_refused_call_is_denied_with_the_reason_in_both_dialects() -> None:
-    for dialect in DIALECTS:
+    for dialect in DIALECTS.values():
         answer = json.loads(render_answer(dialect, "PreToolUse", [], "refused: enough"))
         assert answer == {
             "hookSpecificOutput": {
@@ -226,6 +228,48 @@ def test_a_refused_call_is_denied_with_the_reason_in_both_dialects() -> None:
 
 def test_a_refused_call_still_carries_its_reminders() -> None:
     (gentle,) = _reminders(3)
-    answer = json.loads(render_answer("claude-code", "PreToolUse", [gentle], "refused: enough"))
+    answer = json.loads(render_answer(CLAUDE_CODE, "PreToolUse", [gentle], "refused: enough"))
     output = answer["hookSpecificOutput"]
     assert (output["permissionDecision"], output["additionalContext"]) == ("deny", gentle.body)
+
+
+# A host whose input nests the tool call and names its ids otherwise: one row, no code.
+NESTED = CLAUDE_CODE._replace(
+    name="nested",
+    event_field="hookName",
+    session_field="taskId",
+    agent_field="agent.id",
+    tool_field="tool_call.name",
+    arguments_field="tool_call.input",
+)
+
+
+def test_a_dialect_reads_its_fields_by_dotted_paths() -> None:
+    call = {
+        "hookName": "PreToolUse",
+        "taskId": "t1",
+        "agent": {"id": "sub"},
+        "tool_call": {"name": "read_file", "input": {"path": "a.py"}},
+    }
+    parsed = parse_hook_input(NESTED, json.dumps(call).encode()).unwrap()
+    assert parsed.action == AgentEvent(
+        "t1", ToolCallFinished("t1/sub", "read_file", {"path": "a.py"})
+    )
+    # A path through something that is not an object leads nowhere, and says which field.
+    for broken in ({**call, "tool_call": "read_file"}, {**call, "tool_call": None}):
+        reason = parse_hook_input(NESTED, json.dumps(broken).encode()).failure()
+        assert reason == "PreToolUse: tool_call.name is missing or not a string"
+    without = {k: v for k, v in call.items() if k != "agent"}
+    parsed = parse_hook_input(NESTED, json.dumps(without).encode()).unwrap()
+    assert parsed.action == AgentEvent("t1", ToolCallFinished("t1", "read_file", {"path": "a.py"}))
+    assert parse_hook_input(NESTED, b'{"hook_event_name": "PreToolUse"}').failure() == (
+        "hookName is missing or not a string"
+    )
+
+
+def test_an_event_outside_the_dialects_table_is_unused() -> None:
+    # Codex reports a failed command with PostToolUse: PostToolUseFailure is not in its table.
+    failure = {**PRE, "hook_event_name": "PostToolUseFailure", "error": "Exit code 1"}
+    parsed = parse_hook_input(CODEX, json.dumps(failure).encode()).unwrap()
+    assert parsed.action == Unused()
+    assert render_answer(CODEX, "PostToolUseFailure", _reminders(3)) == b""

@@ -22,14 +22,15 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from repeat_guard_hooks import (
+    CLAUDE_CODE,
     DIALECTS,
-    HOOK_EVENTS,
-    RESULT_HOOK_EVENTS,
+    TOOL_ROLES,
     Dialect,
     HookOptions,
     InstallError,
     hook_command,
     install,
+    installed_events,
     run_hook,
     uninstall,
 )
@@ -123,7 +124,7 @@ _OWN_ERROR = re.compile(r"internal error|state store (unusable|corrupt)|unreadab
 
 
 @fuzz_settings(EXAMPLES)
-@given(st.sampled_from(DIALECTS), st.sampled_from(_CONFIGS), _SESSION)
+@given(st.sampled_from(list(DIALECTS.values())), st.sampled_from(_CONFIGS), _SESSION)
 def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
     dialect: Dialect, config: str, inputs: list[bytes]
 ) -> None:
@@ -159,8 +160,7 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
 
 # Every list of a hooks table holds something, since uninstall drops a list it leaves empty.
 _HOOKS = st.dictionaries(
-    st.sampled_from([e for e, _ in HOOK_EVENTS["claude-code"] + RESULT_HOOK_EVENTS["claude-code"]])
-    | _TEXT,
+    st.sampled_from(installed_events(CLAUDE_CODE, results=True)) | _TEXT,
     st.lists(_JSON, min_size=1, max_size=3),
     min_size=1,
     max_size=4,
@@ -171,7 +171,7 @@ _SETTINGS = st.dictionaries(_TEXT.filter(lambda key: key != "hooks"), _JSON, max
 
 
 @fuzz_settings(EXAMPLES)
-@given(_SETTINGS, st.sampled_from(DIALECTS), st.booleans(), st.booleans())
+@given(_SETTINGS, st.sampled_from(list(DIALECTS.values())), st.booleans(), st.booleans())
 def test_any_settings_file_gets_our_entries_and_gives_them_back(
     settings_file: dict[str, object], dialect: Dialect, escaped: bool, results: bool
 ) -> None:
@@ -189,8 +189,8 @@ def test_any_settings_file_gets_our_entries_and_gives_them_back(
         }
         before = settings_file.get("hooks", {})
         assert isinstance(before, dict)
-        added = RESULT_HOOK_EVENTS[dialect] if results else ()
-        for event, with_matcher in HOOK_EVENTS[dialect] + added:
+        for event in installed_events(dialect, results=results):
+            with_matcher = dialect.events[event] in TOOL_ROLES
             groups = installed["hooks"][event]
             assert groups[:-1] == before.get(event, [])
             assert groups[-1]["hooks"][0]["command"] == command
@@ -208,16 +208,16 @@ def test_any_settings_file_gets_our_entries_and_gives_them_back(
     ).map(lambda parts: "".join(parts).encode())
 )
 def test_any_bytes_are_installed_into_or_refused_untouched(content: bytes) -> None:
-    command = hook_command(["/opt/repeat-guard"], "claude-code")
+    command = hook_command(["/opt/repeat-guard"], CLAUDE_CODE)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "settings.json"
         path.write_bytes(content)
         try:
-            install(str(path), "claude-code", command)
+            install(str(path), CLAUDE_CODE, command)
         except InstallError:
             assert path.read_bytes() == content
             return
         assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
-        uninstall(str(path), "claude-code")
+        uninstall(str(path), CLAUDE_CODE)
         if path.exists():
             assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)

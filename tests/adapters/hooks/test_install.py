@@ -11,21 +11,22 @@ import pytest
 
 import repeat_guard_hooks
 from repeat_guard_hooks import (
-    HOOK_EVENTS,
-    RESULT_HOOK_EVENTS,
+    CLAUDE_CODE,
+    CODEX,
     Dialect,
     InstallError,
     TargetError,
     apply_change,
     hook_command,
     install,
+    installed_events,
     installed_executable,
     plan_install,
     settings_path,
     uninstall,
 )
 
-COMMAND = hook_command(["/opt/rg env/bin/repeat-guard"], "claude-code")
+COMMAND = hook_command(["/opt/rg env/bin/repeat-guard"], CLAUDE_CODE)
 USER_HOOK = {"type": "command", "command": "echo mine"}
 EXISTING = {
     "model": "opus",
@@ -44,15 +45,15 @@ def _write(path: Path, settings: object) -> None:
 
 def test_settings_paths() -> None:
     env = {"CODEX_HOME": "/ch"}
-    assert settings_path("claude-code", "project", "/p", env, "/h") == "/p/.claude/settings.json"
+    assert settings_path(CLAUDE_CODE, "project", "/p", env, "/h") == "/p/.claude/settings.json"
     local = "/p/.claude/settings.local.json"
-    assert settings_path("claude-code", "local", "/p", env, "/h") == local
-    assert settings_path("claude-code", "user", "/p", env, "/h") == "/h/.claude/settings.json"
-    assert settings_path("codex", "user", "/p", env, "/h") == "/ch/hooks.json"
-    assert settings_path("codex", "user", "/p", {}, "/h") == "/h/.codex/hooks.json"
-    assert settings_path("codex", "project", "/p", env, "/h") == "/p/.codex/hooks.json"
+    assert settings_path(CLAUDE_CODE, "local", "/p", env, "/h") == local
+    assert settings_path(CLAUDE_CODE, "user", "/p", env, "/h") == "/h/.claude/settings.json"
+    assert settings_path(CODEX, "user", "/p", env, "/h") == "/ch/hooks.json"
+    assert settings_path(CODEX, "user", "/p", {}, "/h") == "/h/.codex/hooks.json"
+    assert settings_path(CODEX, "project", "/p", env, "/h") == "/p/.codex/hooks.json"
     with pytest.raises(InstallError, match="codex has no local scope"):
-        settings_path("codex", "local", "/p", env, "/h")
+        settings_path(CODEX, "local", "/p", env, "/h")
 
 
 def test_the_command_quotes_the_absolute_path() -> None:
@@ -70,11 +71,11 @@ def test_installed_executable(tmp_path: Path) -> None:
 
 def test_install_into_a_missing_file(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
-    change = install(str(path), "claude-code", COMMAND)
+    change = install(str(path), CLAUDE_CODE, COMMAND)
     assert change.before is None
     assert change.changed
     settings = json.loads(path.read_text())
-    assert list(settings["hooks"]) == [event for event, _ in HOOK_EVENTS["claude-code"]]
+    assert list(settings["hooks"]) == list(installed_events(CLAUDE_CODE))
     assert settings["hooks"]["PreToolUse"] == [
         {"matcher": "*", "hooks": [{"type": "command", "command": COMMAND, "timeout": 10}]}
     ]
@@ -89,7 +90,7 @@ def test_install_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None
     path = tmp_path / "settings.json"
     _write(path, EXISTING)
     path.chmod(0o600)
-    install(str(path), "claude-code", COMMAND)
+    install(str(path), CLAUDE_CODE, COMMAND)
     settings = json.loads(path.read_text())
     assert settings["model"] == "opus"
     assert settings["permissions"] == EXISTING["permissions"]
@@ -97,7 +98,7 @@ def test_install_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None
     assert settings["hooks"]["Stop"] == [{"hooks": [USER_HOOK]}]
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     text = path.read_text()
-    again = install(str(path), "claude-code", COMMAND)
+    again = install(str(path), CLAUDE_CODE, COMMAND)
     assert not again.changed
     assert again.diff() == ""
     assert path.read_text() == text
@@ -105,19 +106,19 @@ def test_install_keeps_everything_else_and_is_idempotent(tmp_path: Path) -> None
 
 def test_install_updates_a_moved_executable_in_place(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
-    install(str(path), "claude-code", COMMAND)
-    moved = hook_command(["/new/repeat-guard"], "claude-code")
-    install(str(path), "claude-code", moved)
+    install(str(path), CLAUDE_CODE, COMMAND)
+    moved = hook_command(["/new/repeat-guard"], CLAUDE_CODE)
+    install(str(path), CLAUDE_CODE, moved)
     commands = [
         hook["command"]
         for groups in json.loads(path.read_text())["hooks"].values()
         for group in groups
         for hook in group["hooks"]
     ]
-    assert commands == [moved] * len(HOOK_EVENTS["claude-code"])
+    assert commands == [moved] * len(installed_events(CLAUDE_CODE))
 
 
-@pytest.mark.parametrize("dialect", ["claude-code", "codex"])
+@pytest.mark.parametrize("dialect", [CLAUDE_CODE, CODEX])
 def test_results_add_post_tool_use_and_an_install_without_them_takes_it_out(
     tmp_path: Path, dialect: Dialect
 ) -> None:
@@ -128,10 +129,12 @@ def test_results_add_post_tool_use_and_an_install_without_them_takes_it_out(
     ours = {"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 10}]}
     install(str(path), dialect, command, results=True)
     hooks = json.loads(path.read_text())["hooks"]
-    added = ["PostToolUse", "PostToolUseFailure"] if dialect == "claude-code" else ["PostToolUse"]
-    assert [event for event, _ in RESULT_HOOK_EVENTS[dialect]] == added
+    added = ["PostToolUse", "PostToolUseFailure"] if dialect is CLAUDE_CODE else ["PostToolUse"]
+    assert [
+        e for e in installed_events(dialect, results=True) if e not in installed_events(dialect)
+    ] == added
     assert hooks["PostToolUse"] == [mine, ours]
-    assert sorted(hooks) == sorted([*added, *dict(HOOK_EVENTS[dialect])])
+    assert sorted(hooks) == sorted([*added, *installed_events(dialect)])
     assert not install(str(path), dialect, command, results=True).changed
     install(str(path), dialect, command)
     assert json.loads(path.read_text())["hooks"]["PostToolUse"] == [mine]
@@ -142,23 +145,23 @@ def test_results_add_post_tool_use_and_an_install_without_them_takes_it_out(
     path.unlink()
     install(str(path), dialect, command, results=True)
     install(str(path), dialect, command)
-    assert sorted(json.loads(path.read_text())["hooks"]) == sorted(dict(HOOK_EVENTS[dialect]))
+    assert sorted(json.loads(path.read_text())["hooks"]) == sorted(installed_events(dialect))
 
 
 def test_uninstall_removes_exactly_what_install_added(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     _write(path, EXISTING)
-    install(str(path), "claude-code", COMMAND)
-    change = uninstall(str(path), "claude-code")
+    install(str(path), CLAUDE_CODE, COMMAND)
+    change = uninstall(str(path), CLAUDE_CODE)
     assert change.changed
     assert json.loads(path.read_text()) == EXISTING
-    assert not uninstall(str(path), "claude-code").changed
+    assert not uninstall(str(path), CLAUDE_CODE).changed
 
 
 def test_uninstall_leaves_other_agents_and_mixed_groups(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
-    codex = hook_command(["/x/repeat-guard"], "codex")
-    module = hook_command(["/py", "-m", "repeat_guard_cli"], "claude-code")
+    codex = hook_command(["/x/repeat-guard"], CODEX)
+    module = hook_command(["/py", "-m", "repeat_guard_cli"], CLAUDE_CODE)
     mixed = {"hooks": [USER_HOOK, {"type": "command", "command": module}]}
     odd = [
         "not a group",
@@ -174,7 +177,7 @@ def test_uninstall_leaves_other_agents_and_mixed_groups(tmp_path: Path) -> None:
     _write(
         path, {"hooks": {"PreToolUse": [mixed, *odd], "Stop": [{"hooks": [{"command": codex}]}]}}
     )
-    uninstall(str(path), "claude-code")
+    uninstall(str(path), CLAUDE_CODE)
     hooks = json.loads(path.read_text())["hooks"]
     assert hooks["PreToolUse"] == [{"hooks": [USER_HOOK]}, *odd]
     assert hooks["Stop"] == [{"hooks": [{"command": codex}]}]
@@ -196,35 +199,35 @@ def test_uninstall_never_removes_the_file(
     path = tmp_path / "hooks.json"
     if original is not None:
         path.write_text(original)
-        assert not uninstall(str(path), "codex").changed  # nothing of ours: nothing changes
-    install(str(path), "codex", hook_command(["/x/repeat-guard"], "codex"))
+        assert not uninstall(str(path), CODEX).changed  # nothing of ours: nothing changes
+    install(str(path), CODEX, hook_command(["/x/repeat-guard"], CODEX))
     installed = path.read_text()
-    change = uninstall(str(path), "codex", dry_run=True)
+    change = uninstall(str(path), CODEX, dry_run=True)
     assert path.read_text() == installed
     assert change.after is not None
     assert json.loads(change.after) == left
     assert f"+++ {path}" in change.diff()
-    uninstall(str(path), "codex")
+    uninstall(str(path), CODEX)
     assert json.loads(path.read_text()) == left
-    assert not uninstall(str(path), "codex").changed
+    assert not uninstall(str(path), CODEX).changed
     path.unlink()
-    assert not uninstall(str(path), "codex").changed  # an absent file stays absent
+    assert not uninstall(str(path), CODEX).changed  # an absent file stays absent
 
 
 def test_an_empty_file_is_an_empty_object(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text("\n")
-    install(str(path), "claude-code", COMMAND)
+    install(str(path), CLAUDE_CODE, COMMAND)
     assert "PreToolUse" in json.loads(path.read_text())["hooks"]
     path.write_text("{}")
-    assert not uninstall(str(path), "claude-code").changed
+    assert not uninstall(str(path), CLAUDE_CODE).changed
 
 
 def test_dry_run_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     _write(path, EXISTING)
     text = path.read_text()
-    change = install(str(path), "claude-code", COMMAND, dry_run=True)
+    change = install(str(path), CLAUDE_CODE, COMMAND, dry_run=True)
     assert path.read_text() == text
     assert f'+            "command": "{COMMAND}",' in change.diff().replace("\\'", "'")
 
@@ -235,7 +238,7 @@ def test_a_symlinked_settings_file_is_written_through(tmp_path: Path) -> None:
     link = tmp_path / ".claude" / "settings.json"
     link.parent.mkdir()
     link.symlink_to(target)
-    install(str(link), "claude-code", COMMAND)
+    install(str(link), CLAUDE_CODE, COMMAND)
     assert link.is_symlink()
     assert "hooks" in json.loads(target.read_text())
 
@@ -278,16 +281,16 @@ def test_a_file_it_does_not_understand_is_refused(
     path = tmp_path / "settings.json"
     path.write_text(content)
     with pytest.raises(InstallError, match=message):
-        install(str(path), "claude-code", COMMAND)
+        install(str(path), CLAUDE_CODE, COMMAND)
     with pytest.raises(InstallError, match=message):
-        uninstall(str(path), "claude-code")
+        uninstall(str(path), CLAUDE_CODE)
     assert path.read_text() == content
 
 
 def test_numbers_that_round_trip_are_kept(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     _write(path, {"big": -int("9" * 4300), "small": 1.5e300, "tiny": 5e-324})
-    install(str(path), "claude-code", COMMAND)
+    install(str(path), CLAUDE_CODE, COMMAND)
     settings = json.loads(path.read_text())
     assert (settings["big"], settings["small"], settings["tiny"]) == (
         -int("9" * 4300),
@@ -300,7 +303,7 @@ def test_a_file_that_is_not_utf8_is_refused_in_plain_words(tmp_path: Path) -> No
     path = tmp_path / "settings.json"
     path.write_bytes(b'{"a": "\xff"}')
     with pytest.raises(InstallError) as refused:
-        install(str(path), "claude-code", COMMAND)
+        install(str(path), CLAUDE_CODE, COMMAND)
     assert str(refused.value) == (
         f"{path} is not UTF-8 text (at byte offset 7); refusing to change it"
     )
@@ -309,11 +312,11 @@ def test_a_file_that_is_not_utf8_is_refused_in_plain_words(tmp_path: Path) -> No
 
 def test_a_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InstallError, match="is not a regular file"):
-        plan_install(str(tmp_path), "claude-code", COMMAND)
+        plan_install(str(tmp_path), CLAUDE_CODE, COMMAND)
     unreadable = tmp_path / "settings.json"
     unreadable.symlink_to("/proc/self/mem")  # a regular file whose reading fails with EIO
     with pytest.raises(InstallError, match=r"^cannot read .*settings.json: Input/output error$"):
-        plan_install(str(unreadable), "claude-code", COMMAND)
+        plan_install(str(unreadable), CLAUDE_CODE, COMMAND)
 
 
 def test_a_failed_write_leaves_no_temporary_file(
@@ -321,7 +324,7 @@ def test_a_failed_write_leaves_no_temporary_file(
 ) -> None:
     path = tmp_path / "settings.json"
     _write(path, {"model": "opus"})
-    change = plan_install(str(path), "claude-code", COMMAND)
+    change = plan_install(str(path), CLAUDE_CODE, COMMAND)
 
     def failing(source: str, target: str) -> None:
         raise OSError(28, "No space left on device")
@@ -336,7 +339,7 @@ def test_a_failed_write_leaves_no_temporary_file(
 def test_a_settings_file_that_became_a_directory_is_not_replaced(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     _write(path, {"model": "opus"})
-    change = plan_install(str(path), "claude-code", COMMAND)
+    change = plan_install(str(path), CLAUDE_CODE, COMMAND)
     path.unlink()
     path.mkdir()
     with pytest.raises(TargetError, match="not a regular file"):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_hooks import (
+    CLAUDE_CODE,
+    CODEX,
     EXIT_BAD_CONFIG,
     LOG_LIMIT,
     HookOptions,
@@ -33,7 +35,7 @@ def _pre(cwd: Path | str, session: str = "s", command: str = "ls") -> bytes:
 
 
 def _options(tmp_path: Path, **changes: object) -> HookOptions:
-    fields: dict[str, object] = {"dialect": "claude-code", "state": str(tmp_path / "st.db")}
+    fields: dict[str, object] = {"dialect": CLAUDE_CODE, "state": str(tmp_path / "st.db")}
     fields.update(changes)
     return HookOptions(**fields)  # type: ignore[arg-type]  # the test's own fields
 
@@ -199,6 +201,10 @@ def test_an_invalid_config_names_the_file_and_the_key(tmp_path: Path) -> None:
     assert outcome.stderr.startswith(f"repeat-guard: invalid configuration in {config}: key ")
     assert "'thresholds'" in outcome.stderr
     assert outcome.stderr.endswith("\n")
+    # Another host shows another status as an error that does not stop the call: its row says.
+    other = CLAUDE_CODE._replace(name="other", error_status=7)
+    outcome = run_hook(_options(tmp_path, config=str(config), dialect=other), _pre(tmp_path), 1.0)
+    assert (outcome.status, outcome.stdout) == (7, b"")
 
 
 def test_an_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
@@ -253,7 +259,7 @@ def test_another_schema_version_fails_open(tmp_path: Path) -> None:
 
 
 def test_a_corrupt_store_is_set_aside_and_counting_starts_afresh(tmp_path: Path) -> None:
-    options = _options(tmp_path, dialect="codex")
+    options = _options(tmp_path, dialect=CODEX)
     Path(options.state).write_bytes(b"not a database " * 100)
     _contexts(options, _pre(tmp_path), 1)
     (line,) = _log(tmp_path)

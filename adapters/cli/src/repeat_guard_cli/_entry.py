@@ -1,6 +1,6 @@
 """``main``: the command's entry, with a short way in for the hook, a new process per tool call.
 
-``repeat-guard hook AGENT [--state PATH] [--config FILE] [--expire-days DAYS]``, the line
+``repeat-guard hook HOST [--state PATH] [--config FILE] [--expire-days DAYS]``, the line
 ``install`` writes, is read here by hand and run without building the argparse parser (argparse
 and the translations it loads cost a hook process several milliseconds). Any other command line,
 and any hook command line not of exactly that shape (``--help``, an abbreviated or repeated
@@ -14,20 +14,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Literal, NamedTuple, TextIO
+from typing import NamedTuple, TextIO
 
 __all__ = ["HookArguments", "main", "parse_hook_arguments", "run_hook_process", "silence_stdout"]
 
-Agent = Literal["claude-code", "codex"]
-_AGENTS: dict[str, Agent] = {"claude-code": "claude-code", "codex": "codex"}
 _OPTIONS = ("--state", "--config", "--expire-days")
 
 
 class HookArguments(NamedTuple):
-    """A ``hook`` command line: the agent's dialect and the options, as argparse gives them
-    (``expire_days`` ``None``: the store's own default)."""
+    """A ``hook`` command line: the host's dialect (its name in ``DIALECTS``) and the options,
+    as argparse gives them (``expire_days`` ``None``: the store's own default)."""
 
-    agent: Agent
+    agent: str
     state: str | None = None
     config: str | None = None
     expire_days: float | None = None
@@ -36,8 +34,12 @@ class HookArguments(NamedTuple):
 def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
     """Return ``arguments`` (``["hook", agent, option, value, ...]``) read as the ``hook``
     command, or ``None`` when they are not of that plain shape and argparse must decide."""
-    agent = _AGENTS.get(arguments[1]) if len(arguments) >= 2 else None
-    if arguments[:1] != ["hook"] or agent is None:
+    if arguments[:1] != ["hook"] or len(arguments) < 2:
+        return None
+    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # only a hook command needs it
+
+    agent = arguments[1]
+    if agent not in DIALECTS:
         return None
     values: dict[str, str] = {}
     rest = arguments[2:]
@@ -64,10 +66,16 @@ def run_hook_process(arguments: HookArguments) -> int:
     status the call would have had."""
     import time  # noqa: PLC0415  # only the hook needs it
 
-    from repeat_guard_hooks import HookOptions, log_reason, resolve_state, run_hook  # noqa: PLC0415
+    from repeat_guard_hooks import (  # noqa: PLC0415
+        DIALECTS,
+        HookOptions,
+        log_reason,
+        resolve_state,
+        run_hook,
+    )
 
     state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
-    options = HookOptions(arguments.agent, state, arguments.config)
+    options = HookOptions(DIALECTS[arguments.agent], state, arguments.config)
     if arguments.expire_days is not None:
         options = options._replace(expire_after=arguments.expire_days * 86400.0)
     now = time.time()

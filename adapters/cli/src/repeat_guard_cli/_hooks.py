@@ -1,7 +1,7 @@
-"""The ``hook``, ``install`` and ``uninstall`` commands: repeat-guard inside Claude Code and Codex.
+"""The ``hook``, ``install`` and ``uninstall`` commands: repeat-guard inside an agent host.
 
 Only argument parsing lives here; ``repeat_guard_hooks`` does the work and is imported when one
-of these commands runs.
+of these commands runs (its table of hosts, ``DIALECTS``, when the parser is built).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ._entry import HookArguments, run_hook_process
 from ._errors import UsageError
@@ -16,8 +18,10 @@ from ._streams import Streams
 
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
+if TYPE_CHECKING:
+    from repeat_guard_hooks import Dialect, SettingsFile
+
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
-_AGENTS = ("claude-code", "codex")
 
 _HOOK_EPILOG = """\
 reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout.
@@ -46,22 +50,12 @@ exit status: 0, also when anything goes wrong inside (the agent proceeds; one li
 """
 
 _INSTALL_EPILOG = """\
-claude-code scopes: project (.claude/settings.json, the default), local
-  (.claude/settings.local.json), user (~/.claude/settings.json).
-codex scopes: user ($CODEX_HOME/hooks.json, default ~/.codex; the default), project
-  (.codex/hooks.json, read only when the project is trusted).
 the entries run this repeat-guard by its absolute path; every other setting is kept. Running
 install twice changes nothing; uninstall removes exactly the entries install adds, and the
 event lists and hooks table they alone filled; the file itself stays, even as an empty object.
 exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely, or the
   output cannot be written (a closed stdout is found before anything changes; a full disk
   only once the change is made).
-"""
-
-_CODEX_TRUST = """\
-Codex runs a new or changed hook only after you trust it: start `codex`, open /hooks, and
-trust the repeat-guard entries. For a one-off automated run you have vetted, `codex exec
---dangerously-bypass-hook-trust` runs them untrusted.
 """
 
 
@@ -83,8 +77,36 @@ def _default_expire_days() -> float:
     return DEFAULT_EXPIRE_AFTER / 86400.0
 
 
+def _where(file: SettingsFile) -> str:
+    # A settings file as a user would find it: "$CODEX_HOME/hooks.json, default ~/.codex".
+    root = "" if file.root == "cwd" else "~/"
+    if file.env is None:
+        where = f"{root}{file.folder}/{file.name}"
+    else:
+        where = f"${file.env}/{file.name}, default {root}{file.folder}"
+    return where if not file.note else f"{where}, {file.note}"
+
+
+def _scopes_help(dialects: Mapping[str, Dialect]) -> str:
+    """Each host's scopes and the file each edits, the default first, for ``install --help``."""
+    import textwrap  # noqa: PLC0415  # only when the parser is built
+
+    lines = []
+    for name, dialect in dialects.items():
+        default, *others = dialect.settings
+        files = [f"{default.scope} ({_where(default)}; the default)"]
+        files += [f"{file.scope} ({_where(file)})" for file in others]
+        text = f"{name} scopes: {', '.join(files)}."
+        lines.append(textwrap.fill(text, width=92, subsequent_indent="  "))
+    return "\n".join(lines) + "\n"
+
+
 def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``hook``, ``install`` and ``uninstall`` to the command's subparsers."""
+    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # see the module's docstring
+
+    hosts = tuple(DIALECTS)
+    scope_names = sorted({file.scope for d in DIALECTS.values() for file in d.settings})
     hook = commands.add_parser(
         "hook",
         help="Run as a Claude Code or Codex hook (one event on stdin, the answer on stdout).",
@@ -92,7 +114,7 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         epilog=_HOOK_EPILOG,
         formatter_class=HookHelpFormatter,
     )
-    hook.add_argument("agent", choices=_AGENTS, help="which agent's hook dialect")
+    hook.add_argument("agent", choices=hosts, help="which host's hook dialect")
     hook.add_argument("--state", metavar="PATH", help="the SQLite state file")
     hook.add_argument("--config", metavar="FILE", help="JSON or TOML configuration file")
     hook.add_argument(
@@ -106,13 +128,11 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
             name,
             help=f"{verb} the repeat-guard hook entries in Claude Code's or Codex's settings.",
             description=f"{verb} the repeat-guard hook entries in an agent's settings file.",
-            epilog=_INSTALL_EPILOG,
+            epilog=_scopes_help(DIALECTS) + _INSTALL_EPILOG,
             formatter_class=HookHelpFormatter,
         )
-        parser.add_argument("agent", choices=_AGENTS, help="which agent")
-        parser.add_argument(
-            "--scope", choices=("project", "local", "user"), help="which settings file"
-        )
+        parser.add_argument("agent", choices=hosts, help="which host")
+        parser.add_argument("--scope", choices=scope_names, help="which settings file")
         parser.add_argument(
             "--dry-run", action="store_true", help="print the change instead of making it"
         )
@@ -141,7 +161,7 @@ def _hook(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace, streams: Streams) -> int:
     from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
-        SCOPES,
+        DIALECTS,
         InstallError,
         TargetError,
         hook_command,
@@ -151,8 +171,8 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         uninstall,
     )
 
-    agent = args.agent
-    scope = args.scope or SCOPES[agent][0]
+    agent = DIALECTS[args.agent]
+    scope = args.scope or agent.settings[0].scope
     try:
         path = settings_path(agent, scope, os.getcwd(), os.environ, os.path.expanduser("~"))
         if args.command == "install":
@@ -170,16 +190,15 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         print(change.diff(), end="", file=streams.out)
     else:
         done = "added to" if args.command == "install" else "removed from"
-        print(f"repeat-guard {agent} hooks {done} {path}", file=streams.out)
+        print(f"repeat-guard {agent.name} hooks {done} {path}", file=streams.out)
     if args.command == "install":
         _install_notes(agent, args.results, streams)
     return 0
 
 
-def _install_notes(agent: str, results: bool, streams: Streams) -> None:
+def _install_notes(agent: Dialect, results: bool, streams: Streams) -> None:
     """What a user must still do or know once the entries are in, on stderr."""
-    if agent == "codex":
-        print(_CODEX_TRUST, end="", file=streams.err)
+    print(agent.install_note, end="", file=streams.err)
     note = _results_note(os.getcwd(), results)
     if note is not None:
         print(note, file=streams.err)

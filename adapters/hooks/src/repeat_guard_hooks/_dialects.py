@@ -1,10 +1,20 @@
-"""Claude Code and Codex hook events as guard events, and reminders as hook answers.
+"""Each agent host's hook dialect, one row of a table; hook inputs as guard events, reminders as
+hook answers.
 
-Both agents send one JSON object per hook call on stdin and read one JSON object on stdout;
-Codex adopted Claude Code's field names, so one table serves both. What differs is where the
-answer lands: Claude Code wraps a hook's ``additionalContext`` in its own ``<system-reminder>``
-block, so it gets the reminder's body; Codex passes the text on as a developer message as it
-is, so it gets the reminder's full text. Either way the model sees one envelope.
+A host is a ``Dialect``: which of its hook events is what to the guard (``Role``), where the
+session, the subagent, the tool and its arguments sit in its input, how an answer is written
+back and whether the host wraps the reminder in an envelope of its own, which exit status it
+shows as a non-blocking error, and which settings files ``install`` edits with which entries.
+Adding a host is one row of ``DIALECTS`` (with a function of its own only where the host truly
+differs) and its tests: ``hook_input_or_reason`` and ``render_answer`` read the row and nothing
+else, and so does the installer.
+
+Claude Code and Codex send one JSON object per hook call on stdin and read one JSON object on
+stdout; Codex adopted Claude Code's field names, so their rows differ only where the hosts do.
+Where the answer lands: Claude Code wraps a hook's ``additionalContext`` in its own
+``<system-reminder>`` block, so it gets the reminder's body; Codex passes the text on as a
+developer message as it is, so it gets the reminder's full text. Either way the model sees one
+envelope.
 
 Where a call is counted: at ``PreToolUse``. Run against the real binaries (Claude Code 2.1.197,
 Codex 0.171.0), a call that a permission rule or the working-directory check refuses fires
@@ -15,7 +25,7 @@ therefore the one hook that sees every attempt, denied ones included, once each.
 
 Results (installed with ``install --results``): ``PostToolUse`` carries the call's
 ``tool_response``, and becomes ``ToolCallReturned``, which only ``progress = "result"`` reads.
-Claude Code reports a call that failed (a command exiting non-zero: ``"Exit code 1\n<its
+Claude Code reports a call that failed (a command exiting non-zero: ``"Exit code 1\\n<its
 output>"``) with ``PostToolUseFailure`` and its ``error`` instead, whose result is that error,
 kept apart from any response; an interrupted call's result is unknown. Codex reports a failed
 command with ``PostToolUse`` and its output.
@@ -30,7 +40,7 @@ that resets the subagent, never its parent.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from repeat_guard import (
@@ -47,35 +57,97 @@ if TYPE_CHECKING:
     from returns.result import Result
 
 __all__ = [
+    "CLAUDE_CODE",
+    "CODEX",
     "DIALECTS",
+    "EXIT_BAD_CONFIG",
+    "HOOK_TIMEOUT_SECONDS",
+    "TOOL_ROLES",
     "AgentEvent",
+    "Answer",
     "Dialect",
     "HookInput",
+    "Role",
     "SessionEnded",
+    "SettingsFile",
     "Unused",
     "agent_key",
+    "command_group",
     "hook_input_or_reason",
+    "hook_specific_output",
     "parse_hook_input",
     "render_answer",
 ]
 
-Dialect = Literal["claude-code", "codex"]
-DIALECTS: tuple[Dialect, ...] = ("claude-code", "codex")
+Role = Literal["call", "result", "failure", "prompt", "subagent-end", "session-end"]
+"""What a hook event is to the guard: a call about to run (counted, and answered), the result
+of one that ran, the error of one that failed, the user's prompt (the agent starts over), the
+end of a subagent (its chain is dropped), the end of the session (all its chains are)."""
+TOOL_ROLES: frozenset[Role] = frozenset({"call", "result", "failure"})
+"""The roles whose events concern one tool call, and whose entries take a tool matcher."""
 
-# Hook event name -> what it is to the guard. Every other event is unused.
-_CALL_EVENTS = frozenset({"PreToolUse"})
-_RESULT_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
-_PROMPT_EVENTS = frozenset({"UserPromptSubmit"})
-_DISPOSE_EVENTS = frozenset({"SubagentStop"})
-_END_EVENTS = frozenset({"SessionEnd"})
-USED_EVENTS = _CALL_EVENTS | _RESULT_EVENTS | _PROMPT_EVENTS | _DISPOSE_EVENTS | _END_EVENTS
-# The events whose answer may carry additionalContext for the next model request.
-_ANSWERED_EVENTS = _CALL_EVENTS
+EXIT_BAD_CONFIG = 1
+"""The exit status Claude Code and Codex show as a non-blocking hook error."""
+HOOK_TIMEOUT_SECONDS = 10
+"""Seconds the host waits for the hook: above the store's busy timeout, so that a hook queued
+behind others fails open by itself."""
+# Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
+_SESSION_END_TIMEOUT = 3
+
+Answer = Callable[[str, str | None, str | None], object]
+"""How a host reads an answer: ``(hook event, reminder text or None, deny reason or None)`` to
+the JSON value written on stdout."""
+
+
+class SettingsFile(NamedTuple):
+    """One settings file ``install`` can edit: ``scope`` names it on the command line.
+
+    Its folder is ``$<env>`` when ``env`` is set and not empty, else ``folder`` under the
+    ``root`` (the current directory or the home directory); the file is ``name`` in it.
+    ``note``: what a user should know about it (``install --help`` says it)."""
+
+    scope: str
+    root: Literal["cwd", "home"]
+    folder: str
+    name: str
+    env: str | None = None
+    note: str = ""
 
 
 # The hook's own values are NamedTuples, not dataclasses: a hook is a new process for every
 # tool call, which defines each class again, and a frozen, slotted dataclass costs about 1 ms to
 # define against 0.14 ms for a NamedTuple (measured here). They are as immutable.
+class Dialect(NamedTuple):
+    """One host's hook dialect: everything about the host the hook and the installer read.
+
+    ``events``: hook event name -> ``Role``, in the order ``install`` writes them; every other
+    event is unused. The ``*_field`` values are dotted paths into the input object.
+    ``wraps_context``: the host puts an answer's reminder text into an envelope of its own, so
+    it gets the reminder's body (else its whole text, with the core's envelope).
+    ``answer``: the JSON value written for a reminder, a refusal or both (``Answer``).
+    ``error_status``: the exit status the host shows as an error without stopping the call.
+    ``settings``: the files ``install`` edits, the default scope first; ``entry``: the group
+    our command is written as, for one event and its role; ``install_note``: what a user must
+    still do after ``install`` (on stderr).
+    """
+
+    name: str
+    events: Mapping[str, Role]
+    answer: Answer
+    wraps_context: bool
+    settings: tuple[SettingsFile, ...]
+    entry: Callable[[str, Role, str], dict[str, object]]
+    event_field: str = "hook_event_name"
+    cwd_field: str = "cwd"
+    session_field: str = "session_id"
+    agent_field: str = "agent_id"
+    tool_field: str = "tool_name"
+    arguments_field: str = "tool_input"
+    response_field: str = "tool_response"
+    error_status: int = EXIT_BAD_CONFIG
+    install_note: str = ""
+
+
 class AgentEvent(NamedTuple):
     """A guard event for one agent of ``session``."""
 
@@ -104,23 +176,89 @@ class HookInput(NamedTuple):
     action: Action
 
 
+def hook_specific_output(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Claude Code's answer (which Codex and others adopted): ``hookSpecificOutput`` with
+    ``additionalContext`` for a reminder and ``permissionDecision: "deny"`` with its reason."""
+    output = {"hookEventName": hook_event}
+    if denied is not None:
+        output["permissionDecision"] = "deny"
+        output["permissionDecisionReason"] = denied
+    if context is not None:
+        output["additionalContext"] = context
+    return {"hookSpecificOutput": output}
+
+
+def command_group(event: str, role: Role, command: str) -> dict[str, object]:
+    """Claude Code's settings entry (which Codex adopted): one matcher group (matcher ``*`` for
+    a tool event) holding one command hook, with its timeout in seconds."""
+    group: dict[str, object] = {"matcher": "*"} if role in TOOL_ROLES else {}
+    timeout = _SESSION_END_TIMEOUT if role == "session-end" else HOOK_TIMEOUT_SECONDS
+    group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+    return group
+
+
+_CLAUDE_CODE_EVENTS: Mapping[str, Role] = {
+    "PreToolUse": "call",
+    "UserPromptSubmit": "prompt",
+    "SubagentStop": "subagent-end",
+    "SessionEnd": "session-end",
+    "PostToolUse": "result",
+    "PostToolUseFailure": "failure",
+}
+
+CLAUDE_CODE = Dialect(
+    name="claude-code",
+    events=_CLAUDE_CODE_EVENTS,
+    answer=hook_specific_output,
+    wraps_context=True,
+    settings=(
+        SettingsFile("project", "cwd", ".claude", "settings.json"),
+        SettingsFile("local", "cwd", ".claude", "settings.local.json"),
+        SettingsFile("user", "home", ".claude", "settings.json"),
+    ),
+    entry=command_group,
+)
+
+CODEX = CLAUDE_CODE._replace(
+    name="codex",
+    # Codex reports a failed command with PostToolUse and its output.
+    events={k: v for k, v in _CLAUDE_CODE_EVENTS.items() if v != "failure"},
+    wraps_context=False,
+    settings=(
+        SettingsFile("user", "home", ".codex", "hooks.json", env="CODEX_HOME"),
+        SettingsFile(
+            "project", "cwd", ".codex", "hooks.json", note="read only when the project is trusted"
+        ),
+    ),
+    install_note=(
+        "Codex runs a new or changed hook only after you trust it: start `codex`, open /hooks, "
+        "and\ntrust the repeat-guard entries. For a one-off automated run you have vetted, "
+        "`codex exec\n--dangerously-bypass-hook-trust` runs them untrusted.\n"
+    ),
+)
+
+DIALECTS: Mapping[str, Dialect] = {dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX)}
+"""Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
+
+
 def agent_key(session: str, agent_id: str | None) -> str:
     """Return the guard's agent id for a call in ``session`` (by subagent ``agent_id``)."""
     return session if agent_id is None else f"{session}/{agent_id}"
 
 
-def parse_hook_input(data: bytes) -> Result[HookInput, str]:
-    """Return what the hook input ``data`` means to the guard, or why it is unusable.
+def parse_hook_input(dialect: Dialect, data: bytes) -> Result[HookInput, str]:
+    """Return what the hook input ``data`` in ``dialect`` means to the guard, or why it is
+    unusable.
 
     The reason never quotes the input: tool arguments must not reach a log.
     """
     from returns.result import Failure, Success  # noqa: PLC0415  # see hook_input_or_reason
 
-    read = hook_input_or_reason(data)
+    read = hook_input_or_reason(dialect, data)
     return Failure(read) if isinstance(read, str) else Success(read)
 
 
-def hook_input_or_reason(data: bytes) -> HookInput | str:
+def hook_input_or_reason(dialect: Dialect, data: bytes) -> HookInput | str:
     """Return what ``data`` means to the guard, or why it is unusable: ``parse_hook_input``
     without the ``Result``, which a hook process uses so that it never imports ``returns``
     (a new process for every tool call pays for every import)."""
@@ -130,25 +268,35 @@ def hook_input_or_reason(data: bytes) -> HookInput | str:
         return "stdin is not JSON"
     if not isinstance(payload, dict):
         return f"stdin is {json_type_name(payload)}, not a JSON object"
-    hook_event = payload.get("hook_event_name")
+    hook_event = _field(payload, dialect.event_field)
     if not isinstance(hook_event, str):
-        return "hook_event_name is missing or not a string"
-    cwd = payload.get("cwd")
+        return f"{dialect.event_field} is missing or not a string"
+    cwd = _field(payload, dialect.cwd_field)
     where = cwd if isinstance(cwd, str) else None
-    if hook_event not in USED_EVENTS:
+    role = dialect.events.get(hook_event)
+    if role is None:
         return HookInput(hook_event, where, Unused())
-    broken = next((key for key in _ID_KEYS if not _is_unicode(payload.get(key))), None)
+    ids = (dialect.session_field, dialect.agent_field)
+    broken = next((key for key in ids if not _is_unicode(_field(payload, key))), None)
     if broken is not None:
         return f"{hook_event}: {broken} holds a lone surrogate"
-    action = _action(hook_event, payload)
+    action = _action(dialect, hook_event, role, payload)
     return action if isinstance(action, str) else HookInput(hook_event, where, action)
 
 
-# The store keys its rows by these ids, and SQLite's text is UTF-8, which cannot hold a lone
-# surrogate (a valid JSON escape, "\\ud800"): no agent sends one, and such a call fails open.
-_ID_KEYS = ("session_id", "agent_id")
+def _field(payload: Mapping[str, object], path: str) -> object:
+    # The value at a dotted path, or None where the path leads nowhere.
+    value: object = payload
+    for key in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
 
 
+# The store keys its rows by the session and agent ids, and SQLite's text is UTF-8, which cannot
+# hold a lone surrogate (a valid JSON escape, "\\ud800"): no agent sends one, and such a call
+# fails open.
 def _is_unicode(value: object) -> bool:
     if not isinstance(value, str):
         return True  # not an id's problem to report here
@@ -159,44 +307,50 @@ def _is_unicode(value: object) -> bool:
     return True
 
 
-def _action(hook_event: str, payload: Mapping[str, object]) -> Action | str:
-    session = payload.get("session_id")
+def _action(
+    dialect: Dialect, hook_event: str, role: Role, payload: Mapping[str, object]
+) -> Action | str:
+    session = _field(payload, dialect.session_field)
     if not isinstance(session, str) or not session:
-        return f"{hook_event}: session_id is missing or not a string"
-    if hook_event in _END_EVENTS:
+        return f"{hook_event}: {dialect.session_field} is missing or not a string"
+    if role == "session-end":
         return SessionEnded(session)
-    agent_id = payload.get("agent_id")
+    agent_id = _field(payload, dialect.agent_field)
     if agent_id is not None and not isinstance(agent_id, str):
-        return f"{hook_event}: agent_id is not a string"
+        return f"{hook_event}: {dialect.agent_field} is not a string"
     agent = agent_key(session, agent_id)
-    if hook_event in _PROMPT_EVENTS:
+    if role == "prompt":
         # The user's message to the main agent, or (Codex) the task a subagent starts with.
         return AgentEvent(session, PromptSubmitted(agent))
-    if hook_event in _DISPOSE_EVENTS:
+    if role == "subagent-end":
         if agent_id is None:
-            return f"{hook_event}: agent_id is missing"
+            return f"{hook_event}: {dialect.agent_field} is missing"
         return AgentEvent(session, AgentDisposed(agent))
-    return _tool_event(hook_event, payload, session, agent)
+    return _tool_event(dialect, hook_event, role, payload, (session, agent))
 
 
 def _tool_event(
-    hook_event: str, payload: Mapping[str, object], session: str, agent: str
+    dialect: Dialect,
+    hook_event: str,
+    role: Role,
+    payload: Mapping[str, object],
+    where: tuple[str, str],
 ) -> AgentEvent | str:
-    # A call about to run (PreToolUse), or the result of one that ran (PostToolUse).
-    tool = payload.get("tool_name")
+    # A call about to run, or the result of one that ran.
+    session, agent = where
+    tool = _field(payload, dialect.tool_field)
     if not isinstance(tool, str):
-        return f"{hook_event}: tool_name is missing or not a string"
-    arguments = payload.get("tool_input")
-    if hook_event in _RESULT_EVENTS:
-        returned = ToolCallReturned(agent, tool, arguments, _result(hook_event, payload))
-        return AgentEvent(session, returned)
-    return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
+        return f"{hook_event}: {dialect.tool_field} is missing or not a string"
+    arguments = _field(payload, dialect.arguments_field)
+    if role == "call":
+        return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
+    result = _field(payload, dialect.response_field) if role == "result" else _error(payload)
+    return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result))
 
 
-def _result(hook_event: str, payload: Mapping[str, object]) -> object:
-    # What the call returned; None (unknown, never progress) when the input does not say.
-    if hook_event == "PostToolUse":
-        return payload.get("tool_response")
+def _error(payload: Mapping[str, object]) -> object:
+    # Claude Code's PostToolUseFailure: the error as the result, kept apart from any response;
+    # None (unknown, never progress) when the input does not say or the call was interrupted.
     error = payload.get("error")
     if error is None or payload.get("is_interrupt") is True:
         return None
@@ -210,14 +364,11 @@ def render_answer(
     denied: str | None = None,
 ) -> bytes:
     """Return the hook's stdout for ``reminders`` and, when the call is refused, the ``denied``
-    reason (``permissionDecision: "deny"``); empty when there is nothing to say."""
-    if hook_event not in _ANSWERED_EVENTS or (not reminders and denied is None):
+    reason, written as ``dialect`` reads them; empty when there is nothing to say (or the
+    event is not a call, the only one answered)."""
+    if dialect.events.get(hook_event) != "call" or (not reminders and denied is None):
         return b""
-    output = {"hookEventName": hook_event}
-    if denied is not None:
-        output["permissionDecision"] = "deny"
-        output["permissionDecisionReason"] = denied
-    if reminders:
-        texts = [r.body if dialect == "claude-code" else r.text for r in reminders]
-        output["additionalContext"] = "\n\n".join(texts)
-    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=True).encode("ascii") + b"\n"
+    texts = [r.body if dialect.wraps_context else r.text for r in reminders]
+    context = "\n\n".join(texts) if texts else None
+    answer = dialect.answer(hook_event, context, denied)
+    return json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n"

@@ -1,14 +1,17 @@
-"""Adding the hook entries to an agent's settings file, and taking them out again.
+"""Adding the hook entries to a host's settings file, and taking them out again.
 
-Claude Code and Codex read the same shape: ``{"hooks": {Event: [{"matcher": ..., "hooks":
-[{"type": "command", "command": ...}]}]}}``. ``install`` appends one matcher group of its own
-per event, whose command runs the installed ``repeat-guard`` by its absolute path; every other
-key, group and hook stays as it was. With ``results``, the events that carry each call's
-result (``RESULT_HOOK_EVENTS``) are among them, so that ``progress = "result"`` sees it; an
-install without it takes those entries out again. An entry is ours when its command runs
-``repeat-guard hook <agent>``, so a second install changes nothing (or only updates our command
-when the executable moved), and ``uninstall`` removes exactly our entries, then the lists and
-the ``hooks`` table it left empty; the file stays, even when it is left an empty object.
+What to write where is the host's ``Dialect`` row: its settings files (``Dialect.settings``,
+by scope), the events it must report (``Dialect.events``) and the group our command is written
+as (``Dialect.entry``). Claude Code and Codex read the same shape: ``{"hooks": {Event:
+[{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]}}``. ``install`` appends one
+group of its own per event, whose command runs the installed ``repeat-guard`` by its absolute
+path; every other key, group and hook stays as it was. With ``results``, the events that carry
+each call's result (roles ``result`` and ``failure``) are among them, so that ``progress =
+"result"`` sees it; an install without it takes those entries out again. An entry is ours when
+its command runs ``repeat-guard hook <host>``, so a second install changes nothing (or only
+updates our command when the executable moved), and ``uninstall`` removes exactly our entries,
+then the lists and the ``hooks`` table it left empty; the file stays, even when it is left an
+empty object.
 
 Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
 to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
@@ -27,56 +30,44 @@ import os
 import shlex
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ._dialects import Dialect
 from ._text import escape_lone_surrogates
 
 __all__ = [
-    "HOOK_EVENTS",
-    "HOOK_TIMEOUT_SECONDS",
-    "RESULT_HOOK_EVENTS",
-    "SCOPES",
     "InstallError",
     "Scope",
     "SettingsChange",
     "apply_change",
     "hook_command",
     "install",
+    "installed_events",
     "installed_executable",
     "plan_install",
     "plan_uninstall",
+    "scopes",
     "settings_path",
     "uninstall",
 ]
 
-Scope = Literal["project", "local", "user"]
-SCOPES: Mapping[Dialect, tuple[Scope, ...]] = {
-    "claude-code": ("project", "local", "user"),
-    "codex": ("user", "project"),
-}
+Scope = str
+"""A settings file's name on the command line (``SettingsFile.scope``): ``project``, ``user``…"""
 
-# The events each agent must report, and whether the event takes a tool-name matcher.
-_EVENTS = (
-    ("PreToolUse", True),
-    ("UserPromptSubmit", False),
-    ("SubagentStop", False),
-    ("SessionEnd", False),
-)
-HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
-    "claude-code": _EVENTS,
-    "codex": _EVENTS,
-}
-# The events added for ``progress = "result"``: each call's result, one more hook per call.
-# Claude Code reports a failed call with PostToolUseFailure; Codex with PostToolUse.
-RESULT_HOOK_EVENTS: Mapping[Dialect, tuple[tuple[str, bool], ...]] = {
-    "claude-code": (("PostToolUse", True), ("PostToolUseFailure", True)),
-    "codex": (("PostToolUse", True),),
-}
-# Seconds the agent waits for the hook: above the store's busy timeout, so a hook queued behind
-# others fails open by itself. Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
-HOOK_TIMEOUT_SECONDS = 10
-_SESSION_END_TIMEOUT = 3
+# The roles whose events ``install --results`` adds: each call's result, one more hook per call.
+_RESULT_ROLES = frozenset({"result", "failure"})
+
+
+def scopes(dialect: Dialect) -> tuple[Scope, ...]:
+    """Return the scopes ``dialect`` can be installed at, the default first."""
+    return tuple(file.scope for file in dialect.settings)
+
+
+def installed_events(dialect: Dialect, *, results: bool = False) -> tuple[str, ...]:
+    """Return the events ``install`` adds our entry to, in the order it writes them: every
+    event of ``dialect`` but those carrying a call's result, which only ``results`` adds."""
+    return tuple(
+        event for event, role in dialect.events.items() if results or role not in _RESULT_ROLES
+    )
 
 
 class InstallError(Exception):
@@ -112,28 +103,25 @@ class SettingsChange:
 def settings_path(
     dialect: Dialect, scope: Scope, cwd: str, environ: Mapping[str, str], home: str
 ) -> str:
-    """Return the settings file for ``dialect`` at ``scope``.
+    """Return the settings file of ``dialect`` at ``scope`` (``Dialect.settings``).
 
     Claude Code: ``.claude/settings.json`` (project), ``.claude/settings.local.json`` (local)
     under ``cwd``, or ``~/.claude/settings.json`` (user). Codex: ``hooks.json`` in
     ``$CODEX_HOME`` (default ``~/.codex``) for user, or ``.codex/hooks.json`` under ``cwd``.
     """
-    if scope not in SCOPES[dialect]:
-        known = ", ".join(SCOPES[dialect])
-        raise InstallError(f"{dialect} has no {scope} scope (known: {known})")
-    if dialect == "codex":
-        if scope == "project":
-            return os.path.join(cwd, ".codex", "hooks.json")
-        return os.path.join(environ.get("CODEX_HOME") or os.path.join(home, ".codex"), "hooks.json")
-    if scope == "user":
-        return os.path.join(home, ".claude", "settings.json")
-    name = "settings.json" if scope == "project" else "settings.local.json"
-    return os.path.join(cwd, ".claude", name)
+    file = next((file for file in dialect.settings if file.scope == scope), None)
+    if file is None:
+        known = ", ".join(scopes(dialect))
+        raise InstallError(f"{dialect.name} has no {scope} scope (known: {known})")
+    folder = environ.get(file.env, "") if file.env is not None else ""
+    if not folder:
+        folder = os.path.join(cwd if file.root == "cwd" else home, file.folder)
+    return os.path.join(folder, file.name)
 
 
 def hook_command(executable: Sequence[str], dialect: Dialect) -> str:
-    """Return the shell command of our hook entry: ``executable`` then ``hook <dialect>``."""
-    return shlex.join([*executable, "hook", dialect])
+    """Return the shell command of our hook entry: ``executable`` then ``hook <host>``."""
+    return shlex.join([*executable, "hook", dialect.name])
 
 
 def _is_ours(hook: object, dialect: Dialect) -> bool:
@@ -143,16 +131,9 @@ def _is_ours(hook: object, dialect: Dialect) -> bool:
         words = shlex.split(hook["command"])
     except ValueError:
         return False
-    return words[-2:] == ["hook", dialect] and any(
+    return words[-2:] == ["hook", dialect.name] and any(
         os.path.basename(word) == "repeat-guard" or word == "repeat_guard_cli" for word in words
     )
-
-
-def _our_group(event: str, command: str, with_matcher: bool) -> dict[str, object]:
-    group: dict[str, object] = {"matcher": "*"} if with_matcher else {}
-    timeout = _SESSION_END_TIMEOUT if event == "SessionEnd" else HOOK_TIMEOUT_SECONDS
-    group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
-    return group
 
 
 def _read(path: str) -> tuple[str | None, dict[str, object]]:
@@ -286,19 +267,20 @@ def plan_install(
     path: str, dialect: Dialect, command: str, *, results: bool = False
 ) -> SettingsChange:
     """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs
-    (and on ``RESULT_HOOK_EVENTS`` with ``results``), and on no other.
+    (``installed_events``, with ``results`` or without), and on no other.
 
     Idempotent: when our entries are already there with this command, nothing changes.
     """
     before, settings = _read(path)
     original = _render(settings)
     table = _hooks_table(path, settings)
-    wanted = dict(HOOK_EVENTS[dialect] + (RESULT_HOOK_EVENTS[dialect] if results else ()))
-    _take_ours_out(table, dialect, keep=wanted.keys())
-    for event, with_matcher in wanted.items():
+    wanted = installed_events(dialect, results=results)
+    _take_ours_out(table, dialect, keep=wanted)
+    for event in wanted:
         groups = table.get(event, [])
         assert isinstance(groups, list)  # checked by _hooks_table
-        table[event] = [*_without_ours(groups, dialect), _our_group(event, command, with_matcher)]
+        ours = dialect.entry(event, dialect.events[event], command)
+        table[event] = [*_without_ours(groups, dialect), ours]
     settings["hooks"] = table
     return _change(path, before, original, settings)
 

@@ -7,8 +7,12 @@ session's hook event and the reason, never a tool's arguments: an unexpected exc
 logged by its type and the place it was raised, not its message.
 
 The one exception is a bad configuration, which the user must see: its message, naming the file
-and the key, goes to stderr with status 1, which both agents show to the user without stopping
-the call (Claude Code as a non-blocking hook error).
+and the key, goes to stderr with the status the host shows to the user without stopping the call
+(``Dialect.error_status``: 1 for Claude Code, a non-blocking hook error, and Codex).
+
+``run_hook`` is the hook's whole answer as a function of the dialect and the input bytes (and
+the time): ``repeat-guard hook HOST`` writes what it returns, and anything else that answers a
+host's hook calls answers by calling it.
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ from ._store import (
 
 __all__ = [
     "CONFIG_FILE_NAME",
-    "EXIT_BAD_CONFIG",
     "LOG_LIMIT",
     "HookOptions",
     "HookOutcome",
@@ -51,12 +54,12 @@ __all__ = [
 CONFIG_FILE_NAME = ".repeat-guard.toml"
 LOG_LIMIT = 1 << 20
 """Bytes of ``<state>.log`` past which it is renamed ``<state>.log.1`` and begun afresh."""
-EXIT_BAD_CONFIG = 1
 
 
 # NamedTuples rather than dataclasses, as in _dialects: cheaper to define in every hook process.
 class HookOptions(NamedTuple):
-    """How to run: the agent's dialect, the state file, an explicit config file, expiry.
+    """How to run: the host's dialect (a row of ``DIALECTS``), the state file, an explicit
+    config file, expiry.
 
     ``expire_after``: seconds after which an unseen agent's chain is dropped;
     ``busy_timeout``: seconds to wait for another hook's transaction before failing open.
@@ -81,7 +84,7 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
     """Run one hook call on the input ``data`` at time ``now`` (seconds since the epoch)."""
     hook_event = "?"
     try:
-        hook_input = hook_input_or_reason(data)
+        hook_input = hook_input_or_reason(options.dialect, data)
         if isinstance(hook_input, str):
             return _fail_open(options, hook_event, hook_input, now)
         hook_event = hook_input.hook_event
@@ -90,7 +93,7 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
             return HookOutcome(0)
         config = hook_config(options.config, hook_input.cwd)
         if isinstance(config, str):
-            return HookOutcome(EXIT_BAD_CONFIG, b"", f"repeat-guard: {config}\n")
+            return HookOutcome(options.dialect.error_status, b"", f"repeat-guard: {config}\n")
         if isinstance(action, AgentEvent) and _ignores(config, action.event):
             return HookOutcome(0)
         result = _apply(options, config, action, now)
@@ -183,7 +186,7 @@ def log_reason(options: HookOptions, hook_event: str, reason: str, now: float) -
     arguments. Never raises and never waits: a log that cannot be written (its folder cannot
     be made, it is not a regular file, the disk is full) is passed over."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-    line = f"{stamp} pid={os.getpid()} {options.dialect} {hook_event}: {reason}\n"
+    line = f"{stamp} pid={os.getpid()} {options.dialect.name} {hook_event}: {reason}\n"
     path = f"{options.state}.log"
     try:
         # The store's folder, made as the store makes it: the first hook may fail before that.
