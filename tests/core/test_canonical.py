@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from repeat_guard import argument_key, canonical_arguments
+from repeat_guard import argument_key, arguments_from_text, canonical_arguments
 from repeat_guard._canonical import KEY_TEXT_LIMIT
 
 json_scalars = (
@@ -305,3 +305,11 @@ def test_keys_are_equal_exactly_when_texts_are(first: str, second: str) -> None:
 def test_a_lone_surrogate_is_digested_without_raising() -> None:
     text = '"' + "\ud800" * KEY_TEXT_LIMIT + '"'
     assert argument_key(text) != argument_key(text[:-2] + '\udc00"')
+
+
+def test_arguments_from_text_parses_json_and_keeps_other_text() -> None:
+    assert arguments_from_text('{"b": 1, "a": [1, 2]}') == {"a": [1, 2], "b": 1}
+    assert arguments_from_text("{not json") == "{not json"
+    assert arguments_from_text("") == ""
+    too_deep = "[" * 100_000 + "]" * 100_000
+    assert arguments_from_text(too_deep) == too_deep

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._canonical import argument_key, canonical_arguments
+from ._canonical import argument_key, arguments_from_text, canonical_arguments
 from ._codec import (
     CHAIN_VERSION,
     MEMORY_VERSION,
@@ -128,6 +128,7 @@ __all__ = [
     "Waste",
     "admit",
     "argument_key",
+    "arguments_from_text",
     "canonical_arguments",
     "count_packed",
     "decode_chain",

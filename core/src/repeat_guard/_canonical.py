@@ -30,11 +30,21 @@ try:
 except ImportError:  # pragma: no cover  # a Python built without it: hashlib finds another
     from hashlib import blake2b
 
-__all__ = ["KEY_TEXT_LIMIT", "argument_key", "canonical_arguments"]
+__all__ = ["KEY_TEXT_LIMIT", "argument_key", "arguments_from_text", "canonical_arguments"]
 
 _dumps = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
 ).encode
+
+
+def arguments_from_text(text: str) -> object:
+    """Return the arguments a model sent as JSON text: the value it parses to, or ``text``
+    itself when it is not JSON (or is nested too deeply to parse), which is then compared as
+    the raw text it is. Never raises."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
 
 
 class _NotPlain(Exception):

@@ -24,7 +24,6 @@ pass through unchanged.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -47,6 +46,7 @@ from repeat_guard import (
     Reminder,
     ToolCallFinished,
     admit,
+    arguments_from_text,
     reduce,
     reminder_to_json,
     resolve_config,
@@ -83,13 +83,7 @@ def call_arguments(call: ToolCallPart) -> object:
     """Return the arguments the model sent: parsed JSON, or the raw text when it is malformed
     (or nested too deeply to parse)."""
     arguments = call.args
-    if isinstance(arguments, str):
-        try:
-            parsed: object = json.loads(arguments)
-        except (ValueError, RecursionError):
-            return arguments
-        return parsed
-    return arguments
+    return arguments_from_text(arguments) if isinstance(arguments, str) else arguments
 
 
 @dataclass
