@@ -1,0 +1,230 @@
+"""The guard for the OpenAI Agents SDK: a model input filter that folds the conversation, and a
+tool input guardrail that asks the core before a call runs.
+
+Theory of operation: the SDK sends the model the whole conversation on every turn (the
+session's history, the run's input, and every item the run generated since), and lets a
+``RunConfig.call_model_input_filter`` change it just before the call. The conversation is
+where the SDK keeps a run's history, so the chain is folded from it, from an empty state, on
+every turn; no state of the guard's own outlives a turn. Items map to core events:
+
+* a ``function_call_output`` item is a finished call: its tool and arguments come from the
+  ``function_call`` item with the same ``call_id`` (arguments are JSON text, parsed with the
+  core's ``arguments_from_text``), its ``output`` is the result that ``progress = "result"``
+  compares; a call the guard refused counts as denied;
+* a user's message (``role`` ``"user"``) starts the chain over, unless it is a harness
+  reminder (its text opens with ``<system-reminder>``): the guard's own, should one ever come
+  back in the input, or another harness's;
+* anything else (assistant text, reasoning, hosted tools' items) changes nothing.
+
+Each reminder the fold produces goes into the input sent to the model as a user message of its
+own, right after the output that reached the threshold. The fold is the same every turn, so the
+model sees the same reminders at the same places in every later request, as if they were
+stored, and a session resumed later (in another process too) finds them again.
+
+Before a function tool runs, its ``ToolInputGuardrail`` asks the core's ``admit``, against the
+state of the turn's fold with the calls admitted since counted in; a ``Deny`` answers with
+``reject_content(reason)``: the tool does not run and the model reads the reason as its output.
+The guardrail finds its run's fold through the ``RunConfig`` that ``run_config()`` made, which
+the SDK hands to every tool call of the run (``ToolContext.run_config``).
+
+Fail open: an exception from the guard's own code is logged in one line; the model is sent the
+input unchanged, or the call runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Container, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agents import RunConfig
+from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
+from agents.tool_guardrails import (
+    ToolGuardrailFunctionOutput,
+    ToolInputGuardrail,
+    ToolInputGuardrailData,
+)
+
+from repeat_guard import (
+    SOURCE,
+    Deny,
+    Event,
+    GuardConfig,
+    GuardConfigError,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    admit,
+    arguments_from_text,
+    reduce,
+    resolve_config,
+)
+
+__all__ = [
+    "AGENT",
+    "PLUGIN_NAME",
+    "GuardConfigError",
+    "Reducer",
+    "RepeatGuard",
+    "reminder_message",
+    "resolve_config",
+]
+
+PLUGIN_NAME = SOURCE["plugin"]
+"""The guard's name: the name of its tool input guardrail."""
+
+AGENT = "agent"
+"""The core's id for the agent of a conversation: each is folded on its own, so one suffices."""
+
+Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
+
+_ENVELOPE = "<system-reminder>"
+_log = logging.getLogger("repeat_guard_openai_agents")
+
+
+def reminder_message(reminder: Reminder) -> dict[str, Any]:
+    """Return the input item carrying ``reminder``: a user message of its own."""
+    return {"type": "message", "role": "user", "content": reminder.text}
+
+
+def _fail_open(error: Exception, consequence: str) -> None:
+    _log.error("%s failed (%s: %s); %s", PLUGIN_NAME, type(error).__name__, error, consequence)
+
+
+class RepeatGuard:
+    """The repeat-tool-call guard for the OpenAI Agents SDK.
+
+    ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the core's keys (parsed with the
+    core's ``resolve_config``, raising ``GuardConfigError`` when invalid) or ``None`` for the
+    defaults. Pass ``run_config()`` to every run (one each: it holds that run's fold), and add
+    ``tool_input_guardrail`` to the function tools whose calls a configured ``denyAt`` or budget
+    may refuse. ``reducer`` is the transition function, injectable for tests.
+    """
+
+    def __init__(
+        self,
+        config: GuardConfig | Mapping[str, object] | None = None,
+        *,
+        reducer: Reducer = reduce,
+    ) -> None:
+        self.config = resolve_config(config)
+        self.reducer = reducer
+        self.tool_input_guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(
+            guardrail_function=self._check_call, name=PLUGIN_NAME
+        )
+
+    def run_config(self, base: RunConfig | None = None) -> RunConfig:
+        """Return a copy of ``base`` (default: ``RunConfig()``) whose model input filter is the
+        guard's, for one run. A filter ``base`` already has runs after the guard's, on the input
+        with the reminders in."""
+        base = RunConfig() if base is None else base
+        run = _RunFilter(self, base.call_model_input_filter)
+        return replace(base, call_model_input_filter=run)
+
+    async def _check_call(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        try:
+            reason = self._refusal(data)
+        except Exception as error:
+            _fail_open(error, "the call runs unguarded")
+            reason = None
+        if reason is None:
+            return ToolGuardrailFunctionOutput.allow()
+        return ToolGuardrailFunctionOutput.reject_content(reason)
+
+    def _refusal(self, data: ToolInputGuardrailData) -> str | None:
+        context = data.context
+        run = None if context.run_config is None else context.run_config.call_model_input_filter
+        if not isinstance(run, _RunFilter) or run.guard is not self:
+            raise LookupError("the run's RunConfig was not made by this guard's run_config()")
+        turn = run.turn(data.agent)
+        event = ToolCallFinished(
+            AGENT, context.tool_name, arguments_from_text(context.tool_arguments)
+        )
+        verdict = admit(turn.state, event, turn.admitted)
+        if isinstance(verdict, Deny):
+            run.denied.add(context.tool_call_id)
+            turn.admitted.append(replace(event, denied=True))
+            return verdict.reason
+        turn.admitted.append(event)
+        return None
+
+
+@dataclass
+class _Turn:
+    """One agent's state as of its latest model call, and the calls asked about since."""
+
+    state: GuardState
+    admitted: list[ToolCallFinished] = field(default_factory=list)
+
+
+class _RunFilter:
+    """The model input filter of one run: folds the input and puts the reminders in."""
+
+    def __init__(self, guard: RepeatGuard, then: CallModelInputFilter | None) -> None:
+        self.guard = guard
+        self.then = then
+        # Keyed by the agent object: a handoff's target and a subagent run as a tool (which
+        # the SDK may give the same RunConfig) each keep their own turn.
+        self.turns: dict[int, _Turn] = {}
+        self.denied: set[str] = set()
+
+    def turn(self, agent: object) -> _Turn:
+        found = self.turns.get(id(agent))
+        return _Turn(GuardState.initial(self.guard.config)) if found is None else found
+
+    async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        model_data = data.model_data
+        try:
+            state, items = self._fold(model_data.input)
+            self.turns[id(data.agent)] = _Turn(state)
+            model_data = replace(model_data, input=items)
+        except Exception as error:
+            _fail_open(error, "the model is sent the input unchanged")
+        if self.then is None:
+            return model_data
+        result = self.then(replace(data, model_data=model_data))
+        return result if isinstance(result, ModelInputData) else await result
+
+    def _fold(self, items: Sequence[Any]) -> tuple[GuardState, list[Any]]:
+        state = GuardState.initial(self.guard.config)
+        calls: dict[object, tuple[str, object]] = {}
+        sent: list[Any] = []
+        for item in items:
+            sent.append(item)
+            for event in _events(item, calls, self.denied):
+                state, reminders = self.guard.reducer(state, event)
+                sent.extend(reminder_message(reminder) for reminder in reminders)
+        return state, sent
+
+
+def _events(
+    item: object, calls: dict[object, tuple[str, object]], denied: Container[object]
+) -> list[Event]:
+    """The core events one input item stands for; remembers the function calls it sees."""
+    if not isinstance(item, Mapping):
+        return []
+    kind = item.get("type")
+    if kind == "function_call":
+        calls[item.get("call_id")] = (str(item.get("name")), item.get("arguments"))
+        return []
+    if kind == "function_call_output":
+        call = calls.get(item.get("call_id"))
+        if call is None:
+            return []
+        name, arguments = call
+        refused = item.get("call_id") in denied
+        parsed = arguments_from_text(arguments) if isinstance(arguments, str) else arguments
+        result = None if refused else item.get("output")
+        return [ToolCallFinished(AGENT, name, parsed, denied=refused, result=result)]
+    if item.get("role") == "user" and kind in (None, "message"):
+        return [] if _is_reminder(item.get("content")) else [PromptSubmitted(AGENT)]
+    return []
+
+
+def _is_reminder(content: object) -> bool:
+    """Whether a user message's content is a harness reminder rather than a user's words."""
+    if isinstance(content, list) and content and isinstance(content[0], Mapping):
+        content = content[0].get("text")
+    return isinstance(content, str) and content.startswith(_ENVELOPE)
