@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from repeat_guard_cli import main
+import repeat_guard_transcripts._registry as registry_module
+from repeat_guard_cli import build_parser, main
 
 FIXTURES = Path(__file__).parents[1] / "transcripts" / "fixtures"
 CLAUDE = FIXTURES / "claude-code" / "projects"
@@ -338,3 +339,27 @@ def test_a_bug_in_a_hook_command_is_left_to_the_hook_rules(
     monkeypatch.setitem(_SEPARATE, "hook", broken)
     with pytest.raises(KeyError):
         main(["hook", "codex", "--state=st.db"])  # argparse's way in
+
+
+class _Plain:
+    """A format of one's own: one module with a reader, one ``register`` line."""
+
+    name = "plain"
+    description = "one tool name a line"
+
+    def sniff(self, head: bytes) -> bool:
+        return False
+
+    def read(self, lines: object, file: str) -> list[object]:
+        return []
+
+
+def test_the_formats_offered_are_the_registrys(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(registry_module._READERS, "plain", _Plain())
+    assert build_parser().parse_args(["replay", "--from", "plain", "f"]).source_format == "plain"
+    status, out, _ = run(capsys, "replay", "--help")
+    assert status == 0
+    assert "  plain        one tool name a line\n" in out
+    assert "  claude-code  ~/.claude/projects/<project>/<session>.jsonl" in out

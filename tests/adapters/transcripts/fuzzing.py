@@ -371,6 +371,12 @@ def sample_window(draw: st.DrawFn, fmt: str, noise: int) -> list[bytes]:
     return window
 
 
+def _in_another_session(line: bytes) -> bytes:
+    """``line`` moved to another session (the same ids: a session copied into the file): its
+    ``sessionId`` renamed, and another put first."""
+    return line.replace(b'"sessionId"', b'"was"', 1).replace(b"{", b'{"sessionId": "copy", ', 1)
+
+
 @st.composite
 def document(draw: st.DrawFn, fmt: str) -> list[bytes]:
     steps: list[object] = []
@@ -467,6 +473,8 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
         lines = draw(st.lists(acp_line(noise), max_size=16))
     elif fmt in SAMPLES:
         lines = draw(sample_window(fmt, noise))
+        if fmt == "claude-code" and draw(st.booleans()):
+            lines += [_in_another_session(line) for line in lines]
     else:
         lines = draw(document(fmt))
     return fmt, draw(damaged(lines)) if noise else lines

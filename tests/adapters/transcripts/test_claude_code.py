@@ -154,6 +154,18 @@ def test_odd_records_are_diagnosed_or_ignored_and_reading_goes_on() -> None:
     assert summary(outcomes).tally.calls == 1
 
 
+def test_a_tool_use_id_repeated_in_another_session_of_the_file_counts_in_each() -> None:
+    # A session copied into another of the same file (the same ids under a new sessionId):
+    # each session replays its own calls, and a result pairs with its own session's call.
+    lines = [use("1"), result("1"), use("1", sessionId="t"), result("1", sessionId="t")]
+    outcomes = run_reader("claude-code", lines)
+    assert [(s.session, s.tally.calls) for s in summary(outcomes).sessions] == [("s", 1), ("t", 1)]
+    assert diagnostics(outcomes, "note") == []
+    # Within one session a repeated id is still one call (a duplicated line).
+    outcomes = run_reader("claude-code", [use("1"), use("1"), result("1"), result("1")])
+    assert summary(outcomes).tally.calls == 1
+
+
 def test_tokens_that_are_not_integers_are_dropped() -> None:
     block = {"type": "tool_use", "id": "2", "name": "Bash", "input": {}}
     usage = {"output_tokens": True}

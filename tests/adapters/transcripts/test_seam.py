@@ -311,7 +311,7 @@ def where(line: int, session: str = "s") -> Location:
 
 
 def test_open_calls_are_bounded_and_remember_finished_ids() -> None:
-    calls = OpenCalls()
+    calls: OpenCalls[str] = OpenCalls()
     pushed = [
         item
         for n in range(OPEN_CALLS + 2)

@@ -30,19 +30,9 @@ from ._streams import Streams
 if TYPE_CHECKING:
     from repeat_guard import GuardConfig
 
-# The formats ``replay --from`` names (the transcripts package's readers, named here so that
-# building the parser never imports them).
-FORMATS = ("acp", "claude-code", "codex", "swe-agent", "openhands")
-
 __all__ = ["build_parser", "main"]
 
 _REPLAY_EPILOG = f"""\
-formats (sniffed from the first bytes of each file unless --from names one):
-  acp          Agent Client Protocol traffic: JSON-RPC lines or {{"dir", "msg"}} records
-  claude-code  ~/.claude/projects/<project>/<session>.jsonl, subagents/agent-*.jsonl
-  codex        ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
-  swe-agent    SWE-agent .traj files
-  openhands    OpenHands trajectories (.json event lists, evaluation output.jsonl)
   A directory is walked for the files some format recognises; a folder in it that cannot
   be listed (unreadable) is reported, and the rest is still replayed. A gzip, bzip2 or xz
   file (told by its first bytes) is read decompressed.
@@ -113,6 +103,19 @@ exit status: 0 valid; 2 unreadable file or invalid configuration (the reason is 
 {CONFIG_HELP}"""
 
 
+def _replay_epilog() -> str:
+    """The replay's epilog: the formats, one line each, as the transcripts' registry lists
+    them, then the rest."""
+    from repeat_guard_transcripts import READERS  # noqa: PLC0415  # not for a hook process
+
+    width = max(map(len, READERS)) + 2
+    formats = "".join(
+        f"  {name:<{width}}{reader.description}\n" for name, reader in READERS.items()
+    )
+    head = "formats (sniffed from the first bytes of each file unless --from names one):\n"
+    return head + formats + _REPLAY_EPILOG
+
+
 def _add_config_file_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", metavar="FILE", help="JSON or TOML file with the configuration keys below"
@@ -143,13 +146,15 @@ def _subparser(
     )
 
 
-def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
+    from repeat_guard_transcripts import READERS  # noqa: PLC0415  # see _replay_epilog
+
     replay = _subparser(
         commands,
         "replay",
-        "Replay recorded agent transcripts (ACP, Claude Code, Codex, SWE-agent, OpenHands) "
-        "and report where the guard fires.",
-        _REPLAY_EPILOG,
+        "Replay recorded agent transcripts (in the formats below) and report where the guard "
+        "fires.",
+        epilog,
     )
     replay.add_argument(
         "files", nargs="+", metavar="FILE", help="transcript or directory; - reads stdin"
@@ -157,7 +162,7 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     replay.add_argument(
         "--from",
         dest="source_format",
-        choices=FORMATS,
+        choices=tuple(READERS),
         help="read every FILE as this format instead of sniffing it",
     )
     _add_format_argument(replay)
@@ -244,12 +249,13 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     if hooks_only:
         add_hook_commands(commands)
         return parser
-    _add_replay(commands)
+    epilog = _replay_epilog()
+    _add_replay(commands, epilog)
     demo = _subparser(
         commands,
         "demo",
         "Replay the looping transcript shipped with the package and print the report.",
-        _REPLAY_EPILOG,
+        epilog,
     )
     _add_format_argument(demo)
     _add_config_file_argument(demo)

@@ -57,14 +57,12 @@ from ._swe_agent import SweAgentReader
 from ._tallies import CHUNK_STEPS, SessionTallies
 from ._text import printable
 
-for _reader in (
-    AcpReader(),
-    ClaudeCodeReader(),
-    CodexReader(),
-    OpenHandsReader(),
-    SweAgentReader(),
-):
-    register(_reader)
+# Sniffing tries the readers in this order: a new format is its module and one line here.
+register(AcpReader())
+register(ClaudeCodeReader())
+register(CodexReader())
+register(OpenHandsReader())
+register(SweAgentReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""

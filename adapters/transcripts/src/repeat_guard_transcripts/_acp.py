@@ -566,6 +566,7 @@ class AcpReader:
     IDE's log with ``AcpTransport - IN|OUT:`` lines."""
 
     name: Final = "acp"
+    description: Final = 'Agent Client Protocol traffic: JSON-RPC lines or {"dir", "msg"} records'
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` (the file's first bytes) looks like ACP traffic: it opens with a

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Hashable, Iterator
 from typing import Final, Generic, NamedTuple, TypeVar
 
-from ._items import Location, Unfinished
+from ._items import Diagnostic, Item, Location, Unfinished
 
 __all__ = ["DONE_MARKS", "OPEN_CALLS", "OpenCall", "OpenCalls", "RecentMarks"]
 
@@ -68,17 +68,18 @@ class OpenCall(NamedTuple):
     input_tokens: int | None = None
 
 
-class OpenCalls:
-    """Calls by id, from the call's line to its result's."""
+class OpenCalls(Generic[_Key]):
+    """Calls by id, from the call's line to its result's (an id is a string, or a key of the
+    reader's own, such as a session and an id)."""
 
     def __init__(self) -> None:
-        self._open: dict[str, OpenCall] = {}
-        self._done: RecentMarks[str] = RecentMarks(DONE_MARKS)
+        self._open: dict[_Key, OpenCall] = {}
+        self._done: RecentMarks[_Key] = RecentMarks(DONE_MARKS)
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def add(self, ident: str, call: OpenCall) -> tuple[Unfinished, ...]:
+    def add(self, ident: _Key, call: OpenCall) -> tuple[Unfinished, ...]:
         """Hold ``call`` until its result; a known id is ignored. Returns the call pushed out
         when too many are open (a tuple, which a reader extends its items with)."""
         if ident in self._open or ident in self._done:
@@ -88,21 +89,36 @@ class OpenCalls:
             return (self._unfinished(next(iter(self._open))),)
         return ()
 
-    def finish(self, ident: str) -> OpenCall | None:
+    def finish(self, ident: _Key) -> OpenCall | None:
         """Take the call ``ident`` out, marked finished; ``None`` when it is not open."""
         call = self._open.pop(ident, None)
         if call is not None:
             self._mark(ident)
         return call
 
-    def charge(self, ident: str, tokens: int, input_tokens: int | None) -> None:
+    def finish_or_note(
+        self, key: _Key, items: list[Item], where: tuple[str, int], unknown: tuple[str, str]
+    ) -> OpenCall | None:
+        """``finish(key)``; when the call is neither open nor finished lately (a repeated
+        result is no news), add to ``items`` a note at ``where`` (file, line):
+        ``"<what> '<id>' that is not in this file"`` for ``unknown``, ``(what, id)``."""
+        call = self._open.pop(key, None)
+        if call is not None:
+            self._mark(key)
+        elif not self.is_finished(key):
+            what, ident = unknown
+            message = f"{what} {ident!r} that is not in this file"
+            items.append(Diagnostic(*where, message, "note"))
+        return call
+
+    def charge(self, ident: _Key, tokens: int, input_tokens: int | None) -> None:
         """Give the call ``ident`` its model step's output and input tokens, if it is still
         open."""
         call = self._open.get(ident)
         if call is not None:
             self._open[ident] = call._replace(tokens=tokens, input_tokens=input_tokens)
 
-    def is_finished(self, ident: str) -> bool:
+    def is_finished(self, ident: _Key) -> bool:
         """Whether ``ident`` finished recently (a repeated result is no news)."""
         return ident in self._done
 
@@ -116,11 +132,11 @@ class OpenCalls:
         for ident in list(self._open):
             yield self._unfinished(ident)
 
-    def _unfinished(self, ident: str) -> Unfinished:
+    def _unfinished(self, ident: _Key) -> Unfinished:
         call = self._open.pop(ident)
         self._mark(ident)
         return Unfinished(call.where, call.tool)
 
-    def _mark(self, ident: str) -> None:
+    def _mark(self, ident: _Key) -> None:
         # Only an open id is marked, and an open id is never in ``_done`` (``add`` refuses it).
         self._done.mark(ident)

@@ -13,13 +13,14 @@ Agents: the session's main agent is ``<sessionId>``; a subagent (``isSidechain``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import chain
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
-from ._lines import json_lines
+from ._reading import object_items, string
 from ._registry import head_objects
 
 __all__ = ["DENIAL_MARKERS", "ClaudeCodeReader"]
@@ -67,11 +68,6 @@ def _input_tokens(usage: Mapping[str, object]) -> int | None:
     return sum(known) if known else None
 
 
-def _string(record: Mapping[str, object], key: str) -> str | None:
-    value = record.get(key)
-    return value if isinstance(value, str) else None
-
-
 class _ClaudeFile:
     """The state of one file being read.
 
@@ -83,27 +79,18 @@ class _ClaudeFile:
         self.file = file
         self.line = 0
         self.sessions: set[str] = set()
-        self.calls = OpenCalls()
+        # By session and id: a session copied into another (the same ids) counts in each.
+        self.calls: OpenCalls[tuple[str, str]] = OpenCalls()
         # Per agent, the id of the last assistant message whose tokens a call was charged
         # with: Claude Code writes each block of a message on a line of its own, every line
         # with the message's whole usage, so parallel calls would otherwise charge it again.
         self.charged: dict[str, str] = {}
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        for decoded in json_lines(lines, self.file):
-            if isinstance(decoded, Diagnostic):
-                yield decoded
-                continue
-            self.line, record = decoded
-            if not isinstance(record, dict):
-                yield Diagnostic(self.file, self.line, "expected a JSON object")
-                continue
-            items = self._record(record)
-            if items:
-                yield from items
-        yield from self.calls.drop_all()
+        return chain(object_items(lines, self.file, self._record), self.calls.drop_all())
 
-    def _record(self, record: Mapping[str, object]) -> list[Item]:
+    def _record(self, line: int, record: Mapping[str, object]) -> list[Item]:
+        self.line = line
         session = record.get("sessionId")
         if not isinstance(session, str):
             return []
@@ -123,7 +110,7 @@ class _ClaudeFile:
 
     def _agent(self, record: Mapping[str, object], session: str) -> str:
         if record.get("isSidechain") is True:
-            return f"{session}/{_string(record, 'agentId') or 'sidechain'}"
+            return f"{session}/{string(record, 'agentId') or 'sidechain'}"
         return session
 
     def _assistant(
@@ -184,7 +171,7 @@ class _ClaudeFile:
             if message_id is not None and (tokens, input_tokens) != (None, None):
                 self.charged[agent] = message_id
             tokens = input_tokens = None  # the step's tokens go with its first call
-            items += self.calls.add(ident, call)
+            items += self.calls.add((session, ident), call)
 
     def _user(
         self, items: list[Item], record: Mapping[str, object], session: str, content: object
@@ -204,9 +191,9 @@ class _ClaudeFile:
                 Located(
                     Location(self.file, self.line, session),
                     PromptSubmitted(agent),
-                    turn=_string(record, "promptId"),
-                    timestamp=_string(record, "timestamp"),
-                    project=_string(record, "cwd"),
+                    turn=string(record, "promptId"),
+                    timestamp=string(record, "timestamp"),
+                    project=string(record, "cwd"),
                 )
             )
 
@@ -223,17 +210,9 @@ class _ClaudeFile:
                 Diagnostic(self.file, self.line, "tool_result without a string tool_use_id")
             )
             return
-        call = self.calls.finish(ident)
+        where, unknown = (self.file, self.line), ("tool_result for tool_use", ident)
+        call = self.calls.finish_or_note((session, ident), items, where, unknown)
         if call is None:
-            if not self.calls.is_finished(ident):
-                items.append(
-                    Diagnostic(
-                        self.file,
-                        self.line,
-                        f"tool_result for tool_use {ident!r} that is not in this file",
-                        "note",
-                    )
-                )
             return
         _, agent, tool, arguments, turn, tokens, called_at, project, input_tokens = call
         denied = block.get("is_error") is True and _is_denial(block, record)
@@ -261,6 +240,7 @@ class ClaudeCodeReader:
     """Reads Claude Code session transcripts (and their subagents' files)."""
 
     name: Final = "claude-code"
+    description: Final = "~/.claude/projects/<project>/<session>.jsonl, subagents/agent-*.jsonl"
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` starts like a Claude Code transcript."""

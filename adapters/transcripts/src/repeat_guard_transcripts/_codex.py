@@ -26,15 +26,16 @@ session is the ``session_meta`` id (the file's name until one is seen); it is on
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import chain
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
-from ._lines import json_lines, scan_json
+from ._lines import scan_json
+from ._reading import file_session, object_items, string
 from ._registry import head_objects
 
 __all__ = ["DENIAL_OUTPUTS", "INJECTED_PREFIXES", "CodexReader"]
@@ -59,11 +60,6 @@ _HEADER_END = "\nOutput:\n"
 _RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-
-
-def _string(record: Mapping[str, object], key: str) -> str | None:
-    value = record.get(key)
-    return value if isinstance(value, str) else None
 
 
 def _comparable_output(output: object) -> object:
@@ -143,45 +139,35 @@ class _CodexFile:
     def __init__(self, file: str) -> None:
         self.file = file
         self.line = 0
-        self.session = os.path.splitext(os.path.basename(file))[0] or file
+        self.session = file_session(file)
         self.seen = False
         self.project: str | None = None
         self.turn: str | None = None
         self.timestamp: str | None = None
-        self.calls = OpenCalls()
+        self.calls: OpenCalls[str] = OpenCalls()
         self.step: str | None = None  # the first call since the last token record or prompt
         self.usage_records = False
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        for decoded in json_lines(lines, self.file):
-            if isinstance(decoded, Diagnostic):
-                yield decoded
-                continue
-            self.line, record = decoded
-            if not isinstance(record, dict):
-                yield Diagnostic(self.file, self.line, "expected a JSON object")
-                continue
-            items = self._record(record)
-            if items:
-                yield from items
-        yield from self.calls.drop_all()
+        return chain(object_items(lines, self.file, self._record), self.calls.drop_all())
 
     def _where(self) -> Location:
         return Location(self.file, self.line, self.session)
 
-    def _record(self, record: Mapping[str, object]) -> list[Item]:
-        self.timestamp = _string(record, "timestamp")
+    def _record(self, line: int, record: Mapping[str, object]) -> list[Item]:
+        self.line = line
+        self.timestamp = string(record, "timestamp")
         kind = record.get("type")
         payload = record.get("payload")
         if not isinstance(payload, dict):
             payload = record  # an older rollout: the item itself
         if kind == "session_meta":
-            session = _string(payload, "id") or _string(payload, "session_id")
+            session = string(payload, "id") or string(payload, "session_id")
             self.session = session or self.session
-            self.project = _string(payload, "cwd") or self.project
+            self.project = string(payload, "cwd") or self.project
         elif kind == "turn_context":
-            self.turn = _string(payload, "turn_id") or self.turn
-            self.project = _string(payload, "cwd") or self.project
+            self.turn = string(payload, "turn_id") or self.turn
+            self.project = string(payload, "cwd") or self.project
         items: list[Item] = []
         if not self.seen:
             self.seen = True
@@ -239,8 +225,8 @@ class _CodexFile:
         items += self.calls.drop_agent(self.session)
 
     def _call(self, items: list[Item], payload: Mapping[str, object]) -> None:
-        ident = _string(payload, "call_id") or _string(payload, "id")
-        name = _string(payload, "name") or (
+        ident = string(payload, "call_id") or string(payload, "id")
+        name = string(payload, "name") or (
             "local_shell" if payload.get("type") == "local_shell_call" else None
         )
         if ident is None or name is None:
@@ -262,21 +248,13 @@ class _CodexFile:
         items += self.calls.add(ident, call)
 
     def _output(self, items: list[Item], payload: Mapping[str, object]) -> None:
-        ident = _string(payload, "call_id")
+        ident = string(payload, "call_id")
         if ident is None:
             items.append(Diagnostic(self.file, self.line, "a call output without a string call_id"))
             return
-        call = self.calls.finish(ident)
+        where, unknown = (self.file, self.line), ("output for call", ident)
+        call = self.calls.finish_or_note(ident, items, where, unknown)
         if call is None:
-            if not self.calls.is_finished(ident):
-                items.append(
-                    Diagnostic(
-                        self.file,
-                        self.line,
-                        f"output for call {ident!r} that is not in this file",
-                        "note",
-                    )
-                )
             return
         output = payload.get("output")
         denied = _text(output).startswith(DENIAL_OUTPUTS)
@@ -318,6 +296,7 @@ class CodexReader:
     """Reads Codex CLI rollouts."""
 
     name: Final = "codex"
+    description: Final = "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl"
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` starts like a Codex rollout (its first line may be cut short: a

@@ -21,6 +21,7 @@ from ._lines import LineFault, scan_json
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "Cursor",
     "Element",
     "cursor",
     "gather",
@@ -72,7 +73,7 @@ def gather(lines: Iterable[bytes], file: str) -> Iterator[Diagnostic | str]:
         yield Diagnostic(file, where, f"not UTF-8 ({error.reason} at byte {error.start})")
 
 
-class _Cursor:
+class Cursor:
     """A position in the text, and its line, advanced monotonically."""
 
     def __init__(self, text: str, file: str) -> None:
@@ -123,9 +124,10 @@ class _Cursor:
         return self.problem(self.position, f"expected {what}")
 
 
-def walk_array(cursor: _Cursor) -> Iterator[Element | Diagnostic]:
-    """Yield the elements of the array that opens at ``cursor`` (the caller has seen its
-    ``[`` there, after whitespace), each with its first line."""
+def walk_array(cursor: Cursor) -> Iterator[Element | Diagnostic]:
+    """Yield the elements of the array that opens at ``cursor``, after whitespace (the caller
+    has seen its ``[``), each with its first line."""
+    cursor.skip_space()
     cursor.move(cursor.position + 1)
     if cursor.skip_space() == "]":
         cursor.move(cursor.position + 1)
@@ -143,7 +145,7 @@ def walk_array(cursor: _Cursor) -> Iterator[Element | Diagnostic]:
             return
 
 
-def walk_object(cursor: _Cursor, key: str) -> Iterator[Element | Diagnostic]:
+def walk_object(cursor: Cursor, key: str) -> Iterator[Element | Diagnostic]:
     """Yield the elements of the array under ``key`` of the object at ``cursor`` (the other
     members are decoded and dropped), each with its first line."""
     opened = cursor.expect("{", "an object")
@@ -175,6 +177,6 @@ def line_of(text: str, element: Element, needle: str) -> int:
     return element.line if found < 0 else element.line + text.count("\n", element.start, found)
 
 
-def cursor(text: str, file: str) -> _Cursor:
+def cursor(text: str, file: str) -> Cursor:
     """A cursor at the start of ``text``."""
-    return _Cursor(text, file)
+    return Cursor(text, file)

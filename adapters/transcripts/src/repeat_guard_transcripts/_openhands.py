@@ -18,7 +18,6 @@ never end do not grow memory with the file.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Final
@@ -26,9 +25,10 @@ from typing import Final
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OPEN_CALLS, OpenCall, OpenCalls
-from ._document import cursor, gather, walk_array, walk_object
+from ._document import Cursor, Element, walk_array, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import json_lines
+from ._reading import document_items, file_session, string
 
 __all__ = ["NOT_CALLS", "OpenHandsReader"]
 
@@ -38,11 +38,6 @@ NOT_CALLS: Final = frozenset(
 """Agent actions that are not tool calls."""
 
 _ENDS_THE_RUN = frozenset({"finish", "reject"})
-
-
-def _string(record: Mapping[str, object], key: str) -> str | None:
-    value = record.get(key)
-    return value if isinstance(value, str) else None
 
 
 def _tool_call(metadata: Mapping[str, object]) -> tuple[str, object] | None:
@@ -91,11 +86,14 @@ class _Session:
         self.file = file
         self.session = session
         self.delegates: list[tuple[str, int]] = []
-        self.calls = OpenCalls()
+        self.calls: OpenCalls[str] = OpenCalls()
 
     @property
     def agent(self) -> str:
         return self.delegates[-1][0] if self.delegates else self.session
+
+    def element(self, text: str, element: Element) -> Iterator[Item]:
+        return self.event(element.line, element.value)
 
     def event(self, line: int, event: object) -> Iterator[Item]:
         if not isinstance(event, dict):
@@ -110,7 +108,7 @@ class _Session:
 
     def _action(self, where: Location, event: Mapping[str, object], action: str) -> Iterator[Item]:
         source = event.get("source")
-        timestamp = _string(event, "timestamp")
+        timestamp = string(event, "timestamp")
         if action == "message" and source == "user":
             yield from self.calls.drop_agent(self.agent)
             yield Located(where, PromptSubmitted(self.agent), timestamp=timestamp)
@@ -144,14 +142,14 @@ class _Session:
         denied = observation == "user_rejected"
         result = event.get("content")
         finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result)
-        yield Located(where, finished, timestamp=_string(event, "timestamp"))
+        yield Located(where, finished, timestamp=string(event, "timestamp"))
 
     def end(self) -> Iterator[Item]:
         yield from self.calls.drop_all()
 
 
-def _stem(file: str) -> str:
-    return os.path.splitext(os.path.basename(file))[0] or file
+def _history(cursor: Cursor) -> Iterator[Element | Diagnostic]:
+    return walk_object(cursor, "history")
 
 
 class _OpenHandsFile:
@@ -174,28 +172,13 @@ class _OpenHandsFile:
             yield from self._lines(rest)
 
     def _document(self, lines: Iterable[bytes], *, array: bool) -> Iterator[Item]:
-        text: str | None = None
-        for part in gather(lines, self.file):
-            if isinstance(part, Diagnostic):
-                yield part
-            else:
-                text = part
-        if text is None:
-            return
-        session = _Session(self.file, _stem(self.file))
-        yield SessionSeen(Location(self.file, 1, session.session))
-        walker = cursor(text, self.file)
-        walker.skip_space()
-        elements = walk_array(walker) if array else walk_object(walker, "history")
-        for element in elements:
-            if isinstance(element, Diagnostic):
-                yield element
-            else:
-                yield from session.event(element.line, element.value)
+        session = _Session(self.file, file_session(self.file))
+        elements = walk_array if array else _history
+        yield from document_items(lines, self.file, session.session, elements, session.element)
         yield from session.end()
 
     def _lines(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        stream = _Session(self.file, _stem(self.file))
+        stream = _Session(self.file, file_session(self.file))
         seen = False
         for decoded in json_lines(lines, self.file):
             if isinstance(decoded, Diagnostic):
@@ -227,6 +210,7 @@ class OpenHandsReader:
     """Reads OpenHands trajectories and evaluation output."""
 
     name: Final = "openhands"
+    description: Final = "OpenHands trajectories (.json event lists, evaluation output.jsonl)"
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` starts like an OpenHands trajectory or evaluation output."""

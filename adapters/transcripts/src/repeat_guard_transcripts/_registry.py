@@ -34,6 +34,12 @@ class Reader(Protocol):
         """The format's name, as ``--from`` takes it."""
         ...
 
+    @property
+    def description(self) -> str:
+        """Where files of the format are found, or what they hold, in one line of
+        ``replay --help``."""
+        ...
+
     def sniff(self, head: bytes) -> bool:
         """Whether ``head``, the first bytes of a file, is in this format."""
         ...
@@ -76,7 +82,8 @@ _READERS: dict[str, Reader] = {}
 
 
 def register(reader: Reader) -> Reader:
-    """Add ``reader`` to the registry under its name; sniffing tries readers in this order."""
+    """Add ``reader`` to the registry under its name; sniffing tries readers in this order,
+    and the command offers them (``replay --from``, its ``--help``) in it."""
     _READERS[reader.name] = reader
     return reader
 

@@ -10,14 +10,14 @@ is one session and one agent, named after the file.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from typing import Final
 
 from repeat_guard import ToolCallFinished
 
-from ._document import cursor, gather, line_of, walk_object
-from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
+from ._document import Cursor, Element, line_of, walk_object
+from ._items import Diagnostic, Item, Located, Location, Unfinished
+from ._reading import document_items, file_session
 
 __all__ = ["SweAgentReader", "split_action"]
 
@@ -32,30 +32,20 @@ def split_action(action: str) -> tuple[str, str]:
     return command, rest.strip()
 
 
+def _trajectory(cursor: Cursor) -> Iterator[Element | Diagnostic]:
+    return walk_object(cursor, "trajectory")
+
+
 class _SweFile:
     def __init__(self, file: str) -> None:
         self.file = file
-        self.session = os.path.splitext(os.path.basename(file))[0] or file
+        self.session = file_session(file)
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        text: str | None = None
-        for part in gather(lines, self.file):
-            if isinstance(part, Diagnostic):
-                yield part
-            else:
-                text = part
-        if text is None:
-            return
-        yield SessionSeen(Location(self.file, 1, self.session))
-        for element in walk_object(cursor(text, self.file), "trajectory"):
-            if isinstance(element, Diagnostic):
-                yield element
-            else:
-                yield from self._step(
-                    element.line, element.value, line_of(text, element, '"action"')
-                )
+        return document_items(lines, self.file, self.session, _trajectory, self._step)
 
-    def _step(self, line: int, step: object, action_line: int) -> Iterator[Item]:
+    def _step(self, text: str, element: Element) -> Iterator[Item]:
+        line, step = element.line, element.value
         if not isinstance(step, dict):
             yield Diagnostic(self.file, line, "a trajectory step that is not an object")
             return
@@ -63,7 +53,7 @@ class _SweFile:
         if not isinstance(action, str) or not action.strip():
             yield Diagnostic(self.file, line, "a trajectory step without an action")
             return
-        where = Location(self.file, action_line, self.session)
+        where = Location(self.file, line_of(text, element, '"action"'), self.session)
         tool, arguments = split_action(action)
         if "observation" not in step:
             yield Unfinished(where, tool)
@@ -76,6 +66,7 @@ class SweAgentReader:
     """Reads SWE-agent trajectories (``.traj``)."""
 
     name: Final = "swe-agent"
+    description: Final = "SWE-agent .traj files"
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` starts like a SWE-agent trajectory."""

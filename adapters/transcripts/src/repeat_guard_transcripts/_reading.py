@@ -1,0 +1,78 @@
+"""What every reader shares: the loop over a JSON Lines file's records, the loop over a whole
+document's elements, a record's string fields, and the session a file's name gives.
+
+A new format is a module with a ``Reader`` (a ``name``, a one-line ``description``, ``sniff``
+and ``read``) and one ``register`` line in the package's ``__init__``; its ``read`` is built
+from these helpers and from ``OpenCalls`` (a call held by id until its result).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from ._document import Cursor, Element, cursor, gather
+from ._items import Diagnostic, Item, Location, SessionSeen
+from ._lines import json_lines
+
+__all__ = ["document_items", "file_session", "object_items", "string"]
+
+
+def string(record: Mapping[str, object], key: str) -> str | None:
+    """``record[key]`` when it is a string, else ``None``."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def file_session(file: str) -> str:
+    """The session a file stands for when its records do not name one: its name less the
+    extension (``run-7.traj`` is ``run-7``), or the whole path when that leaves nothing."""
+    return os.path.splitext(os.path.basename(file))[0] or file
+
+
+def object_items(
+    lines: Iterable[bytes],
+    file: str,
+    on_object: Callable[[int, dict[str, object]], list[Item]],
+) -> Iterator[Item]:
+    """The items of a JSON Lines file whose every line is one object: ``on_object(line,
+    record)`` gives each record's items; a bad line or a value that is not an object gives a
+    diagnostic, and the next line is read."""
+    for decoded in json_lines(lines, file):
+        if isinstance(decoded, Diagnostic):
+            yield decoded
+            continue
+        line, record = decoded
+        if not isinstance(record, dict):
+            yield Diagnostic(file, line, "expected a JSON object")
+            continue
+        items = on_object(line, record)
+        if items:
+            yield from items
+
+
+def document_items(
+    lines: Iterable[bytes],
+    file: str,
+    session: str,
+    elements: Callable[[Cursor], Iterator[Element | Diagnostic]],
+    on_element: Callable[[str, Element], Iterable[Item]],
+) -> Iterator[Item]:
+    """The items of a file that is one JSON document: the lines are gathered (a line that
+    cannot be read, a document too long or not UTF-8 gives its diagnostic and nothing else),
+    ``session`` is seen at line 1, and ``on_element(text, element)`` gives the items of each
+    element ``elements`` walks to (a document that breaks off ends with a diagnostic)."""
+    text: str | None = None
+    for part in gather(lines, file):
+        if isinstance(part, Diagnostic):
+            yield part
+        else:
+            text = part
+    if text is None:
+        return
+    yield SessionSeen(Location(file, 1, session))
+    for element in elements(cursor(text, file)):
+        if isinstance(element, Diagnostic):
+            yield element
+        else:
+            yield from on_element(text, element)
