@@ -170,20 +170,48 @@ _SETTINGS = st.dictionaries(_TEXT.filter(lambda key: key != "hooks"), _JSON, max
 )
 
 
+# How a settings file is written: indent (none: one line), separators, line ending, a BOM, a
+# final newline. Install then uninstall must give back every byte.
+_LAYOUT = st.tuples(
+    st.sampled_from([None, 2, 4, "\t"]),
+    st.sampled_from([(", ", ": "), (",", ":"), (",", " : ")]),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from(["", "\n", "\r\n", "\n\n"]),
+)
+
+
+def _written(
+    settings_file: dict[str, object],
+    escaped: bool,
+    layout: tuple[int | str | None, tuple[str, str], bool, bool, str],
+) -> str:
+    indent, separators, crlf, bom, end = layout
+    if indent is not None:
+        separators = (",", separators[1])
+    text = json.dumps(settings_file, ensure_ascii=escaped, indent=indent, separators=separators)
+    if not escaped and re.search("[\ud800-\udfff]", text):  # UTF-8 cannot hold it unescaped
+        text = json.dumps(settings_file, indent=indent, separators=separators)
+    text = text.replace("\n", "\r\n") if crlf else text
+    return ("\ufeff" if bom else "") + text + end
+
+
 @fuzz_settings(EXAMPLES)
-@given(_SETTINGS, st.sampled_from(list(DIALECTS.values())), st.booleans(), st.booleans())
-def test_any_settings_file_gets_our_entries_and_gives_them_back(
-    settings_file: dict[str, object], dialect: Dialect, escaped: bool, results: bool
+@given(_SETTINGS, st.sampled_from(list(DIALECTS.values())), st.booleans(), st.booleans(), _LAYOUT)
+def test_any_settings_file_gets_our_entries_and_gives_back_every_byte(
+    settings_file: dict[str, object],
+    dialect: Dialect,
+    escaped: bool,
+    results: bool,
+    layout: tuple[int | str | None, tuple[str, str], bool, bool, str],
 ) -> None:
     command = hook_command(["/opt/repeat-guard"], dialect)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "settings.json"
-        text = json.dumps(settings_file, ensure_ascii=escaped)
-        if not escaped and re.search("[\ud800-\udfff]", text):
-            text = json.dumps(settings_file)  # UTF-8 cannot hold a lone surrogate unescaped
-        path.write_text(text, "utf-8")
+        text = _written(settings_file, escaped, layout)
+        path.write_bytes(text.encode("utf-8"))
         install(str(path), dialect, command, results=results)
-        installed = json.loads(path.read_bytes().decode("utf-8"))
+        installed = json.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))
         assert {key: value for key, value in installed.items() if key != "hooks"} == {
             key: value for key, value in settings_file.items() if key != "hooks"
         }
@@ -196,13 +224,15 @@ def test_any_settings_file_gets_our_entries_and_gives_them_back(
             assert groups[-1]["hooks"][0]["command"] == command
             assert ("matcher" in groups[-1]) == with_matcher
         uninstall(str(path), dialect)
-        assert json.loads(path.read_bytes().decode("utf-8")) == settings_file  # never removed
+        assert path.read_bytes() == text.encode("utf-8")  # never removed, nor changed
 
 
 @fuzz_settings(EXAMPLES)
 @given(
     st.binary(max_size=64)
-    | _SETTINGS.map(lambda found: json.dumps(found, ensure_ascii=False).encode("utf-8", "replace"))
+    | st.builds(_written, _SETTINGS, st.booleans(), _LAYOUT).map(
+        lambda text: text.encode("utf-8", "replace")
+    )
     | st.lists(
         st.sampled_from(['{"', "[", "]", "{", "}", '"hooks"', ":", ",", "1", '"\\ud800"'])
     ).map(lambda parts: "".join(parts).encode())
@@ -217,7 +247,9 @@ def test_any_bytes_are_installed_into_or_refused_untouched(content: bytes) -> No
         except InstallError:
             assert path.read_bytes() == content
             return
-        assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
+        installed = path.read_bytes().decode("utf-8").removeprefix("\ufeff")
+        assert isinstance(json.loads(installed), dict)
         uninstall(str(path), CLAUDE_CODE)
-        if path.exists():
-            assert isinstance(json.loads(path.read_bytes().decode("utf-8")), dict)
+        assert isinstance(
+            json.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff")), dict
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import stat
@@ -229,7 +230,10 @@ def test_dry_run_changes_nothing(tmp_path: Path) -> None:
     text = path.read_text()
     change = install(str(path), CLAUDE_CODE, COMMAND, dry_run=True)
     assert path.read_text() == text
-    assert f'+            "command": "{COMMAND}",' in change.diff().replace("\\'", "'")
+    # Written with the file's own indent, four spaces, and nothing of the file taken out.
+    diff = change.diff()
+    assert f'+{" " * 24}"command": "{COMMAND}",' in diff.replace("\\'", "'")
+    assert [line for line in diff.splitlines()[2:] if line.startswith("-")] == []
 
 
 def test_a_symlinked_settings_file_is_written_through(tmp_path: Path) -> None:
@@ -351,3 +355,136 @@ def test_a_settings_file_that_became_a_directory_is_not_replaced(tmp_path: Path)
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'install_everything'"):
         _ = repeat_guard_hooks.install_everything
+
+
+# Settings files as people write them: install changes only what it adds, and uninstall after
+# install gives back every byte.
+_WRITTEN = {
+    "two spaces": '{\n  "model": "opus",\n  "permissions": {"allow": ["Bash(ls)"]}\n}\n',
+    "four spaces": '{\n    "model": "opus",\n    "cleanupPeriodDays": 30\n}\n',
+    "tabs": '{\n\t"model": "opus",\n\t"env": {\n\t\t"A": "1"\n\t}\n}',
+    "one line": '{"model":"opus","env":{"A":"1"}}',
+    "one line, spaced": '{"model": "opus", "env": {"A": "1"}}\n',
+    "CRLF": '{\r\n  "model": "opus",\r\n  "env": {\r\n    "A": "1"\r\n  }\r\n}\r\n',
+    "escapes": (
+        '{\n  "name": "caf\\u00e9",\n  "url": "https:\\/\\/x.test\\/a",\n  "q": "\\"\\t"\n}\n'
+    ),
+    "numbers": '{\n  "ratio": 1.50,\n  "big": 1E5,\n  "neg": -0.0,\n  "exp": 2.5e-3\n}\n',
+    "raw UTF-8": '{\n  "name": "café ☕",\n  "n": 1\n}\n',
+    "byte-order mark": '\ufeff{\n  "model": "opus"\n}\n',
+    "empty object": "{}",
+    "empty object and newline": "{}\n",
+    "no final newline": '{\n  "model": "opus"\n}',
+    "space before colon": '{\n  "model" : "opus"\n}\n',
+    "blank lines around": '\n\n{\n  "model": "opus"\n}\n\n',
+    "same events, multi-line": (
+        '{\n  "hooks": {\n    "PreToolUse": [\n      {\n        "matcher": "Bash",\n'
+        '        "hooks": [{"type": "command", "command": "echo mine"}]\n      }\n    ],\n'
+        '    "Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]\n  },\n'
+        '  "model": "opus"\n}\n'
+    ),
+    "same events, one line": (
+        '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": '
+        '[{"type": "command", "command": "echo mine"}]}], "Stop": []}}'
+    ),
+    "same events, CRLF and tabs": (
+        '{\r\n\t"hooks": {\r\n\t\t"UserPromptSubmit": [\r\n\t\t\t{\r\n\t\t\t\t"hooks": [\r\n'
+        '\t\t\t\t\t{"type": "command", "command": "echo mine"}\r\n\t\t\t\t]\r\n\t\t\t}\r\n'
+        "\t\t]\r\n\t}\r\n}\r\n"
+    ),
+}
+
+
+def _lost_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """The lines of ``before`` that ``after`` does not have as they were, each beside the line
+    that replaced it."""
+    matcher = difflib.SequenceMatcher(
+        None, before.splitlines(keepends=True), after.splitlines(keepends=True), autojunk=False
+    )
+    lost = []
+    for tag, old_start, old_end, new_start, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            for offset, line in enumerate(before.splitlines(keepends=True)[old_start:old_end]):
+                lost.append((line, after.splitlines(keepends=True)[new_start + offset]))
+    return lost
+
+
+@pytest.mark.parametrize("text", list(_WRITTEN.values()), ids=list(_WRITTEN))
+@pytest.mark.parametrize("dialect", [CLAUDE_CODE, CODEX], ids=["claude-code", "codex"])
+def test_install_and_uninstall_keep_every_byte_as_written(
+    tmp_path: Path, text: str, dialect: Dialect
+) -> None:
+    path = tmp_path / "settings.json"
+    path.write_bytes(text.encode("utf-8"))
+    original = json.loads(text.removeprefix("\ufeff"))
+    command = hook_command(["/opt/rg/bin/repeat-guard"], dialect)
+    install(str(path), dialect, command, results=True)
+    installed = path.read_bytes().decode("utf-8")
+    assert installed.startswith("\ufeff") == text.startswith("\ufeff")  # a BOM is kept
+    value = json.loads(installed.removeprefix("\ufeff"))
+    assert {key: item for key, item in value.items() if key != "hooks"} == {
+        key: item for key, item in original.items() if key != "hooks"
+    }
+    if "\n" in text.strip():
+        # Every line stays as it was but one, which gains the comma before what follows it.
+        lost = _lost_lines(text, installed)
+        assert len(lost) <= 1
+        for line, replaced in lost:
+            assert replaced == line.rstrip("\r\n") + "," + line[len(line.rstrip("\r\n")) :]
+        newline = "\r\n" if "\r\n" in text else "\n"
+        assert installed.count("\n") == installed.count(newline)  # the file's line ending
+    elif original:  # a file on one line stays on one line
+        assert installed.strip().count("\n") == 0
+    else:  # an empty object tells nothing: two spaces
+        assert installed.startswith('{\n  "hooks": {\n    "PreToolUse": [\n      {\n')
+    uninstall(str(path), dialect)
+    assert path.read_bytes() == text.encode("utf-8")
+
+
+def test_a_moved_executable_changes_only_the_commands(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    _write(path, EXISTING)
+    install(str(path), CLAUDE_CODE, COMMAND)
+    installed = path.read_text()
+    moved = hook_command(["/new/repeat-guard"], CLAUDE_CODE)
+    change = install(str(path), CLAUDE_CODE, moved)
+    lost = _lost_lines(installed, change.after or "")
+    assert len(lost) == len(installed_events(CLAUDE_CODE))
+    assert all(line.replace(COMMAND, moved) == replaced for line, replaced in lost)
+
+
+def test_uninstall_after_install_over_our_old_entries_is_uninstall(tmp_path: Path) -> None:
+    # Our entry beside the user's in one group, and one of its own: install replaces them by
+    # its groups at the end, and uninstall leaves what uninstalling them alone leaves.
+    old = hook_command(["/old/repeat-guard"], CLAUDE_CODE)
+    path = tmp_path / "settings.json"
+    mine, ours = '{"type": "command", "command": "echo mine"}', f'{{"command": "{old}"}}'
+    text = (
+        '{\n    "hooks": {\n        "PreToolUse": [\n            {"matcher": "Bash", "hooks": '
+        f"[{mine}, {ours}]}},\n"
+        f'            {{"hooks": [{ours}]}}\n        ]\n    }}\n}}\n'
+    )
+    path.write_text(text)
+    expected = uninstall(str(path), CLAUDE_CODE, dry_run=True).after
+    assert expected == (
+        '{\n    "hooks": {\n        "PreToolUse": [\n            {"matcher": "Bash", "hooks": '
+        '[{"type": "command", "command": "echo mine"}]}\n        ]\n    }\n}\n'
+    )
+    install(str(path), CLAUDE_CODE, COMMAND)
+    uninstall(str(path), CLAUDE_CODE)
+    assert path.read_text() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ('{"model": "opus"}', "\"'/opt/caf\\u00e9/repeat-guard' hook claude-code\""),
+        ('{"model": "café"}', "\"'/opt/café/repeat-guard' hook claude-code\""),
+    ],
+    ids=["ASCII file", "UTF-8 file"],
+)
+def test_a_file_in_ascii_stays_ascii(tmp_path: Path, text: str, written: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(text, "utf-8")
+    install(str(path), CLAUDE_CODE, hook_command(["/opt/café/repeat-guard"], CLAUDE_CODE))
+    assert written in path.read_text("utf-8")

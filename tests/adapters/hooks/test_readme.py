@@ -17,4 +17,4 @@ def test_readme_starts_with_the_mapping_table() -> None:
 
 
 def test_readme_example_runs() -> None:
-    assert len(run_blocks(README)) == 1
+    assert len(run_blocks(README)) == 2  # the hook call, and splicing a settings file

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         plan_uninstall,
         scopes,
         settings_path,
+        splice_json,
         uninstall,
     )
     from ._run import (
@@ -141,6 +142,7 @@ __all__ = [
     "scopes",
     "set_aside",
     "settings_path",
+    "splice_json",
     "step_agent",
     "termination_raises",
     "uninstall",
@@ -187,6 +189,7 @@ _HOMES = {
     "plan_uninstall": "._install",
     "scopes": "._install",
     "settings_path": "._install",
+    "splice_json": "._install",
     "uninstall": "._install",
     "CONFIG_FILE_NAME": "._run",
     "LOG_LIMIT": "._run",

@@ -13,6 +13,14 @@ updates our command when the executable moved), and ``uninstall`` removes exactl
 then the lists and the ``hooks`` table it left empty; the file stays, even when it is left an
 empty object.
 
+The file keeps every byte but those of the entries we add or take out (``splice_json``, which
+any installer of a JSON settings file uses the same way: read the value, change it, splice it
+back): its indent, line endings, escapes, numbers, key order, a byte-order mark and whether it
+ends in a newline; what we add is written in the file's own layout. So ``uninstall`` after
+``install`` gives back the original bytes, but for an empty ``hooks`` table or event list the
+install filled, which goes with our entries (it cannot be told from one install created), and
+a file that was absent or empty, which stays as ``{}``.
+
 Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
 to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
 target. A path that exists and is not a regular file, or
@@ -32,6 +40,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._dialects import Dialect
+from ._json_text import splice_json
 from ._text import escape_lone_surrogates
 
 __all__ = [
@@ -47,6 +56,7 @@ __all__ = [
     "plan_uninstall",
     "scopes",
     "settings_path",
+    "splice_json",
     "uninstall",
 ]
 
@@ -153,9 +163,11 @@ def _read(path: str) -> tuple[str | None, dict[str, object]]:
         raise InstallError(
             f"{path} is not UTF-8 text (at byte offset {error.start}); refusing to change it"
         ) from None
-    if not text.strip():
+    # A byte-order mark is kept, as every byte outside our entries is (``splice_json``).
+    body = text.removeprefix("\ufeff")
+    if not body.strip(" \t\n\r"):  # JSON's whitespace, as ``splice_json`` skips it
         return text, {}
-    settings = _parse(path, text)
+    settings = _parse(path, body)
     if not isinstance(settings, dict):
         raise InstallError(f"{path} does not hold a JSON object; refusing to change it")
     return text, settings
@@ -323,9 +335,11 @@ def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
 def _change(
     path: str, before: str | None, original: str, settings: Mapping[str, object]
 ) -> SettingsChange:
-    # An unchanged document keeps its own text (indentation, key order), byte for byte.
-    after = _render(settings)
-    return SettingsChange(path, before, before if after == original else after)
+    # An unchanged document keeps its own text; a changed one, every byte but those of the
+    # values that changed: the file's indent, escapes and numbers, the lines nobody touched.
+    if _render(settings) == original:
+        return SettingsChange(path, before, before)
+    return SettingsChange(path, before, splice_json(before, settings))
 
 
 def apply_change(change: SettingsChange) -> None:
