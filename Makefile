@@ -49,8 +49,42 @@ typecheck: .venv/.synced ## mypy --strict over sources, tests and benchmarks
 	$(RUN) mypy
 
 .PHONY: test
-test: lint typecheck ## Lint, typecheck, and run every test with coverage (100% on the core)
+test: lint typecheck js-test ## Lint, typecheck, and run every test with coverage (100% on the core)
 	$(RUN) pytest -m "not e2e" --cov --cov-report=term-missing --cov-fail-under=100
+
+# The npm package for pi, opencode and OpenClaw (adapters/js): TypeScript, strict, built with
+# the pinned compiler npm installs under .tools/js (ignored); its tests use Node's own runner.
+TYPESCRIPT_VERSION := 5.9.3
+NODE_TYPES_VERSION := 20.19.25
+JS_STAMP := $(TOOLS)/js/.installed-$(TYPESCRIPT_VERSION)-$(NODE_TYPES_VERSION)
+JS_SOURCES := $(wildcard adapters/js/src/*.ts adapters/js/test/*.ts) adapters/js/tsconfig.json
+
+$(JS_STAMP):
+	mkdir -p $(TOOLS)/js
+	npm install --prefix $(TOOLS)/js --no-audit --no-fund --loglevel=error \
+		typescript@$(TYPESCRIPT_VERSION) @types/node@$(NODE_TYPES_VERSION)
+	@touch $@
+
+adapters/js/dist/.built: $(JS_STAMP) $(JS_SOURCES)
+	$(TOOLS)/js/node_modules/.bin/tsc -p adapters/js --typeRoots $(TOOLS)/js/node_modules/@types
+	@touch $@
+
+.PHONY: js
+js: adapters/js/dist/.built ## Build the npm package for pi, opencode and OpenClaw (tsc, strict)
+
+.PHONY: js-test
+js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node --test), on the real sidecar
+	node --test adapters/js/dist/test/*.test.js
+
+# The JavaScript hosts the package's end-to-end tests run, pinned (the newest on 2026-12-05).
+PI_VERSION := 0.73.1
+JS_HOSTS_STAMP := $(TOOLS)/jshosts/.installed-$(PI_VERSION)
+
+$(JS_HOSTS_STAMP):
+	mkdir -p $(TOOLS)/jshosts
+	npm install --prefix $(TOOLS)/jshosts --no-audit --no-fund --loglevel=error \
+		@mariozechner/pi-coding-agent@$(PI_VERSION)
+	@touch $@
 
 # The agents the hook tests run, pinned; npm installs them under .tools/npm (ignored).
 CLAUDE_CODE_VERSION := 2.1.197
@@ -64,7 +98,7 @@ $(NPM_STAMP):
 	@touch $@
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMP) ## Tests against real parts: Claude Code and Codex (npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) adapters/js/dist/.built ## Tests against real parts: Claude Code, Codex and pi (npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(RUN) pytest -m e2e -p no:cacheprovider
 

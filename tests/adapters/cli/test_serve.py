@@ -349,3 +349,14 @@ def test_main_serve_with_a_state_finds_the_project_config(
         assert status == 0
         got = [json.loads(line) for line in output.getvalue().splitlines()]
         assert [a["admit"] for a in got] == expected
+
+
+def test_main_serve_with_a_bare_state_uses_the_hook_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("REPEAT_GUARD_STATE", str(tmp_path / "hooks.sqlite3"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(ATTEMPT)))
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(io.BytesIO()))
+    assert main(["serve", "--state"]) == 0
+    assert (tmp_path / "hooks.sqlite3").is_file()

@@ -84,8 +84,10 @@ answers:
   {{"error": "line N: what was wrong"}}  for a line that is not an event (invalid JSON, not
       UTF-8, blank, unknown type, missing, unknown or ill-typed fields); serving goes on.
 
-state: in memory, or with --state PATH in the hook's SQLite store (one transaction per line,
-  each agent stored as its own session), so a chain outlives the sidecar; without --config
+state: in memory, or with --state [PATH] in the hook's SQLite store (without PATH, where a
+  hook keeps it: $REPEAT_GUARD_STATE, else $XDG_STATE_HOME/repeat-guard/state.sqlite3), one
+  transaction per line, each agent stored as its own session, so a chain outlives the
+  sidecar; without --config
   the configuration is then the nearest .repeat-guard.toml from the working directory, as a
   hook finds it. A store that cannot be used answers the line with an error; a corrupt one is
   set aside.
@@ -268,7 +270,10 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     served.add_argument(
         "--state",
         metavar="PATH",
-        help="keep the agents' chains in this SQLite file (the hook's store), not in memory",
+        nargs="?",
+        const="",
+        help="keep the agents' chains in this SQLite file (the hook's store; without PATH, "
+        "the hook's default), not in memory",
     )
     add_override_arguments(served)
     check = _subparser(
@@ -304,12 +309,16 @@ def _serve(args: argparse.Namespace) -> int:
         config = build_config(path, args)
         state = None
     else:
-        from repeat_guard_hooks import find_config_file  # noqa: PLC0415  # with a store only
+        from repeat_guard_hooks import (  # noqa: PLC0415  # with a store only
+            find_config_file,
+            resolve_state,
+        )
 
         if path is None:
             path = find_config_file(os.getcwd())
         config = build_config(path, args)
-        state = StoredState(args.state, config)
+        home = os.path.expanduser("~")
+        state = StoredState(resolve_state(args.state or None, os.environ, home), config)
     if sys.stdin is None:
         raise UsageError("cannot read <stdin>: it is closed")
     try:

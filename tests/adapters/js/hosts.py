@@ -1,0 +1,72 @@
+"""Running the real JavaScript hosts offline with the npm package's plugins, against a stand-in.
+
+``make e2e`` installs the pinned hosts into ``.tools/jshosts`` and builds the package into
+``adapters/js/dist``. Each run gets a temporary ``HOME``, a project directory and its own state
+file; the plugin starts the real ``repeat-guard serve`` from ``PATH`` (this venv's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..hooks.agents import REPEAT_GUARD, Sandbox, blocks
+
+ROOT = Path(__file__).resolve().parents[3]
+HOSTS_BIN = ROOT / ".tools" / "jshosts" / "node_modules" / ".bin"
+BUILT = ROOT / "adapters" / "js" / "dist" / "src"
+TIMEOUT = 300
+
+__all__ = [
+    "BUILT",
+    "HOSTS_BIN",
+    "ROOT",
+    "TIMEOUT",
+    "host_env",
+    "kill_sidecars",
+    "results_since_prompt",
+    "texts",
+]
+
+
+def host_env(sandbox: Sandbox, **extra: str) -> dict[str, str]:
+    """The sandbox's environment, with this venv's ``repeat-guard`` first on ``PATH``."""
+    env = sandbox.env(**extra)
+    env["PATH"] = f"{REPEAT_GUARD.parent}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def texts(message: Mapping[str, Any]) -> list[str]:
+    """The text blocks of a Messages API message."""
+    return [str(b["text"]) for b in blocks(message) if b.get("type") == "text"]
+
+
+def results_since_prompt(request: Mapping[str, Any]) -> int:
+    """How many tool results the conversation holds since the user's last prompt."""
+    count = 0
+    for message in request["messages"]:
+        kinds = {b.get("type") for b in blocks(message)}
+        reminder = any("<system-reminder>" in t for t in texts(message))
+        if message.get("role") == "user" and "tool_result" not in kinds and not reminder:
+            count = 0  # a prompt
+        count += sum(1 for b in blocks(message) if b.get("type") == "tool_result")
+    return count
+
+
+def kill_sidecars(state: Path) -> int:
+    """Kill every ``repeat-guard serve`` using the store ``state``; return how many."""
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if b"serve" in command and f"REPEAT_GUARD_STATE={state}".encode() in environ:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+    return killed
