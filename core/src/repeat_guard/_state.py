@@ -46,7 +46,7 @@ from typing import NamedTuple, assert_never
 
 from pyrsistent import PMap, PVector, pmap, pvector
 
-from ._canonical import KEY_TEXT_LIMIT, argument_key, canonical_arguments
+from ._canonical import argument_key, canonical_arguments
 from ._config import GuardConfig
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._policies import ADMIT, EMPTY, Admit, Deny, Memory, cycle_of, memory_fits, spend
@@ -116,14 +116,14 @@ class GuardState:
     every later one comes from ``reduce``.
     """
 
-    # One slot, set once: see Parts. A state is built on every call, and one slot costs less
-    # to set than one per part.
-    _parts: Parts
+    _parts: Parts  # one slot, set once: see Parts
 
     def __init__(self, config: GuardConfig | None = None) -> None:
         """The state with no chains for ``config`` (the default config if omitted)."""
         config = GuardConfig() if config is None else config
-        _set_parts(self, (config, _NO_CHAINS, _NO_CHAINS, _NO_SHARDS, 0, _NO_MEMORY))
+        object.__setattr__(
+            self, "_parts", (config, _NO_CHAINS, _NO_CHAINS, _NO_SHARDS, 0, _NO_MEMORY)
+        )
 
     @classmethod
     def initial(cls, config: GuardConfig | None = None) -> GuardState:
@@ -169,19 +169,12 @@ class GuardState:
     @property
     def chains(self) -> PMap[str, Chain]:
         """Every agent's chain, keyed by agent id."""
-        return pmap({agent: _as_chain(stored) for agent, stored in self._merged().items()})
+        return pmap({agent: Chain._make(stored) for agent, stored in self._merged().items()})
 
     def chain(self, agent: str) -> Chain | None:
         """Return ``agent``'s chain, or ``None`` when it has none."""
-        recent, middle, shards = self._parts[1:4]
-        stored = recent.get(agent)
-        if stored is None:
-            stored = middle.get(agent)
-            if stored is None:
-                stored = _shard_of(shards, agent).get(agent)
-                if stored is None:
-                    return None
-        return _as_chain(stored)
+        stored = self._stored(agent)
+        return None if stored is None else Chain._make(stored)
 
     def __len__(self) -> int:
         """The number of agents holding a chain."""
@@ -211,6 +204,16 @@ class GuardState:
         memories = self.memories
         memory = f", memories={dict(memories)!r}" if memories else ""
         return f"GuardState(config={self.config!r}, chains={dict(self.chains)!r}{memory})"
+
+    def _stored(self, agent: str) -> Stored | None:
+        """``agent``'s stored chain, from the topmost layer holding one."""
+        recent, middle, shards = self._parts[1:4]
+        stored = recent.get(agent)
+        if stored is None:
+            stored = middle.get(agent)
+            if stored is None:
+                stored = _shard_of(shards, agent).get(agent)
+        return stored
 
     def _merged(self) -> dict[str, Stored]:
         """Every agent's stored chain in one new dict."""
@@ -321,16 +324,8 @@ def _stored(chain: Iterable[object]) -> Stored:
     return (tool, key, repeats)  # type: ignore[return-value]  # a Chain's fields
 
 
-def _as_chain(stored: Stored) -> Chain:
-    """``Chain(*stored)``, without the named tuple's ``__new__`` in between."""
-    chain: Chain = _tuple_new(Chain, stored)
-    return chain
-
-
-_tuple_new: Callable[[type[Chain], Stored], Chain] = tuple.__new__
-
 # A state is built on every call: setting its slot directly skips the frozen dataclass's
-# __setattr__, which refuses, and an __init__, which costs more than a call's bookkeeping.
+# __setattr__, which refuses (see the README's Performance).
 _object_new = object.__new__
 _set_parts: Callable[[GuardState, object], None] = vars(GuardState)["_parts"].__set__
 
@@ -341,6 +336,14 @@ def _new_state(parts: Parts) -> GuardState:
     return state
 
 
+def _count(previous: Stored | None, tool: str, key: str) -> int:
+    """The same-call rule: a tracked call with the chain's (tool, key) is one more in a row;
+    any other starts a new chain at 1."""
+    if previous is not None and previous[0] == tool and previous[1] == key:
+        return previous[2] + 1
+    return 1
+
+
 def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
     """Apply ``event`` to ``state``.
 
@@ -348,36 +351,6 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
     default config; with the opt-in policies, the chain's, then a cycle's, then a budget's.
     Never raises for well-typed events and never mutates its inputs.
     """
-    config, recent, middle, shards, stored, memories = state._parts
-    if type(event) is not ToolCallFinished or event.agent is None or not config._plain:
-        return _on_event(state, event)
-    # The default config's call, written out: it runs for every call a harness makes. It is
-    # the path of _on_call below, with the chain looked up and written in place.
-    agent, tool = event.agent, event.tool
-    arguments = canonical_arguments(event.arguments)
-    key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
-    previous = recent.get(agent)
-    if previous is None:
-        previous = middle.get(agent)
-        if previous is None:
-            previous = _shard_of(shards, agent).get(agent)
-        if len(recent) >= _RECENT_SLOTS:
-            middle, shards, stored = _spilled(recent, middle, shards, stored)
-            recent = _NO_CHAINS
-    if previous is not None and previous[1] == key and previous[0] == tool:
-        count = previous[2] + 1
-    else:
-        count = 1
-    fresh = recent.copy()
-    fresh[agent] = (tool, key, count)
-    after: GuardState = _object_new(GuardState)
-    _set_parts(after, (config, fresh, middle, shards, stored, memories))
-    if count not in config.thresholds:
-        return after, ()
-    return after, _chain_reminders(config, agent, tool, arguments, count)
-
-
-def _on_event(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
     match event:
         case ToolCallFinished():
             return _on_call(state, event)
@@ -390,25 +363,18 @@ def _on_event(state: GuardState, event: Event) -> tuple[GuardState, tuple[Remind
 
 
 def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tuple[Reminder, ...]]:
-    agent = event.agent
-    config = state.config
+    agent, tool, config = event.agent, event.tool, state.config
     if agent is None:
         return state, ()
-    if config.policies:
-        return _on_call_with_policies(state, event, agent)
-    tool = event.tool
-    if not config.tracks(tool):
-        return state, ()
+    if not config._plain:  # the default config skips both questions: see the README's Performance
+        if config.policies:
+            return _on_call_with_policies(state, event, agent)
+        if not config.tracks(tool):
+            return state, ()
     arguments = canonical_arguments(event.arguments)
-    key = arguments if len(arguments) <= KEY_TEXT_LIMIT else argument_key(arguments)
-    previous = state.chain(agent)
-    if previous is not None and previous.tool == tool and previous.key == key:
-        count = previous.repeats + 1
-    else:
-        count = 1
+    key = argument_key(arguments)
+    count = _count(state._stored(agent), tool, key)
     after = state._with_chain(agent, (tool, key, count))
-    if count not in config.thresholds:
-        return after, ()
     return after, _chain_reminders(config, agent, tool, arguments, count)
 
 
@@ -436,10 +402,10 @@ def _on_call_with_policies(
         # A refused attempt did not run: what it returned (the refusal) says nothing of the
         # tool's output, so it is never evidence of progress.
         result = None if event.denied else _result_key(config, event.result)
-        previous = state.chain(agent)
-        same = previous is not None and previous.tool == tool and previous.key == key
-        progressed = same and None not in (result, memory.result) and result != memory.result
-        count = previous.repeats + 1 if same and not progressed else 1  # type: ignore[union-attr]  # same: not None
+        count = _count(state._stored(agent), tool, key)
+        same = count > 1
+        if same and None not in (result, memory.result) and result != memory.result:
+            count = 1  # progress: the same call, another result
         state = state._with_chain(agent, (tool, key, count))
         reminders.extend(_chain_reminders(config, agent, tool, arguments, count))
         if config.cycle_period:
@@ -466,12 +432,9 @@ def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
     result = _result_key(state.config, event.result)
     if agent is None or result is None:
         return state
-    previous = state.chain(agent)
     memory = state.memory(agent)
-    if previous is None or previous.tool != tool or memory.result is not None:
-        return state
     key = argument_key(canonical_arguments(event.arguments))
-    if previous.key != key:
+    if memory.result is not None or _count(state._stored(agent), tool, key) == 1:
         return state
     if memory.earlier is not None and result != memory.earlier:
         state = state._with_chain(agent, (tool, key, 1))
@@ -507,9 +470,7 @@ def admit(
     config = state.config
     if config.deny_at is not None and config.tracks(tool):
         key = argument_key(canonical_arguments(call.arguments))
-        previous = state.chain(agent)
-        same = previous is not None and previous.tool == tool and previous.key == key
-        count = previous.repeats + 1 if same else 1  # type: ignore[union-attr]  # same: not None
+        count = _count(state._stored(agent), tool, key)
         if count >= config.deny_at:
             return Deny(deny_repeat_reason(tool, count))
     spent = state.memory(agent).spent
