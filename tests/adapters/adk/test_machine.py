@@ -1,0 +1,139 @@
+"""The testing kit's state machine over the plugin: each agent is a session of real ADK events,
+folded by the plugin's model callback and checked by its tool callback, call for call against
+the reference model. The contexts the callbacks read are stand-ins with the three things the
+plugin reads (the agent's name, the session, the session state); everything else is ADK's."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
+
+from google.adk.events.event import Event as AdkEvent
+from google.adk.models.llm_request import LlmRequest
+from google.adk.sessions import Session
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+from google.genai import types
+
+from repeat_guard import (
+    AgentDisposed,
+    Event,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    reduce,
+)
+from repeat_guard_adk import PLUGIN_NAME, REFUSED_BY, RepeatGuard
+from repeat_guard_testing import ARGUMENTS, HarnessMachine, events, policy_configs
+
+# ADK hands tools their arguments as a dict, always
+DICT_ARGUMENTS = [arguments for arguments in ARGUMENTS if isinstance(arguments, dict)]
+
+
+@dataclass
+class Context:
+    """What the plugin reads of a ``CallbackContext`` or ``ToolContext``."""
+
+    agent_name: str
+    session: Session
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Tool:
+    name: str
+
+
+class AdkHarness(HarnessMachine):
+    configs = policy_configs()
+    events = events(arguments=DICT_ARGUMENTS)
+    produced: tuple[Reminder, ...] = ()
+
+    def start(self, config: GuardConfig) -> None:
+        def recording(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
+            state, self.produced = reduce(state, event)
+            return state, self.produced
+
+        self.guard = RepeatGuard(config, reducer=recording)
+        self.contexts: dict[str, Context] = {}
+        self.calls = 0
+        self.loop = asyncio.new_event_loop()
+
+    def teardown(self) -> None:
+        self.loop.close()
+
+    def _context(self, agent: str) -> Context:
+        if agent not in self.contexts:
+            session = Session(id=f"s-{agent}", app_name="demo", user_id="u")
+            self.contexts[agent] = Context(agent, session)
+        return self.contexts[agent]
+
+    def admit(self, call: ToolCallFinished) -> bool | None:
+        if call.agent is None:
+            return None
+        context = cast(ToolContext, self._context(call.agent))
+        assert isinstance(call.arguments, dict)
+        refusal = self.loop.run_until_complete(
+            self.guard.before_tool_callback(
+                tool=cast(BaseTool, Tool(call.tool)), tool_args=call.arguments, tool_context=context
+            )
+        )
+        return refusal is None
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        if event.agent is None:
+            return ()
+        if isinstance(event, AgentDisposed):
+            self.contexts.pop(event.agent, None)
+            return ()
+        context = self._context(event.agent)
+        if isinstance(event, PromptSubmitted):
+            prompt = types.Content(role="user", parts=[types.Part(text="Go on.")])
+            context.session.events.append(AdkEvent(author="user", content=prompt))
+        else:
+            assert isinstance(event, ToolCallFinished)
+            assert isinstance(event.arguments, dict)
+            self.calls += 1
+            call_id = f"c{self.calls}"
+            call = types.FunctionCall(id=call_id, name=event.tool, args=event.arguments)
+            response: dict[str, Any] = (
+                {"error": "refused", REFUSED_BY: PLUGIN_NAME}
+                if event.denied
+                else {"result": "done"}
+            )
+            answer = types.FunctionResponse(id=call_id, name=event.tool, response=response)
+            context.session.events += [
+                AdkEvent(
+                    author=event.agent,
+                    content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+                ),
+                AdkEvent(
+                    author=event.agent,
+                    content=types.Content(
+                        role="user", parts=[types.Part(function_response=answer)]
+                    ),
+                ),
+            ]
+        return self._fold(context)
+
+    def _fold(self, context: Context) -> tuple[Reminder, ...]:
+        self.produced = ()
+        contents = [e.content for e in context.session.events if e.content is not None]
+        request = LlmRequest(contents=list(contents))
+        self.loop.run_until_complete(
+            self.guard.before_model_callback(
+                callback_context=cast(Any, context), llm_request=request
+            )
+        )
+        produced: tuple[Reminder, ...] = self.produced
+        # the last event's reminders are exactly the parts added to the last content
+        added = (request.contents[-1].parts or [])[len(contents[-1].parts or []) :]
+        assert [part.text for part in added] == [reminder.text for reminder in produced]
+        return tuple(replace(each, agent=context.agent_name) for each in produced)
+
+
+TestAdkHarness = AdkHarness.TestCase
