@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from .deep import deep_folders
+
 
 @pytest.fixture
 def fifo_never_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -48,3 +50,10 @@ def unlistable_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     monkeypatch.setattr(os, "scandir", refusing)
     return locked
+
+
+@pytest.fixture
+def deep_folder(tmp_path: Path) -> Iterator[Path]:
+    """``tmp_path/deep`` and ``DEEP_LEVELS`` folders below it, the innermost given."""
+    with deep_folders(tmp_path / "deep") as innermost:
+        yield innermost

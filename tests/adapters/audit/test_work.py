@@ -151,12 +151,17 @@ def test_a_walked_file_that_vanished_is_passed_over_a_named_one_is_not(tmp_path:
     assert only_problem(FileJob(missing, "claude-code", 0, walked=True)).startswith("cannot")
 
 
-def test_an_empty_or_unreadable_head_is_no_known_format(tmp_path: Path) -> None:
+def test_an_empty_head_is_no_known_format_an_unreadable_one_a_read_error(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.touch()
     assert "no reader recognises" in only_problem(FileJob(str(path), None, 0))
-    # A regular file whose first read fails (EIO) has no head to sniff.
-    assert "no reader recognises" in only_problem(FileJob("/proc/self/mem", None, 0))
+    # A regular file whose first read fails (EIO) is there but unreadable: said so, walked or
+    # not (it may be a transcript), at its first line as the replay says it.
+    for walked in (False, True):
+        (problem,) = audit_file(
+            FileJob("/proc/self/mem", None, 0, walked=walked), SETTINGS
+        ).problems
+        assert (problem.line, problem.message) == (1, "read failed: Input/output error")
 
 
 def test_since_skips_files_last_written_before_it(tmp_path: Path) -> None:

@@ -485,3 +485,18 @@ def test_the_package_names_only_its_api() -> None:
 
     with pytest.raises(AttributeError, match="has no attribute 'audit_everything'"):
         _ = repeat_guard_cli.audit_everything
+
+
+def test_a_folder_deeper_than_the_recursion_limit_is_audited(
+    tmp_path: Path, deep_folder: Path
+) -> None:
+    claude_session(deep_folder / "s1.jsonl", 3)
+    status, out, err = run([str(tmp_path / "deep"), "--jobs", "1"])
+    assert (status, err) == (0, "")
+    assert "calls 3   tracked 3   wasted 2" in out
+
+
+def test_a_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
+    # A regular file whose first read fails (EIO): the read error, not an unknown format.
+    status, _, err = run(["/proc/self/mem", "--jobs", "1"])
+    assert (status, err) == (3, "/proc/self/mem:1: read failed: Input/output error\n")

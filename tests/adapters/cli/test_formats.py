@@ -173,6 +173,15 @@ def test_proc_self_mem_gets_a_diagnostic(capsys: pytest.CaptureFixture[str]) -> 
     assert err == "/proc/self/mem:1: read failed: Input/output error\n"
 
 
+def test_a_folder_deeper_than_the_recursion_limit_is_replayed(
+    tmp_path: Path, deep_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (deep_folder / "loop.jsonl").write_bytes(LOOP.read_bytes())
+    status, out, err = run(capsys, "replay", "--format", "json", str(tmp_path / "deep"))
+    assert (status, err) == (0, "")
+    assert [json.loads(line)["type"] for line in out.splitlines()][-1] == "summary"
+
+
 def test_a_fifo_without_a_writer_is_refused_not_waited_for_forever(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,15 +14,19 @@ import json
 import lzma
 import os
 import tempfile
+import unittest.mock
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from repeat_guard import GuardConfig
+from repeat_guard_audit import AuditSettings, FileJob, audit_file
 from repeat_guard_cli import main
 from repeat_guard_transcripts import sniff_format
 
+from ..deep import deep_folders
 from .fuzzing import exercise, fuzz_settings, transcripts
 
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000"))
@@ -174,3 +178,77 @@ def test_a_compressed_transcript_cut_short_or_corrupted_never_raises(
         ):
             status, _, err = _run(argv)
             assert status in (0, 2, 3), err
+
+
+@contextlib.contextmanager
+def _deep_on_disk(lines: list[bytes], depth: int) -> Iterator[tuple[Path, Path]]:
+    """The transcript ``lines`` in a file ``depth`` folders below a folder of its own: the
+    top folder and the file."""
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        deep_folders(Path(folder) / "top", depth) as inner,
+    ):
+        path = inner / "t.jsonl"
+        path.write_bytes(b"".join(lines))
+        yield Path(folder) / "top", path
+
+
+@fuzz_settings(max(EXAMPLES // 300, 6))
+@given(transcripts(), st.one_of(st.integers(0, 8), st.integers(1000, 1100)))
+def test_a_transcript_at_any_depth_is_found_by_the_audit_and_the_replay(
+    case: tuple[str, list[bytes]], depth: int
+) -> None:
+    _, lines = case
+    with _deep_on_disk(lines, depth) as (top, path):
+        known = sniff_format(str(path)) is not None
+        status, out, err = _run(["audit", str(top), "--format", "json", "--jobs", "1"])
+        assert status in (0, 3), err
+        assert json.loads(out.splitlines()[-1])["files"] == int(known)
+        status, out, err = _run(["replay", "--format", "json", str(top)])
+        assert status in (0, 3), err
+        assert out.count('"type": "summary"') == int(known)
+
+
+class _FailingAfter(io.RawIOBase):
+    """``data`` whose reading fails (``EIO``, as ``/proc/self/mem``'s does) at byte ``at``."""
+
+    def __init__(self, data: bytes, at: int) -> None:
+        self._data, self._at, self._position = data, at, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]  # RawIOBase's stub takes a Buffer
+        if self._position >= self._at and self._position < len(self._data):
+            raise OSError(5, "Input/output error")
+        count = min(len(buffer), len(self._data), self._at) - self._position
+        count = max(min(count, len(self._data) - self._position), 0)
+        buffer[:count] = self._data[self._position : self._position + count]
+        self._position += count
+        return count
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(transcripts(), st.integers(0, 400))
+def test_a_read_error_anywhere_in_a_file_is_a_diagnostic_of_the_audit(
+    case: tuple[str, list[bytes]], at: int
+) -> None:
+    _, lines = case
+    data = b"".join(lines)
+    with _on_disk(lines) as path:
+        real = os.stat(path)
+
+        def failing(name: str) -> tuple[io.BufferedReader, os.stat_result]:
+            return io.BufferedReader(_FailingAfter(data, at)), real
+
+        with unittest.mock.patch("repeat_guard_audit._work.open_regular", failing):
+            result = audit_file(FileJob(str(path), None, len(data)), _SETTINGS)
+    if at < len(data):
+        assert result.diagnostics >= 1
+    if at == 0 and data:
+        assert [(p.line, p.message) for p in result.problems] == [
+            (1, "read failed: Input/output error")
+        ]
+
+
+_SETTINGS = AuditSettings(GuardConfig())

@@ -278,6 +278,13 @@ def test_a_folder_that_cannot_be_listed_is_yielded_and_the_walk_goes_on(
     assert list(discover([str(tmp_path)])) == [(str(unlistable_folder), None)]
 
 
+def test_a_walk_goes_deeper_than_the_recursion_limit(tmp_path: Path, deep_folder: Path) -> None:
+    inner = deep_folder / "t.jsonl"
+    inner.write_bytes(b"{}\n")
+    (deep_folder.parent / "z").symlink_to(deep_folder.parent)  # a loop: never followed
+    assert list(walk([str(tmp_path / "deep")])) == [(str(inner), True)]
+
+
 def test_a_folder_gone_since_its_parent_was_listed_is_passed_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

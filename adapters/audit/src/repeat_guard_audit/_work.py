@@ -48,18 +48,29 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     with stream:
         if settings.since is not None and _day_of(status.st_mtime) < settings.since:
             return FileAudit(job.path, job.format, (), files=0)
-        fmt, lines = job.format, stream
-        if fmt is None:
-            sniffed = sniff_stream(stream)
-            fmt, lines = (None, stream) if isinstance(sniffed, str) else sniffed[:2]
-            if fmt is None:
-                return _passed_over(job, "no reader recognises this file's format, skipped")
+        sniffed = _sniffed(job, stream)
+        if isinstance(sniffed, FileAudit):
+            return sniffed
+        fmt, lines = sniffed
         try:
             with collector_paused():
                 items = READERS[fmt].read(bounded_lines(lines), job.path)
                 return fold_file(job.path, fmt, items, status.st_size, settings)
         except Exception as error:  # a reader's bug must not end the audit of other files
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")
+
+
+def _sniffed(job: FileJob, stream: BinaryIO) -> tuple[str, BinaryIO] | FileAudit:
+    """The format ``job`` names and ``stream``, or the format sniffed and a stream that reads
+    the file from its start; or the result of a file whose format is not known."""
+    if job.format is not None:
+        return job.format, stream
+    sniffed = sniff_stream(stream)
+    if isinstance(sniffed, str):  # there, but its head cannot be read (EIO)
+        return _unreadable(job, sniffed, line=1)
+    if sniffed.format is None:
+        return _passed_over(job, "no reader recognises this file's format, skipped")
+    return sniffed.format, sniffed.stream
 
 
 def _open_regular(job: FileJob) -> tuple[BinaryIO, os.stat_result] | FileAudit:
@@ -91,5 +102,6 @@ def _day_of(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d")
 
 
-def _unreadable(job: FileJob, message: str) -> FileAudit:
-    return FileAudit(job.path, job.format, (), (Problem(job.path, 0, message),), diagnostics=1)
+def _unreadable(job: FileJob, message: str, line: int = 0) -> FileAudit:
+    problems = (Problem(job.path, line, message),)
+    return FileAudit(job.path, job.format, (), problems, diagnostics=1)

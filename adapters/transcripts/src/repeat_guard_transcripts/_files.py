@@ -217,24 +217,43 @@ class Unlisted:
     reason: str
 
 
-def _unlisted(error: OSError) -> Unlisted:
-    return Unlisted(str(error.filename), error.strerror or str(error))
+def _listed(folder: str) -> tuple[list[str], list[str]] | Unlisted | None:
+    """The sorted names of ``folder``'s subfolders and of its other entries, as ``os.walk``
+    tells them apart (a name whose kind cannot be told is a file), or why it cannot be listed,
+    or ``None`` when it went after its parent was listed."""
+    folders: list[str] = []
+    files: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    is_folder = entry.is_dir()
+                except OSError:
+                    is_folder = False
+                (folders if is_folder else files).append(entry.name)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return Unlisted(str(error.filename), error.strerror or str(error))
+    return sorted(folders), sorted(files)
 
 
 def _walk(directory: str) -> Iterator[str | Unlisted]:
-    failed: list[OSError] = []  # the folders os.walk could not list, reported as it goes on
-
-    def unlisted(error: OSError) -> None:
-        if not isinstance(error, FileNotFoundError):  # gone since its parent was listed
-            failed.append(error)
-
-    for root, folders, files in os.walk(directory, onerror=unlisted):
-        yield from map(_unlisted, failed)
-        failed.clear()
-        folders.sort()
-        for name in sorted(files):
-            yield os.path.join(root, name)
-    yield from map(_unlisted, failed)
+    """The files under ``directory``, as ``os.walk`` lists them from the top (each folder's
+    files, then its subfolders in order, a link to a folder never followed), with a folder it
+    could not list in its place. A loop over a stack rather than ``os.walk``, whose recursion
+    ends in a ``RecursionError`` about a thousand folders deep."""
+    pending = [directory]
+    while pending:
+        folder = pending.pop()
+        listed = _listed(folder)
+        if isinstance(listed, Unlisted):
+            yield listed
+        elif listed is not None:
+            folders, files = listed
+            yield from (os.path.join(folder, name) for name in files)
+            below = (os.path.join(folder, name) for name in reversed(folders))
+            pending.extend(path for path in below if not os.path.islink(path))
 
 
 def walk(paths: Iterable[str]) -> Iterator[tuple[str, bool] | Unlisted]:
