@@ -285,6 +285,27 @@ def test_a_walk_goes_deeper_than_the_recursion_limit(tmp_path: Path, deep_folder
     assert list(walk([str(tmp_path / "deep")])) == [(str(inner), True)]
 
 
+def test_an_entry_whose_kind_cannot_be_told_is_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As os.walk takes it: is_dir() failing (a stat refused where the folder does not say).
+    class Untold:
+        name = "odd"
+
+        def is_dir(self) -> bool:
+            raise PermissionError(errno.EACCES, "Permission denied")
+
+    class Listing:
+        def __enter__(self) -> list[Untold]:
+            return [Untold()]
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    monkeypatch.setattr(os, "scandir", lambda path: Listing())
+    assert list(walk([str(tmp_path)])) == [(str(tmp_path / "odd"), True)]
+
+
 def test_a_folder_gone_since_its_parent_was_listed_is_passed_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
