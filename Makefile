@@ -89,16 +89,18 @@ $(JS_HOSTS_STAMP):
 # The agents the hook tests run, pinned; npm installs them under .tools/npm (ignored).
 CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION := 0.171.0
-NPM_STAMP := $(TOOLS)/npm/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)
+COPILOT_VERSION := 1.0.102
+NPM_STAMP := $(TOOLS)/npm/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(COPILOT_VERSION)
 
 $(NPM_STAMP):
 	mkdir -p $(TOOLS)/npm
 	npm install --prefix $(TOOLS)/npm --no-audit --no-fund --loglevel=error \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION)
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
+		@github/copilot@$(COPILOT_VERSION)
 	@touch $@
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) adapters/js/dist/.built ## Tests against real parts: Claude Code, Codex and pi (npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) adapters/js/dist/.built ## Tests against real parts: Claude Code, Codex, Copilot CLI and pi (npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(RUN) pytest -m e2e -p no:cacheprovider
 

@@ -1,4 +1,4 @@
-"""Running the real Claude Code and Codex binaries offline, against a scripted stand-in model.
+"""Running the real agent binaries offline, against a scripted stand-in model.
 
 ``make e2e`` installs the pinned npm packages into ``.tools/npm``. Each run gets a temporary
 ``HOME`` (and ``CODEX_HOME``), a project directory, the hook entries written by the real
@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 NPM_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
 CLAUDE = NPM_BIN / "claude"
 CODEX = NPM_BIN / "codex"
+COPILOT = NPM_BIN / "copilot"
 REPEAT_GUARD = Path(sys.executable).parent / "repeat-guard"
 TIMEOUT = 300
 
@@ -191,3 +192,29 @@ def blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in content or [] if isinstance(b, dict)]
+
+
+def run_copilot(
+    sandbox: Sandbox, base_url: str, prompt: str, *arguments: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``copilot -p PROMPT`` in the project, offline, with the stand-in as its own model
+    provider (Chat Completions) and the project trusted, so that Copilot runs its hooks
+    (``--trust-folder`` would do for one run, but not with ``--session-id`` or ``--resume``)."""
+    config = sandbox.home / ".copilot" / "config.json"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(json.dumps({"trusted_folders": [str(sandbox.project)]}))
+    return subprocess.run(
+        [str(COPILOT), "-p", prompt, "--allow-all-tools", *arguments],
+        cwd=sandbox.project,
+        env=sandbox.env(
+            COPILOT_OFFLINE="true",
+            COPILOT_PROVIDER_BASE_URL=f"{base_url}/v1",
+            COPILOT_PROVIDER_API_KEY="offline",
+            COPILOT_MODEL="gpt-4.1",
+        ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )

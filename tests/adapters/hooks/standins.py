@@ -1,10 +1,11 @@
-"""Scripted stand-ins for the Anthropic Messages API and the OpenAI Responses API.
+"""Scripted stand-ins for the Anthropic Messages API, the OpenAI Responses and Chat Completions
+APIs and the Gemini API.
 
-The real Claude Code and Codex binaries talk to these on 127.0.0.1 instead of a model. Each
-stand-in logs every request it receives (what reached the "model") and answers with what its
-script decides from the conversation so far, streamed the way the real API streams it. The
-script is a function of the request alone, so side requests (a title, a token count) and the
-order in which parallel agents ask cannot throw it off.
+The real agent binaries talk to these on 127.0.0.1 instead of a model. Each stand-in logs every
+request it receives (what reached the "model") and answers with what its script decides from
+the conversation so far, streamed the way the real API streams it. The script is a function of
+the request alone, so side requests (a title, a token count) and the order in which parallel
+agents ask cannot throw it off.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Self
 
 __all__ = [
     "Call",
+    "ChatCompletionsStandIn",
     "MessagesStandIn",
     "ResponsesStandIn",
     "Say",
@@ -247,3 +249,44 @@ class ResponsesStandIn(_StandIn):
         }
         done = {**created, "status": "completed", "output": items, "usage": usage}
         yield _sse("response.completed", {"type": "response.completed", "response": done})
+
+
+class ChatCompletionsStandIn(_StandIn):
+    """The OpenAI Chat Completions API (``POST /v1/chat/completions``, streamed), for Copilot
+    CLI and Cline."""
+
+    path = "/v1/chat/completions"
+
+    def other(self, path: str) -> bytes:
+        return b'{"object": "list", "data": [{"id": "gpt-4.1", "object": "model"}]}'
+
+    def stream(self, step: Step, first_id: int) -> Iterator[bytes]:
+        delta: dict[str, object]
+        if isinstance(step, Say):
+            delta, finish = {"role": "assistant", "content": step.text}, "stop"
+        else:
+            calls = [
+                {
+                    "index": index,
+                    "id": f"call_{first_id:03d}_{index}",
+                    "type": "function",
+                    "function": {"name": call.tool, "arguments": json.dumps(call.arguments)},
+                }
+                for index, call in enumerate(step)
+            ]
+            delta, finish = (
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                "tool_calls",
+            )
+        chunk: dict[str, object] = {"id": f"chatcmpl_{first_id:04d}", "created": 0}
+        chunk |= {"object": "chat.completion.chunk", "model": "stand-in"}
+        choice = {"index": 0, "delta": delta, "finish_reason": None}
+        yield _data({**chunk, "choices": [choice]})
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        done = {"index": 0, "delta": {}, "finish_reason": finish}
+        yield _data({**chunk, "choices": [done], "usage": usage})
+        yield b"data: [DONE]\n\n"
+
+
+def _data(data: Mapping[str, object]) -> bytes:
+    return f"data: {json.dumps(data)}\n\n".encode()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._dialects import (
         CLAUDE_CODE,
         CODEX,
+        COPILOT,
         DIALECTS,
         EXIT_BAD_CONFIG,
         HOOK_TIMEOUT_SECONDS,
@@ -93,6 +94,7 @@ __all__ = [
     "CODEX",
     "CONFIG_FILE_NAME",
     "CONFIG_LIMIT",
+    "COPILOT",
     "DEFAULT_EXPIRE_AFTER",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
@@ -154,6 +156,7 @@ _HOMES = {
     "read_config_file": "._config_file",
     "CLAUDE_CODE": "._dialects",
     "CODEX": "._dialects",
+    "COPILOT": "._dialects",
     "DIALECTS": "._dialects",
     "EXIT_BAD_CONFIG": "._dialects",
     "HOOK_TIMEOUT_SECONDS": "._dialects",

@@ -40,6 +40,7 @@ that resets the subagent, never its parent.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLAUDE_CODE",
     "CODEX",
+    "COPILOT",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
     "HOOK_TIMEOUT_SECONDS",
@@ -121,7 +123,8 @@ class Dialect(NamedTuple):
     """One host's hook dialect: everything about the host the hook and the installer read.
 
     ``events``: hook event name -> ``Role``, in the order ``install`` writes them; every other
-    event is unused. The ``*_field`` values are dotted paths into the input object.
+    event is unused. The ``*_field`` values are dotted paths into the input object (``a|b``:
+    the value at ``a``, else the one at ``b``).
     ``wraps_context``: the host puts an answer's reminder text into an envelope of its own, so
     it gets the reminder's body (else its whole text, with the core's envelope).
     ``answer``: the JSON value written for a reminder, a refusal or both (``Answer``).
@@ -237,7 +240,39 @@ CODEX = CLAUDE_CODE._replace(
     ),
 )
 
-DIALECTS: Mapping[str, Dialect] = {dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX)}
+# GitHub Copilot CLI, configured with Claude Code's event names (its "VS Code compatible" hook
+# format), sends Claude Code's snake_case fields and reads Claude Code's answer; checked with
+# Copilot CLI 1.0.102. A subagent's calls carry the subagent's id as ``session_id`` and
+# ``agent_id`` both, with the session in ``parent_agent_id`` (its SubagentStop names the session
+# in ``session_id``), so the session is ``parent_agent_id`` where there is one. Copilot adds no
+# envelope of its own: the model reads "Additional context from preToolUse hook:" and the text.
+# A preToolUse hook that exits non-zero denies the call, so a bad configuration exits 0.
+COPILOT = CLAUDE_CODE._replace(
+    name="copilot",
+    session_field="parent_agent_id|session_id",
+    response_field="tool_result",
+    wraps_context=False,
+    error_status=0,
+    settings=(
+        SettingsFile(
+            "project",
+            "cwd",
+            os.path.join(".github", "hooks"),
+            "repeat-guard.json",
+            note="read only in a folder Copilot trusts",
+        ),
+        SettingsFile("user", "home", os.path.join(".copilot", "hooks"), "repeat-guard.json"),
+    ),
+    install_note=(
+        "Copilot also runs the hooks of .claude/settings.json: where `repeat-guard install\n"
+        "claude-code` is in the same project, uninstall one of the two, or every call counts "
+        "twice.\n"
+    ),
+)
+
+DIALECTS: Mapping[str, Dialect] = {
+    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT)
+}
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
 
 
@@ -285,13 +320,15 @@ def hook_input_or_reason(dialect: Dialect, data: bytes) -> HookInput | str:
 
 
 def _field(payload: Mapping[str, object], path: str) -> object:
-    # The value at a dotted path, or None where the path leads nowhere.
-    value: object = payload
-    for key in path.split("."):
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
+    # The value at a dotted path, or None where the path leads nowhere; "a|b": the value at a,
+    # else the one at b (a host that moves a field in some events).
+    for alternative in path.split("|"):
+        value: object = payload
+        for key in alternative.split("."):
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            return value
+    return None
 
 
 # The store keys its rows by the session and agent ids, and SQLite's text is UTF-8, which cannot

@@ -1,0 +1,155 @@
+"""The hosts beyond Claude Code and Codex, from the hook inputs their real binaries sent.
+
+The fixtures under ``fixtures/<host>/`` were recorded from GitHub Copilot CLI 1.0.102 run
+offline against a scripted model, with hooks that saved their stdin (paths rewritten to
+``/tmp/project`` and ``/tmp/home``): ``loop`` is one session asking for the same ``ls``
+several times, ``subagent`` adds a ``task`` subagent that asks for it three times, and
+``permission-deny`` has both calls refused by ``--deny-tool 'shell(ls)'``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repeat_guard import (
+    AgentDisposed,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    ToolCallReturned,
+    reduce,
+)
+from repeat_guard_hooks import (
+    COPILOT,
+    DIALECTS,
+    AgentEvent,
+    HookOptions,
+    SessionEnded,
+    Unused,
+    hook_input_or_reason,
+    run_hook,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LS = {"command": "ls", "description": "list"}
+
+
+def _inputs(host: str, name: str) -> list[dict[str, Any]]:
+    lines = (FIXTURES / host / name).read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def _reminder(count: int, tool: str, arguments: object) -> Reminder:
+    state = GuardState.initial()
+    fired: list[Reminder] = []
+    for _ in range(count):
+        state, reminders = reduce(state, ToolCallFinished("a", tool, arguments))
+        fired.extend(reminders)
+    return fired[-1]
+
+
+def _replay(host: str, name: str, tmp_path: Path) -> list[tuple[str, object]]:
+    """Each recorded input run through the hook: its event and what the answer said."""
+    options = HookOptions(dialect=DIALECTS[host], state=str(tmp_path / "state.sqlite3"))
+    seen: list[tuple[str, object]] = []
+    for payload in _inputs(host, name):
+        outcome = run_hook(options, json.dumps(payload).encode(), 100.0)
+        assert (outcome.status, outcome.stderr) == (0, "")
+        seen.append((payload["hook_event_name"], json.loads(outcome.stdout or "null")))
+    assert not (tmp_path / "state.sqlite3.log").exists()
+    return seen
+
+
+def test_copilot_events_are_claude_codes() -> None:
+    session = _inputs("copilot", "loop.hooks.jsonl")[0]["session_id"]
+    actions = [
+        hook_input_or_reason(COPILOT, json.dumps(p).encode())
+        for p in _inputs("copilot", "loop.hooks.jsonl")
+    ]
+    kinds = [(a.hook_event, a.cwd, a.action) for a in actions if not isinstance(a, str)]
+    assert len(kinds) == len(actions)
+    assert kinds[0] == ("SessionStart", "/tmp/project", Unused())
+    assert kinds[1] == (
+        "UserPromptSubmit",
+        "/tmp/project",
+        AgentEvent(session, PromptSubmitted(session)),
+    )
+    assert kinds[2][2] == AgentEvent(session, ToolCallFinished(session, "Bash", LS))
+    returned = kinds[3][2]
+    assert isinstance(returned, AgentEvent)
+    assert isinstance(returned.event, ToolCallReturned)
+    assert returned.event.result == {
+        "result_type": "success",
+        "text_result_for_llm": "\n<shellId: 0 completed with exit code 0>",
+    }
+    assert kinds[-1] == ("SessionEnd", "/tmp/project", SessionEnded(session))
+
+
+def test_copilot_subagent_calls_are_the_subagents_own_agent() -> None:
+    inputs = _inputs("copilot", "subagent.hooks.jsonl")
+    session = inputs[0]["session_id"]
+    (stop,) = [p for p in inputs if p["hook_event_name"] == "SubagentStop"]
+    sub = f"{session}/{stop['agent_id']}"
+    actions = [hook_input_or_reason(COPILOT, json.dumps(p).encode()) for p in inputs]
+    agents = [
+        a.action.event.agent
+        for a in actions
+        if not isinstance(a, str)
+        and isinstance(a.action, AgentEvent)
+        and isinstance(a.action.event, ToolCallFinished)
+    ]
+    # Inside the subagent, session_id is the subagent's own id: the session is parent_agent_id.
+    assert agents == [session, session, session, sub, sub, sub, session]
+    prompts = [
+        a.action.event
+        for a in actions
+        if not isinstance(a, str)
+        and a.hook_event == "UserPromptSubmit"
+        and isinstance(a.action, AgentEvent)
+    ]
+    assert prompts == [PromptSubmitted(session), PromptSubmitted(sub)]
+    (ended,) = [a for a in actions if not isinstance(a, str) and a.hook_event == "SubagentStop"]
+    assert ended.action == AgentEvent(session, AgentDisposed(sub))
+
+
+def test_copilot_answers_the_third_call_of_the_subagent(tmp_path: Path) -> None:
+    seen = _replay("copilot", "subagent.hooks.jsonl", tmp_path)
+    answered = [(event, answer) for event, answer in seen if answer is not None]
+    # Copilot adds no envelope: the reminder goes with the core's own.
+    context = _reminder(3, "Bash", LS).text
+    output = {"hookEventName": "PreToolUse", "additionalContext": context}
+    assert answered == [("PreToolUse", {"hookSpecificOutput": output})]
+
+
+def test_copilot_counts_calls_its_permissions_refused(tmp_path: Path) -> None:
+    # Refused by --deny-tool: PreToolUse fired for both, and nothing after either.
+    events = [p["hook_event_name"] for p in _inputs("copilot", "permission-deny.hooks.jsonl")]
+    assert events.count("PreToolUse") == 2
+    assert "PostToolUse" not in events
+    options = HookOptions(dialect=COPILOT, state=str(tmp_path / "state.sqlite3"))
+    pre = b""
+    for payload in _inputs("copilot", "permission-deny.hooks.jsonl"):
+        if payload["hook_event_name"] == "PreToolUse":
+            pre = json.dumps(payload).encode()
+            assert run_hook(options, pre, 100.0).stdout == b""
+    # Both refused calls counted: one more identical call is the third in a row.
+    answer = json.loads(run_hook(options, pre, 100.0).stdout)
+    assert answer["hookSpecificOutput"]["additionalContext"] == _reminder(3, "Bash", LS).text
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "UserPromptSubmit"])
+def test_copilot_reports_a_bad_configuration_with_status_0(tmp_path: Path, event: str) -> None:
+    # Copilot denies a call whose preToolUse hook exits non-zero: a bad configuration must not.
+    (tmp_path / ".repeat-guard.toml").write_text("thresholds = 3\n")
+    payload = {**_inputs("copilot", "loop.hooks.jsonl")[2], "cwd": str(tmp_path)}
+    payload["hook_event_name"] = event
+    options = HookOptions(dialect=COPILOT, state=str(tmp_path / "state.sqlite3"))
+    outcome = run_hook(options, json.dumps(payload).encode(), 100.0)
+    assert outcome.status == 0
+    assert outcome.stdout == b""
+    assert outcome.stderr.startswith("repeat-guard: invalid configuration in ")
