@@ -78,12 +78,13 @@ js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node 
 
 # The JavaScript hosts the package's end-to-end tests run, pinned (the newest on 2026-12-05).
 PI_VERSION := 0.73.1
-JS_HOSTS_STAMP := $(TOOLS)/jshosts/.installed-$(PI_VERSION)
+OPENCODE_VERSION := 1.18.33
+JS_HOSTS_STAMP := $(TOOLS)/jshosts/.installed-$(PI_VERSION)-$(OPENCODE_VERSION)
 
 $(JS_HOSTS_STAMP):
 	mkdir -p $(TOOLS)/jshosts
 	npm install --prefix $(TOOLS)/jshosts --no-audit --no-fund --loglevel=error \
-		@mariozechner/pi-coding-agent@$(PI_VERSION)
+		@mariozechner/pi-coding-agent@$(PI_VERSION) opencode-ai@$(OPENCODE_VERSION)
 	@touch $@
 
 # The agents the hook tests run, pinned; npm installs them under .tools/npm (ignored).
@@ -100,7 +101,7 @@ $(NPM_STAMP):
 	@touch $@
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) adapters/js/dist/.built ## Tests against real parts: Claude Code, Codex, Copilot CLI and pi (npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) adapters/js/dist/.built ## Tests against real parts: Claude Code, Codex, Copilot CLI, pi and opencode (npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(RUN) pytest -m e2e -p no:cacheprovider
 

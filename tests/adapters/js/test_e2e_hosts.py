@@ -1,0 +1,196 @@
+"""The real JavaScript hosts, offline, with the package's plugins: pi and opencode.
+
+Each host runs headless against the scripted Messages API stand-in; the checks are on what
+reached the model. pi gets a reminder as its own user message (a steered custom message) right
+after the result of the call that fired it; opencode gets it appended to that call's result,
+under the guard's mark.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repeat_guard import GuardState, Reminder, ToolCallFinished, reduce
+
+from ..hooks.agents import Sandbox, blocks
+from ..hooks.standins import Call, MessagesStandIn, Say, Step
+from .hosts import BUILT, HOSTS_BIN, TIMEOUT, host_env, kill_sidecars, results_since_prompt, texts
+
+pytestmark = pytest.mark.e2e
+
+OPENCODE_MARK = "\n\n[repeat-guard]\n"
+
+
+def _run(command: list[str], sandbox: Sandbox, **env: str) -> str:
+    done = subprocess.run(
+        command,
+        cwd=sandbox.project,
+        env=host_env(sandbox, **env),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    return done.stdout
+
+
+def _run_pi(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
+    agent = sandbox.home / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    provider = {"baseUrl": url, "api": "anthropic-messages", "apiKey": "stand-in"}
+    models = {"providers": {"standin": {**provider, "models": [{"id": "stand-in"}]}}}
+    (agent / "models.json").write_text(json.dumps(models))
+    command = [str(HOSTS_BIN / "pi"), "-p", "--provider", "standin", "--model", "stand-in"]
+    command += ["--offline", "-e", str(BUILT / "pi.js"), *(["--continue"] * continued), prompt]
+    return _run(command, sandbox, PI_CODING_AGENT_DIR=str(agent))
+
+
+def _pi_reminders(request: Mapping[str, Any]) -> list[str]:
+    # A user message of its own, holding the reminder alone.
+    found = []
+    for message in request["messages"]:
+        kinds = [b.get("type") for b in blocks(message)]
+        if message["role"] == "user" and kinds == ["text"]:
+            found += [t for t in texts(message) if t.startswith("<system-reminder>")]
+    return found
+
+
+def _run_opencode(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
+    plugins = sandbox.project / ".opencode" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    module = (BUILT / "opencode.js").as_uri()
+    (plugins / "repeat-guard.js").write_text(f'export {{ RepeatGuard }} from "{module}";\n')
+    provider = {
+        "npm": "@ai-sdk/anthropic",
+        "options": {"baseURL": f"{url}/v1", "apiKey": "stand-in"},
+        "models": {"stand-in": {"name": "stand-in", "tool_call": True}},
+    }
+    config = {"model": "standin/stand-in", "provider": {"standin": provider}}
+    (sandbox.project / "opencode.json").write_text(json.dumps({**config, "permission": "allow"}))
+    command = [str(HOSTS_BIN / "opencode"), "run", *(["--continue"] * continued), prompt]
+    env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+    return _run(command, sandbox, **env)
+
+
+def _tool_results(request: Mapping[str, Any]) -> list[str]:
+    found = []
+    for message in request["messages"]:
+        for block in blocks(message):
+            if block.get("type") == "tool_result":
+                content = block.get("content")
+                found.append(content if isinstance(content, str) else json.dumps(content))
+    return found
+
+
+def _opencode_reminders(request: Mapping[str, Any]) -> list[str]:
+    # Appended to the call's result, under the guard's mark.
+    return [r.split(OPENCODE_MARK, 1)[1] for r in _tool_results(request) if OPENCODE_MARK in r]
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    run: Callable[[Sandbox, str, str, bool], str]
+    reminders: Callable[[Mapping[str, Any]], list[str]]
+    call: Call
+
+
+HOSTS = [
+    Host("pi", _run_pi, _pi_reminders, Call("bash", {"command": "ls"})),
+    Host(
+        "opencode",
+        _run_opencode,
+        _opencode_reminders,
+        Call("bash", {"command": "ls", "description": "List files"}),
+    ),
+]
+
+
+def _expected(host: Host, count: int) -> list[Reminder]:
+    state = GuardState.initial()
+    fired: list[Reminder] = []
+    for _ in range(count):
+        state, reminders = reduce(state, ToolCallFinished("a", "bash", host.call.arguments))
+        fired.extend(reminders)
+    return fired
+
+
+def _script(host: Host, calls: int) -> Callable[[Mapping[str, Any]], Step]:
+    def script(request: Mapping[str, Any]) -> Step:
+        return (host.call,) if results_since_prompt(request) < calls else Say("done")
+
+    return script
+
+
+def _after_results(model: MessagesStandIn) -> dict[int, Mapping[str, Any]]:
+    # The request that followed the n-th tool result of the prompt, by n.
+    return {results_since_prompt(r): r for r in model.model_requests()}
+
+
+@pytest.fixture(params=HOSTS, ids=lambda host: host.name)
+def host(request: pytest.FixtureRequest) -> Host:
+    chosen: Host = request.param
+    if not (HOSTS_BIN / chosen.name).exists():
+        pytest.fail(f"{chosen.name} is not installed: run make e2e")
+    return chosen
+
+
+def test_the_gentle_then_the_detailed_reminder_reach_the_model(host: Host, tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    with MessagesStandIn(_script(host, 6)) as model:
+        assert host.run(sandbox, model.url, "list the files", False).strip().endswith("done")
+    gentle, detailed = _expected(host, 5)
+    requests = _after_results(model)
+    assert [len(host.reminders(requests[n])) for n in range(7)] == [0, 0, 0, 1, 1, 2, 2]
+    assert host.reminders(requests[6]) == [gentle.text, detailed.text]
+    assert sandbox.log() == ""
+
+
+def test_a_new_prompt_starts_over_in_a_continued_session(host: Host, tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    with MessagesStandIn(_script(host, 3)) as model:
+        host.run(sandbox, model.url, "list the files", False)
+        host.run(sandbox, model.url, "and again", True)
+    (gentle,) = _expected(host, 3)
+    # Two prompts in one session, three calls after each: the gentle reminder twice, never
+    # the detailed one (which a chain carried over the prompt would have reached at 5).
+    assert host.reminders(model.model_requests()[-1]) == [gentle.text, gentle.text]
+
+
+def test_denyat_refuses_the_call_and_the_model_reads_the_reason(host: Host, tmp_path: Path) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
+    with MessagesStandIn(_script(host, 5)) as model:
+        host.run(sandbox, model.url, "list the files", False)
+    results = _tool_results(_after_results(model)[5])
+    assert len(results) == 5
+    assert not any("refused" in r for r in results[:3])
+    assert "refused: this would be the 4th identical call to `bash`" in results[3]
+    assert "refused: this would be the 5th identical call to `bash`" in results[4]
+
+
+def test_the_host_keeps_working_when_the_sidecar_is_killed_mid_session(
+    host: Host, tmp_path: Path
+) -> None:
+    sandbox = Sandbox.create(tmp_path)
+    killed: list[int] = []
+    inner = _script(host, 6)
+
+    def script(request: Mapping[str, Any]) -> Step:
+        if results_since_prompt(request) == 2 and not killed:
+            killed.append(kill_sidecars(sandbox.state))
+        return inner(request)
+
+    with MessagesStandIn(script) as model:
+        assert host.run(sandbox, model.url, "list the files", False).strip().endswith("done")
+    assert killed == [1]
+    # Started again once, on the chain the store kept: the reminders come as before.
+    requests = _after_results(model)
+    assert [len(host.reminders(requests[n])) for n in range(7)] == [0, 0, 0, 1, 1, 2, 2]
