@@ -140,6 +140,18 @@ def test_lone_surrogates_are_escaped_never_fatal() -> None:
     assert "bad\\ud800id" in row
 
 
+def test_csv_escapes_control_characters_so_each_record_is_one_line() -> None:
+    # Escaped as the text output escapes them (not quoted): no raw line break or escape
+    # sequence reaches the file, and a line-oriented tool sees one line per record.
+    odd = SESSION._replace(file="a\nb\x1b[31m.jsonl", session="s\r\t1", project="p\x85")
+    text = "\n".join([csv_header(), csv_session_row(odd, "acp"), csv_totals_row(TOTAL)])
+    assert not [char for char in text if char != "\n" and not char.isprintable()]
+    assert len(text.splitlines()) == 3
+    rows = list(csv.reader(io.StringIO(text)))
+    assert len(rows) == 3
+    assert rows[1][1:5] == ["a\\nb\\x1b[31m.jsonl", "acp", "p\\x85", "s\\r\\t1"]
+
+
 def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
     text = "\n".join([csv_header(), csv_session_row(SESSION, "claude-code"), csv_totals_row(TOTAL)])
     rows = list(csv.reader(io.StringIO(text)))

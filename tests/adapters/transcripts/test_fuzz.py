@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import csv
 import gzip
 import io
 import json
 import lzma
 import os
 import tempfile
+import unicodedata
 import unittest.mock
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repeat_guard import GuardConfig
-from repeat_guard_audit import AuditSettings, FileJob, audit_file
+from repeat_guard_audit import CSV_FIELDS, AuditSettings, FileJob, audit_file
 from repeat_guard_cli import main
 from repeat_guard_transcripts import sniff_format
 
@@ -103,6 +105,26 @@ def test_the_audit_exits_0_or_3_on_any_file_and_sniffs_it_as_sniff_format_does(
     assert totals["files"] == (1 if named else int(known))
     if not known:
         assert totals["diagnostics"] == int(named)
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(
+    transcripts(),
+    st.text(st.characters(codec="utf-8", exclude_characters="/\x00"), min_size=1, max_size=8),
+)
+def test_the_audit_csv_is_one_line_a_record_whatever_the_file_is_called(
+    case: tuple[str, list[bytes]], name: str
+) -> None:
+    # A file name holding a line break or an escape sequence: escaped, one line a record.
+    _, lines = case
+    with _on_disk(lines) as path:
+        named = path.rename(path.with_name(f"t{name}"))
+        status, out, err = _run(["audit", str(named), "--format", "csv", "--jobs", "1"])
+    assert status in (0, 3), err
+    assert not [char for char in out if char != "\n" and unicodedata.category(char) == "Cc"]
+    records = out.split("\n")[:-1]
+    assert [len(row) for row in csv.reader(records)] == [len(CSV_FIELDS)] * len(records)
+    assert records[-1].startswith("totals,")
 
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {

@@ -3,7 +3,8 @@
 Pure functions from audit values to text. Session records stream out as files finish; the
 totals come last. Text that came from transcripts (paths, tool names, arguments) may hold lone
 surrogates: JSON escapes them, the text and CSV forms show them as ``\\udXXX`` escapes, so no
-output can fail to encode.
+output can fail to encode. Control characters (a line break, an escape) in such text are
+escaped the same way in the text and CSV forms, so each CSV record is one line.
 """
 
 from __future__ import annotations
@@ -145,9 +146,12 @@ CSV_FIELDS = (
 
 
 def _csv_line(values: list[object]) -> str:
+    # Escaped as the text output escapes them, not quoted: a line break or an escape sequence
+    # in a file name or session id would otherwise reach the file raw, and a tool that reads a
+    # line as a record (wc, grep, a terminal) would see two rows, or its colours changed.
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(
-        clean(value) if isinstance(value, str) else value for value in values
+        printable(value) if isinstance(value, str) else value for value in values
     )
     return buffer.getvalue()[:-1]
 
