@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -124,17 +125,32 @@ _OWN_ERROR = re.compile(r"internal error|state store (unusable|corrupt)|unreadab
 
 
 @fuzz_settings(EXAMPLES)
-@given(st.sampled_from(list(DIALECTS.values())), st.sampled_from(_CONFIGS), _SESSION)
+@given(
+    st.sampled_from(list(DIALECTS.values())),
+    st.sampled_from(_CONFIGS),
+    _SESSION,
+    st.integers(0, 3),
+    st.sampled_from([0o000, 0o022, 0o077]),
+)
 def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
-    dialect: Dialect, config: str, inputs: list[bytes]
+    dialect: Dialect, config: str, inputs: list[bytes], depth: int, umask: int
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         config_file = Path(folder) / "guard.toml"
         config_file.write_text(config, encoding="utf-8")
-        state = Path(folder) / "st.db"
+        # The state in folders of its own, under any umask: every folder the hook makes is 0700.
+        levels = [f"d{level}" for level in range(depth)]
+        made = [Path(folder, *levels[: count + 1]) for count in range(depth)]
+        state = Path(folder, *levels) / "st.db"
         options = HookOptions(dialect, str(state), str(config_file))
-        for now, data in enumerate(inputs):
-            outcome = run_hook(options, data, float(now))
+        previous = os.umask(umask)
+        try:
+            outcomes = [run_hook(options, data, float(now)) for now, data in enumerate(inputs)]
+        finally:
+            os.umask(previous)
+        modes = {stat.S_IMODE(path.stat().st_mode) for path in made if path.exists()}
+        assert modes <= {0o700}
+        for data, outcome in zip(inputs, outcomes, strict=True):
             assert (outcome.status, outcome.stderr) == (0, "")
             if not outcome.stdout:
                 continue

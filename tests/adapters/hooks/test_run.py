@@ -89,12 +89,18 @@ def test_garbage_stdin_fails_open_with_one_log_line(tmp_path: Path) -> None:
 
 
 def test_the_first_failure_in_a_new_state_folder_is_logged(tmp_path: Path) -> None:
-    # The store makes its folder only when it opens; a hook failing before that makes it too.
-    options = _options(tmp_path, state=str(tmp_path / "new" / "st.db"))
-    assert run_hook(options, b"garbage", 0.0) == HookOutcome(0)
-    (line,) = (tmp_path / "new" / "st.db.log").read_text().splitlines()
+    # The store makes its folders only when it opens; a hook failing before that makes them
+    # too, each 0700 even under umask 000, not only the last.
+    options = _options(tmp_path, state=str(tmp_path / "new" / "deeper" / "st.db"))
+    previous = os.umask(0)
+    try:
+        assert run_hook(options, b"garbage", 0.0) == HookOutcome(0)
+    finally:
+        os.umask(previous)
+    (line,) = (tmp_path / "new" / "deeper" / "st.db.log").read_text().splitlines()
     assert line.endswith(" claude-code ?: stdin is not JSON")
     assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new" / "deeper").stat().st_mode) == 0o700
 
 
 def test_a_log_that_is_not_a_regular_file_is_passed_over(tmp_path: Path) -> None:

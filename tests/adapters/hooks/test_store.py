@@ -27,7 +27,7 @@ from repeat_guard_hooks import (
     default_state_path,
     open_store,
 )
-from repeat_guard_hooks._store import _migrate, set_aside
+from repeat_guard_hooks._store import _migrate, make_private_folders, set_aside
 
 CONFIG = GuardConfig()
 LS = {"command": "ls"}
@@ -90,8 +90,9 @@ def test_file_and_directory_are_private(tmp_path: Path) -> None:
             assert stat.S_IMODE(os.stat(path.parent / name).st_mode) == 0o600, name
     finally:
         connection.close()
-    # The directory holding the file is private; its parents (~/.local/state) keep the umask's.
+    # The directory holding the file is private, and so is every one the store made.
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path.parent.parent).st_mode) == 0o700
 
 
 def test_agents_and_sessions_are_independent(tmp_path: Path) -> None:
@@ -420,3 +421,40 @@ def test_other_events_are_never_refused(tmp_path: Path) -> None:
     _apply_with(path, config, _call("s"))
     assert _apply_with(path, config, AgentEvent("s", PromptSubmitted("s"))) == StoreResult(())
     assert _apply_with(path, config, SessionEnded("s")) == StoreResult(())
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277])
+def test_every_folder_the_store_makes_is_private_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    # A nested REPEAT_GUARD_STATE under umask 000: each folder made is 0700, not only the last.
+    (tmp_path / "kept").mkdir(mode=0o755)
+    path = tmp_path / "kept" / "a" / "b" / "c" / "state.sqlite3"
+    previous = os.umask(umask)
+    try:
+        open_store(str(path)).close()
+    finally:
+        os.umask(previous)
+    made = [path.parent, path.parent.parent, path.parent.parent.parent]
+    assert [stat.S_IMODE(os.stat(folder).st_mode) for folder in made] == [0o700] * 3
+    assert stat.S_IMODE(os.stat(tmp_path / "kept").st_mode) == 0o755  # not made: left alone
+
+
+def test_a_folder_made_meanwhile_is_used_and_a_file_in_the_way_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = tmp_path / "raced"
+    mkdir = os.mkdir
+
+    def racing(folder: str, mode: int = 0o777) -> None:
+        mkdir(folder, 0o755)  # another hook process, first
+        mkdir(folder, mode)
+
+    monkeypatch.setattr(os, "mkdir", racing)
+    make_private_folders(str(made))
+    monkeypatch.undo()
+    assert stat.S_IMODE(os.stat(made).st_mode) == 0o755  # its folder, as it made it
+    (tmp_path / "file").write_text("")
+    for folder in (tmp_path / "file", tmp_path / "file" / "below"):
+        with pytest.raises(FileExistsError):
+            make_private_folders(str(folder))

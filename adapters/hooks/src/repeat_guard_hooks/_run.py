@@ -35,6 +35,7 @@ from ._store import (
     StoreResult,
     apply_action,
     default_state_path,
+    make_private_folders,
     open_store,
     set_aside,
 )
@@ -190,7 +191,7 @@ def log_reason(options: HookOptions, hook_event: str, reason: str, now: float) -
     path = f"{options.state}.log"
     try:
         # The store's folder, made as the store makes it: the first hook may fail before that.
-        os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+        make_private_folders(os.path.dirname(path) or ".")
         descriptor = _open_log(path)
         opened = os.fstat(descriptor)
         if opened.st_size >= LOG_LIMIT:

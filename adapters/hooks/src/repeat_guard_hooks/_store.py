@@ -65,6 +65,7 @@ __all__ = [
     "StoreResult",
     "apply_action",
     "default_state_path",
+    "make_private_folders",
     "open_store",
     "set_aside",
     "step_agent",
@@ -125,15 +126,36 @@ def default_state_path(environ: Mapping[str, str], home: str) -> str:
     return os.path.join(base, "repeat-guard", "state.sqlite3")
 
 
+def make_private_folders(directory: str) -> None:
+    """Create ``directory`` and every missing folder above it, each 0700 whatever the umask
+    (``os.makedirs`` gives its mode to the last folder only, the others the umask's; XDG asks
+    0700 of every folder it creates). Folders that exist are left as they are. Raises
+    ``OSError`` when one cannot be made."""
+    missing: list[str] = []
+    folder = os.path.abspath(directory)
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)  # "/" is a folder: the walk ends there
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            if os.path.isdir(folder):  # another hook made it meanwhile
+                continue
+            raise
+        # mkdir gives 0o700 & ~umask: a umask that takes the owner's bits would leave a folder
+        # the guard itself cannot write in.
+        os.chmod(folder, 0o700)
+
+
 def open_store(path: str, busy_timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
     """Open (creating when missing) the store at ``path``; raise ``CorruptStore`` if it is not one.
 
-    Missing directories are created 0700 and a missing file 0600; SQLite gives its WAL and
-    shared-memory files the database file's mode. Other ``sqlite3.Error``s and ``OSError``s
-    (a read-only directory, a locked file) propagate.
+    Missing directories are created 0700 (``make_private_folders``) and a missing file 0600;
+    SQLite gives its WAL and shared-memory files the database file's mode. Other
+    ``sqlite3.Error``s and ``OSError``s (a read-only directory, a locked file) propagate.
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, mode=0o700, exist_ok=True)
+    make_private_folders(os.path.dirname(os.path.abspath(path)))
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     connection = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
     try:
