@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import build_parser, main
-from repeat_guard_cli._entry import HookArguments, parse_hook_arguments
+from repeat_guard_cli._hook_process import HookArguments, parse_hook_arguments
 
 PRE = {
     "session_id": "s",

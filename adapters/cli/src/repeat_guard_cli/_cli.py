@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
-from ._entry import silence, silence_stdout
 from ._errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     UsageError,
+    silence,
+    silence_stdout,
 )
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
 from ._streams import Streams
@@ -30,7 +31,7 @@ from ._streams import Streams
 if TYPE_CHECKING:
     from repeat_guard import GuardConfig
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "run_command_line"]
 
 _REPLAY_EPILOG = f"""\
   A directory is walked for the files some format recognises; a folder in it that cannot
@@ -370,12 +371,9 @@ def _replay_command(args: argparse.Namespace, config: GuardConfig, streams: Stre
     return annotate_file(args.files[0], args.annotate, config, streams, forced, args.config)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command with ``argv`` (default: the process's arguments).
-
-    Returns the exit status documented in each subcommand's ``--help``.
-    """
-    arguments = sys.argv[1:] if argv is None else list(argv)
+def run_command_line(arguments: Sequence[str]) -> int:
+    """Parse ``arguments`` and run the command they name (``main`` sends every command line
+    here but a plain ``hook``); return the exit status documented in each ``--help``."""
     hook = arguments[:1] == ["hook"]
     parser = build_parser(hooks_only=hook)
     try:

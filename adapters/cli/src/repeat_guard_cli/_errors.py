@@ -1,7 +1,12 @@
-"""What every subcommand shares without importing anything: the exit statuses and the one
-exception for a user's mistake (``main`` turns it into status 2)."""
+"""What every subcommand shares without importing anything: the exit statuses, the one
+exception for a user's mistake (``main`` turns it into status 2), and ``silence`` for an output
+that failed."""
 
 from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -12,6 +17,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
+    "silence",
+    "silence_stdout",
     "worst",
 ]
 
@@ -33,3 +40,16 @@ def worst(*statuses: int) -> int:
 
 class UsageError(Exception):
     """A bad argument, an unreadable file or an invalid configuration: exit status 2."""
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, after its reader went away or writing to it failed, so that
+    the interpreter's final flush of what is still buffered cannot fail a second time."""
+    silence(sys.stdout)
+
+
+def silence(stream: TextIO) -> None:
+    """Point ``stream`` at /dev/null, as ``silence_stdout`` does stdout."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)

@@ -12,8 +12,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ._entry import HookArguments, run_hook_process
 from ._errors import UsageError
+from ._hook_process import HookArguments, run_hook_process
 from ._streams import Streams
 
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
@@ -154,7 +154,7 @@ def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _hook(args: argparse.Namespace) -> int:
-    # The command line argparse read, when the short way in (see _entry) left it to argparse.
+    # The command line argparse read, when the short way in (see _hook_process) left it to argparse.
     arguments = HookArguments(args.agent, args.state, args.config, args.expire_days)
     return run_hook_process(arguments)
 

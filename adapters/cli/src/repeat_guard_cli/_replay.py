@@ -9,14 +9,11 @@ file's reminders and unfinished calls are kept, for the text report.
 from __future__ import annotations
 
 import contextlib
-import io
-import struct
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import IO, BinaryIO, Literal, assert_never
+from typing import BinaryIO, Literal, assert_never
 
 from repeat_guard import GuardConfig
 from repeat_guard_hooks import TargetError, write_atomically
@@ -223,75 +220,20 @@ def _each_input(
             yield _complain(str(error), streams)
 
 
-_NO_NEXT = 2**64 - 1
-_RECORD = struct.Struct("<QI")  # the offset of the session's next record, the line's length
-_NEXT = struct.Struct("<Q")
-
-
-class _Noted:
-    """The text report's firing points and unfinished calls, kept until the file's end to be
-    grouped by session.
-
-    Their lines are spooled to a temporary file (made at the first one) as records chained per
-    session: each record starts with the offset of its session's next one, patched in when
-    that one is written. Memory holds each session's first and last offsets only, so however
-    long a transcript loops, the report costs no more memory. Without a usable temporary
-    folder the spool is kept in memory.
-    """
-
-    def __init__(self) -> None:
-        self._spool: IO[bytes] | None = None
-        self._size = 0
-        self._ends: dict[str, tuple[int, int]] = {}
+class _Noted(dict[str, list[str]]):
+    """The text report's firing points and unfinished calls, grouped by session as they come
+    (each its ``noted_line``), for the report at the file's end."""
 
     def add(self, item: Fired | Unfinished) -> None:
-        spool = self._spool
-        if spool is None:
-            try:
-                spool = tempfile.TemporaryFile()  # noqa: SIM115  # closed by close()
-            except OSError:
-                spool = io.BytesIO()
-            self._spool = spool
-        data = noted_line(item).encode("utf-8")
-        offset = self._size
-        spool.seek(offset)
-        spool.write(_RECORD.pack(_NO_NEXT, len(data)) + data)
-        self._size += _RECORD.size + len(data)
-        session = item.where.session
-        ends = self._ends.get(session)
-        if ends is None:
-            self._ends[session] = (offset, offset)
-        else:
-            spool.seek(ends[1])
-            spool.write(_NEXT.pack(offset))
-            self._ends[session] = (ends[0], offset)
+        self.setdefault(item.where.session, []).append(noted_line(item))
 
-    def lines(self, session: str) -> Iterator[str]:
+    def lines(self, session: str) -> list[str]:
         """The lines of ``session``, in input order."""
-        spool = self._spool
-        offset = self._ends.get(session, (_NO_NEXT,))[0]
-        while offset != _NO_NEXT:
-            assert spool is not None  # a record was written to it
-            spool.seek(offset)
-            offset, length = _RECORD.unpack(spool.read(_RECORD.size))
-            yield spool.read(length).decode("utf-8")
-
-    def close(self) -> None:
-        if self._spool is not None:
-            self._spool.close()
+        return self.get(session, [])
 
 
 def _report_file(outcomes: Iterable[Outcome], source: _Input, fmt: Format, streams: Streams) -> int:
     noted = _Noted()
-    try:
-        return _report_outcomes(outcomes, source, fmt, streams, noted)
-    finally:
-        noted.close()
-
-
-def _report_outcomes(
-    outcomes: Iterable[Outcome], source: _Input, fmt: Format, streams: Streams, noted: _Noted
-) -> int:
     status = EXIT_OK
     for item in outcomes:
         match item:
