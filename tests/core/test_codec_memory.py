@@ -174,3 +174,18 @@ def test_a_memory_fits_the_shape_its_config_gives_one() -> None:
     assert memory_fits(GuardConfig(progress="result"), Memory(result="r"))
     with pytest.raises(ValueError, match="not made under this config"):
         GuardState.from_chains(config, {}, {"a": Memory(spent=(1,))})
+
+
+def test_memory_under_is_the_one_judge_of_a_stored_memory() -> None:
+    from repeat_guard import CodecError, encode_memory_settings, memory_under
+
+    config = GuardConfig(budgets=(("grep", 3),))
+    fits = Memory(spent=(1,))
+    settings = encode_memory_settings(config)
+    assert memory_under(fits, settings, config) == fits
+    other = encode_memory_settings(GuardConfig(budgets=(("read", 3),)))
+    assert memory_under(fits, other, config) is None  # made under other settings: afresh
+    misfit = Memory(spent=(1, 2))
+    assert memory_under(misfit, settings, config, "m") == CodecError(
+        "m", [2, [], [], None, [1, 2], None], "does not fit the state's policies"
+    )

@@ -30,6 +30,7 @@ from ._codec import (
     encode_memory,
     encode_memory_settings,
     encode_state,
+    memory_under,
 )
 from ._config import (
     ConfigError,
@@ -45,7 +46,16 @@ from ._config import (
 )
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._policies import Admit, Deny, Memory, memory_fits
-from ._reminders import FORMS, SOURCE, Form, Reminder, preview_arguments, render_reminder
+from ._reminders import (
+    FORMS,
+    PLUGIN_NAME,
+    SOURCE,
+    Form,
+    Reminder,
+    preview_arguments,
+    render_reminder,
+)
+from ._running import Reducer, Running, attempt
 from ._state import Chain, GuardState, admit, reduce
 from ._wire import (
     event_from_json,
@@ -94,6 +104,7 @@ __all__ = [
     "FORMS",
     "MEMORY_VERSION",
     "NO_COUNTS",
+    "PLUGIN_NAME",
     "SOURCE",
     "STATE_VERSION",
     "UNKNOWN_DAY",
@@ -116,8 +127,10 @@ __all__ = [
     "Progress",
     "ProjectTally",
     "PromptSubmitted",
+    "Reducer",
     "Reminder",
     "Run",
+    "Running",
     "SessionAudit",
     "SessionWaste",
     "Step",
@@ -129,6 +142,7 @@ __all__ = [
     "admit",
     "argument_key",
     "arguments_from_text",
+    "attempt",
     "canonical_arguments",
     "count_packed",
     "decode_chain",
@@ -146,6 +160,7 @@ __all__ = [
     "load_config",
     "load_config_or_error",
     "memory_fits",
+    "memory_under",
     "merge_all_tallies",
     "merge_audits",
     "merge_packed",

@@ -57,6 +57,7 @@ __all__ = [
     "encode_memory",
     "encode_memory_settings",
     "encode_state",
+    "memory_under",
 ]
 
 CHAIN_VERSION = 1
@@ -208,13 +209,32 @@ def _usable(
     if settings is _UNSAID:
         # Written before states carried their settings: keep what fits this config's shape.
         return {agent: memory for agent, memory in memories.items() if memory_fits(config, memory)}
-    if settings != encode_memory_settings(config):
-        return {}  # made under other settings: the policies start afresh
+    usable: dict[str, Memory] = {}
     for agent, memory in memories.items():
-        if not memory_fits(config, memory):
-            path = f"state.memories[{agent!r}]"
-            return _error(path, encode_memory(memory), "does not fit the state's policies")
-    return memories
+        kept = memory_under(memory, settings, config, f"state.memories[{agent!r}]")
+        if isinstance(kept, CodecError):
+            return kept
+        if kept is not None:
+            usable[agent] = kept
+    return usable
+
+
+def memory_under(
+    memory: Memory, settings: object, config: GuardConfig, path: str = "memory"
+) -> Memory | CodecError | None:
+    """Return ``memory``, made under ``settings`` (``encode_memory_settings`` of the config it
+    was made with, as JSON gives it back), if ``config`` may use it.
+
+    ``None`` when it was made under other settings: the policies start afresh (a chain stored
+    beside it is kept). A ``CodecError`` when its shape is not the one its own settings give a
+    memory (``memory_fits``): it is corrupt. The one place a stored memory is judged, for a
+    state's encoding and for a harness that stores memories apart.
+    """
+    if settings != encode_memory_settings(config):
+        return None
+    if not memory_fits(config, memory):
+        return _error(path, encode_memory(memory), "does not fit the state's policies")
+    return memory
 
 
 def _memories(encoded: object) -> dict[str, Memory] | CodecError:

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from repeat_guard import GuardState
+from repeat_guard import GuardState, Running
 from repeat_guard_pluggy import ToolExecution, ToolResult
 
 from ._support import GREP, Agent, execute, guarded
@@ -103,7 +103,7 @@ def test_a_collected_agents_running_calls_are_forgotten_too() -> None:
     gc.collect()
     assert guard.known_agents == 0
     assert guard.state.chain("agent-1") is None  # the disposal, applied on the next read
-    assert guard._running == {}  # and what the plugin kept for the collected agent is gone
+    assert guard._running == Running()  # and what the plugin kept for the collected agent is gone
 
 
 def test_without_a_hard_limit_every_call_runs() -> None:

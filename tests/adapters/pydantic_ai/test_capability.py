@@ -457,10 +457,10 @@ def test_calls_of_one_response_run_at_once_and_still_meet_the_limits() -> None:
 def test_an_error_in_admit_lets_the_call_run(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken_admit(state: GuardState, call: Any, running: Any = ()) -> Any:
+    def broken_attempt(state: GuardState, call: Any, running: Any = None, **_: Any) -> Any:
         raise RuntimeError("no verdict")
 
-    monkeypatch.setattr("repeat_guard_pydantic_ai._capability.admit", broken_admit)
+    monkeypatch.setattr("repeat_guard_pydantic_ai._capability.attempt", broken_attempt)
     calls: list[str | None] = []
     with caplog.at_level(logging.ERROR, logger="repeat_guard_pydantic_ai"):
         result = run(agent_with(LoopingModel(), [RepeatGuard({"denyAt": 2})], calls), "Go.")

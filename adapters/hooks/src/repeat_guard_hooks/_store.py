@@ -31,10 +31,10 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import NamedTuple, TypeVar
 
 from repeat_guard import (
+    Admit,
     AgentDisposed,
     Chain,
     CodecError,
@@ -44,13 +44,13 @@ from repeat_guard import (
     Memory,
     Reminder,
     ToolCallFinished,
-    admit,
+    attempt,
     decode_chain_or_error,
     decode_memory_or_error,
     encode_chain,
     encode_memory,
     encode_memory_settings,
-    memory_fits,
+    memory_under,
     reduce,
 )
 
@@ -259,7 +259,7 @@ def step_agent(
 
     def body() -> tuple[T, int]:
         policies = _policy_settings(config)
-        chains, memories, dropped = _load(connection, config, agent, [agent], policies)
+        chains, memories, dropped = _load(connection, config, agent, [agent])
         state, value = step(GuardState.from_chains(config, chains, memories))
         _save(connection, agent, [agent], state, policies, now)
         return value, dropped
@@ -303,7 +303,7 @@ def _apply(
     else:
         agents = [action.event.agent or session]
     policies = _policy_settings(config)
-    chains, memories, dropped = _load(connection, config, session, agents, policies)
+    chains, memories, dropped = _load(connection, config, session, agents)
     state = GuardState.from_chains(config, chains, memories)
     reminders: tuple[Reminder, ...] = ()
     denied: str | None = None
@@ -313,13 +313,13 @@ def _apply(
             state, _ = reduce(state, AgentDisposed(agent))
     else:
         event = action.event
-        if isinstance(event, ToolCallFinished):
-            # Before the call runs: a refused attempt is still an attempt, and counts.
-            verdict = admit(state, event)
-            if isinstance(verdict, Deny):
-                denied = verdict.reason
-                event = replace(event, denied=True)
-        state, reminders = reduce(state, event)
+        verdict: Admit | Deny = Admit()
+        if isinstance(event, ToolCallFinished):  # before the call runs
+            verdict, state, reminders = attempt(state, event)
+        if isinstance(verdict, Deny):
+            denied = verdict.reason
+        else:
+            state, reminders = reduce(state, event)
     _save(connection, session, agents, state, policies, now)
     return StoreResult(reminders, dropped, denied)
 
@@ -342,7 +342,6 @@ def _load(
     config: GuardConfig,
     session: str,
     agents: list[str],
-    policies: str,
 ) -> tuple[dict[str, Chain], dict[str, Memory], int]:
     chains: dict[str, Chain] = {}
     memories: dict[str, Memory] = {}
@@ -354,13 +353,12 @@ def _load(
         stored_chain, stored_memory, memory_for = row
         chain = None if stored_chain is None else decode_chain_or_error(_json(stored_chain))
         memory = None
-        if stored_memory is not None and memory_for == policies:
+        if stored_memory is not None:  # the core judges whether it is of use under config
             memory = decode_memory_or_error(_json(stored_memory))
+            if not isinstance(memory, CodecError):
+                memory = memory_under(memory, _json(memory_for), config)
         if isinstance(chain, CodecError) or isinstance(memory, CodecError):
             dropped += 1
-            continue
-        if memory is not None and not memory_fits(config, memory):
-            dropped += 1  # its settings say this config, its shape another: corrupt
             continue
         if chain is not None:
             chains[agent] = chain

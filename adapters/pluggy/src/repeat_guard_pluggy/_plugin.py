@@ -6,10 +6,9 @@ core event, runs the reducer once and stores the next state; no detection logic 
 
 * ``tool_pre_execute`` asks the core's pure ``admit`` whether a configured hard limit
   (``denyAt``, a spent budget) refuses the call, and returns its reason. A call it admits is
-  counted only at ``tool_post_execute``, so a host that starts several calls before the first
-  finishes would have each asked about alone: the admitted calls still running are kept, by
-  agent and call id, and counted into the state ``admit`` is asked of, until the call's
-  ``tool_post_execute`` (or the agent's next prompt, or its disposal) ends their wait.
+  counted only at ``tool_post_execute``; until then it is one of the core's ``Running`` calls,
+  by agent and call id, counted in when the next is asked about; its ``tool_post_execute``,
+  the agent's next prompt or its disposal ends its wait (the core decides all of that).
 * ``tool_post_execute`` is a ``wrapper=True`` hook implementation: it advances the agent's
   chain first, delegates (``decision = yield``), then prepends its reminder, if any, as its own
   context message onto whatever decision came back.
@@ -33,12 +32,11 @@ from collections import deque
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
-from typing import Final
 
 import pluggy
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     AgentDisposed,
     Deny,
     Event,
@@ -46,7 +44,9 @@ from repeat_guard import (
     GuardConfigError,
     GuardState,
     PromptSubmitted,
+    Reducer,
     Reminder,
+    Running,
     ToolCallFinished,
     admit,
     reduce,
@@ -57,12 +57,6 @@ from . import hookspecs
 from ._types import Accept, ContextMessage, PostExecuteDecision, ToolExecution, ToolResult
 
 __all__ = ["PLUGIN_NAME", "GuardConfigError", "Reducer", "RepeatGuardPlugin"]
-
-PLUGIN_NAME: Final = SOURCE["plugin"]
-"""The name ``install`` registers the guard under: the ``plugin`` of the core's reminder source."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
-"""The shape of ``repeat_guard.reduce``: what ``RepeatGuardPlugin`` calls for every event."""
 
 PostExecuteWrapper = Generator[None, PostExecuteDecision | None, PostExecuteDecision | None]
 
@@ -106,7 +100,7 @@ class RepeatGuardPlugin:
         self._agents: dict[int, _Registration] = {}
         self._collected: deque[str] = deque()
         self._next_agent = 0
-        self._running: dict[tuple[str, str], ToolCallFinished] = {}
+        self._running = Running()
 
     # -- introspection -------------------------------------------------------------------
 
@@ -144,10 +138,11 @@ class RepeatGuardPlugin:
                 return None
             agent_id = self._register(execution.agent)
             call = ToolCallFinished(agent_id, execution.tool, execution.arguments)
-            verdict = admit(self._state, call, self._running.values())
+            # the host reports a refused attempt itself, at tool_post_execute
+            verdict = admit(self._state, call, self._running.calls())
             if isinstance(verdict, Deny):
                 return verdict.reason
-            self._running[agent_id, execution.call_id] = call
+            self._running = self._running.admitted(execution.call_id, call)
         except Exception:
             _log.exception("%s failed to check the call; it runs unguarded", PLUGIN_NAME)
         return None
@@ -228,7 +223,7 @@ class RepeatGuardPlugin:
                 self._state, reminders = self._reducer(self._state, event)
             while self._collected:
                 collected = self._collected.popleft()
-                self._forget_running(collected)
+                self._running = self._running.ended(collected)
                 self._state, _ = self._reducer(self._state, AgentDisposed(collected))
         except Exception:
             _log.exception("%s failed; the host's call proceeds unguarded", PLUGIN_NAME)
@@ -237,8 +232,7 @@ class RepeatGuardPlugin:
     def _call_event(self, execution: ToolExecution, result: ToolResult) -> Event:
         agent = execution.agent
         agent_id = None if agent is None else self._register(agent)
-        if agent_id is not None:
-            self._running.pop((agent_id, execution.call_id), None)
+        self._running = self._running.finished(agent_id, execution.call_id)
         tool, arguments, denied = execution.tool, execution.arguments, execution.denied
         return ToolCallFinished(agent_id, tool, arguments, denied, result.content)
 
@@ -246,7 +240,7 @@ class RepeatGuardPlugin:
         agent_id = self.agent_id(agent)
         if agent_id is None:
             return None
-        self._forget_running(agent_id)
+        self._running = self._running.ended(agent_id)
         return PromptSubmitted(agent_id)
 
     def _dispose_event(self, agent: object) -> Event | None:
@@ -255,14 +249,8 @@ class RepeatGuardPlugin:
             return None
         if registration.finalizer is not None:
             registration.finalizer.detach()
-        self._forget_running(registration.agent_id)
+        self._running = self._running.ended(registration.agent_id)
         return AgentDisposed(registration.agent_id)
-
-    def _forget_running(self, agent_id: str) -> None:
-        """End the wait of ``agent_id``'s admitted calls: a prompt or a disposal ends its turn,
-        and a call whose ``tool_post_execute`` never came must not count for ever."""
-        for key in [key for key in self._running if key[0] == agent_id]:
-            del self._running[key]
 
     def _register(self, agent: object) -> str:
         """Return ``agent``'s id, giving it a fresh one (and a finalizer) on first sight."""

@@ -25,7 +25,7 @@ pass through unchanged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,17 +36,19 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     Deny,
     Event,
     GuardConfig,
     GuardConfigError,
     GuardState,
     PromptSubmitted,
+    Reducer,
     Reminder,
+    Running,
     ToolCallFinished,
-    admit,
     arguments_from_text,
+    attempt,
     reduce,
     reminder_to_json,
     resolve_config,
@@ -63,13 +65,8 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = SOURCE["plugin"]
-"""The guard's name: the ``plugin`` of the source its reminder parts carry."""
-
 METADATA_KEY = "repeat_guard"
 """The key under which a reminder part's ``metadata`` holds the guard's source label."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _log = logging.getLogger("repeat_guard_pydantic_ai")
 
@@ -101,12 +98,8 @@ class RepeatGuard(AbstractCapability[Any]):
     reducer: Reducer = field(default=reduce, repr=False, compare=False, kw_only=True)
     _state: GuardState = field(init=False, repr=False, compare=False)
     _seen: int = field(init=False, default=0, repr=False, compare=False)
-    # Calls admitted and still running, by id: pydantic-ai runs a response's calls at once, and
-    # each is counted only when it finishes, so the ones still running are taken into account
-    # when the next is asked about, as if they had finished first.
-    _running: dict[str, ToolCallFinished] = field(
-        init=False, default_factory=dict, repr=False, compare=False
-    )
+    # pydantic-ai runs a response's calls at once, each counted when it finishes
+    _running: Running = field(init=False, default_factory=Running, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Built, ``config`` is the resolved GuardConfig, as the other adapters' ``config`` is.
@@ -160,7 +153,6 @@ class RepeatGuard(AbstractCapability[Any]):
         """
         reason = self._refusal(ctx, call)
         if reason is not None:
-            self._finished(ctx, call, denied=True)
             raise SkipToolExecution(reason)
         try:
             result = await handler(args)
@@ -168,42 +160,42 @@ class RepeatGuard(AbstractCapability[Any]):
             self._finished(ctx, call)
             raise
         finally:
-            self._running.pop(call.tool_call_id, None)
+            self._running = self._running.finished(_agent_id(ctx), call.tool_call_id)
         self._finished(ctx, call, result=result)
         return result
 
     def _refusal(self, ctx: RunContext[Any], call: ToolCallPart) -> str | None:
-        """The core's reason to refuse ``call``, asked of the state with the calls still
-        running counted in; an admitted call joins them."""
+        """The core's reason to refuse ``call`` (the refused attempt counted, its reminders
+        queued); an admitted call joins the running ones."""
         try:
             event = _call_event(ctx, call)
-            verdict = admit(self._state, event, self._running.values())
+            verdict, self._state, reminders = attempt(
+                self._state, event, self._running, reducer=self.reducer
+            )
+            _enqueue(ctx, reminders)
         except Exception as error:
             _fail_open(error)
             return None
         if isinstance(verdict, Deny):
             return verdict.reason
-        self._running[call.tool_call_id] = event
+        self._running = self._running.admitted(call.tool_call_id, event)
         return None
 
-    def _finished(
-        self,
-        ctx: RunContext[Any],
-        call: ToolCallPart,
-        *,
-        denied: bool = False,
-        result: object = None,
-    ) -> None:
+    def _finished(self, ctx: RunContext[Any], call: ToolCallPart, *, result: object = None) -> None:
         try:
-            event = replace(_call_event(ctx, call), denied=denied, result=result)
-            for reminder in self._advance(event):
-                ctx.enqueue(reminder_part(reminder))
+            event = replace(_call_event(ctx, call), result=result)
+            _enqueue(ctx, self._advance(event))
         except Exception as error:
             _fail_open(error)
 
     def _advance(self, event: Event) -> tuple[Reminder, ...]:
         self._state, reminders = self.reducer(self._state, event)
         return reminders
+
+
+def _enqueue(ctx: RunContext[Any], reminders: tuple[Reminder, ...]) -> None:
+    for reminder in reminders:
+        ctx.enqueue(reminder_part(reminder))
 
 
 def _call_event(ctx: RunContext[Any], call: ToolCallPart) -> ToolCallFinished:
