@@ -42,7 +42,7 @@ def test_load_config_reads_json_and_toml_and_names_bad_files(tmp_path: Path) -> 
     bad.write_text(json.dumps({"thresholds": [1]}), encoding="utf-8")
     with pytest.raises(ValueError, match="thresholds must be 2 or more"):
         load_config(str(bad))
-    with pytest.raises(ValueError, match="cannot read the config"):
+    with pytest.raises(ValueError, match="cannot read config file"):
         load_config(str(tmp_path / "absent.json"))
 
 
@@ -58,7 +58,7 @@ def test_a_bad_script_or_config_exits_2_before_running(
     with pytest.raises(SystemExit) as exited:
         record_main(["--script", str(DEMO), "--config", absent, "--out", out])
     assert exited.value.code == 2
-    assert "cannot read the config" in capsys.readouterr().err
+    assert "cannot read config file" in capsys.readouterr().err
     assert not Path(out).exists()
 
 

@@ -21,8 +21,8 @@ import acp
 from returns.pipeline import is_successful
 
 from repeat_guard import GuardConfig
-from repeat_guard import load_config as load_guard_config
 from repeat_guard_agentloop import Event
+from repeat_guard_hooks import load_config_file
 
 from ._agent import GuardedAgent, as_acp_agent
 from ._recorder import ClientPlan, agent_command, record_agent
@@ -42,16 +42,10 @@ def load_config(path: str | None) -> GuardConfig:
 
     Raises ``ValueError`` with the reason when the file cannot be read or is invalid.
     """
-    if path is None:
-        return GuardConfig()
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise ValueError(f"{path}: cannot read the config: {error}") from error
-    parsed = load_guard_config(data, source=path)
-    if not is_successful(parsed):
-        raise ValueError(str(parsed.failure()))
-    return parsed.unwrap()
+    config = load_config_file(path)
+    if not isinstance(config, GuardConfig):
+        raise ValueError(str(config))
+    return config
 
 
 def _script(path: str) -> AgentScript:

@@ -1,9 +1,10 @@
 """Loading the guard's configuration from a file and command-line flags.
 
-Everything goes through the core's one loader, ``repeat_guard.load_config``: this module only
-reads the file's bytes and turns the flags into override keys, and leaves the syntax, the
-layering and every judgement to the core, so the command, the hooks and the library reject
-exactly the same configurations with exactly the same messages.
+Everything goes through the one loader of a configuration file, ``load_config_file`` (the
+hooks' safe reader, then the core's parser): this module only turns the flags into override
+keys and words the answer, and leaves the syntax, the layering and every judgement to the
+core, so the command, the hooks and the library reject exactly the same configurations with
+exactly the same messages.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from repeat_guard import GuardConfig, load_config
-from repeat_guard_hooks import read_config_file
+from repeat_guard import ConfigError, GuardConfig
+from repeat_guard_hooks import load_config_file
 
 from ._errors import UsageError
 
@@ -75,24 +76,16 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
 def build_config(path: str | None, args: argparse.Namespace) -> GuardConfig:
     """Return the configuration the file at ``path`` (if any) and the override flags describe.
 
-    The file's text and the flags go to the core's one loader, ``repeat_guard.load_config``.
+    The file and the flags go to the one loader, ``load_config_file``.
     Raises ``UsageError`` when the file cannot be read, or with the loader's message (which
     names the file and the key) when the configuration is invalid.
     """
-    data = b"{}" if path is None else _read(path)
-    result = load_config(data, source=path, overrides=_overrides(args))
-    config = result.value_or(None)
-    if config is None:
-        raise UsageError(f"invalid configuration: {result.failure()}")
+    config = load_config_file(path, _overrides(args))
+    if isinstance(config, str):
+        raise UsageError(config)
+    if isinstance(config, ConfigError):
+        raise UsageError(f"invalid configuration: {config}")
     return config
-
-
-def _read(path: str) -> bytes:
-    # The hook's reader: a FIFO, a device or a huge file is refused, never read forever.
-    data = read_config_file(path)
-    if isinstance(data, str):
-        raise UsageError(data)
-    return data
 
 
 def _overrides(args: argparse.Namespace) -> Mapping[str, object]:

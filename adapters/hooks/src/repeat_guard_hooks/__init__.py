@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._config_file import CONFIG_LIMIT, read_config_file
+    from ._config_file import CONFIG_LIMIT, load_config_file, read_config_file
     from ._dialects import (
         CLAUDE_CODE,
         CODEX,
@@ -132,6 +132,7 @@ __all__ = [
     "install",
     "installed_events",
     "installed_executable",
+    "load_config_file",
     "log_reason",
     "open_store",
     "parse_hook_input",
@@ -153,6 +154,7 @@ __all__ = [
 
 _HOMES = {
     "CONFIG_LIMIT": "._config_file",
+    "load_config_file": "._config_file",
     "read_config_file": "._config_file",
     "CLAUDE_CODE": "._dialects",
     "CODEX": "._dialects",

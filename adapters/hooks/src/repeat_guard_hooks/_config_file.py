@@ -1,4 +1,8 @@
-"""Reading a configuration file's bytes: the one reader the hook and every command use.
+"""Loading a configuration file: the one loader the hook and every command use.
+
+``load_config_file`` reads the file (``read_config_file``) and hands its bytes, with any
+overrides, to the core's one parser (``load_config_or_error``, which needs no ``returns``); each
+caller only words the answer for its user.
 
 A configuration is a small regular file. Anything else is refused before a byte is read,
 instead of hanging or filling memory: a FIFO (opening it would wait for a writer, and a hook
@@ -12,8 +16,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 
-__all__ = ["CONFIG_LIMIT", "read_config_file"]
+from repeat_guard import ConfigError, GuardConfig, load_config_or_error
+
+__all__ = ["CONFIG_LIMIT", "load_config_file", "read_config_file"]
 
 CONFIG_LIMIT = 1 << 20
 """Bytes a configuration file may hold; a larger one is refused unread."""
@@ -36,3 +43,15 @@ def read_config_file(path: str) -> bytes | str:
     if len(data) > CONFIG_LIMIT:
         return f"cannot read config file {path}: larger than {CONFIG_LIMIT >> 20} MiB"
     return data
+
+
+def load_config_file(
+    path: str | None, overrides: Mapping[str, object] | None = None
+) -> GuardConfig | ConfigError | str:
+    """Return the configuration in the file at ``path`` (the defaults for ``None``) with
+    ``overrides`` (keys as in ``parse_config``) on top; or why the file cannot be read (a
+    message naming it); or what is wrong with it (the core's ``ConfigError``, naming it)."""
+    data = b"{}" if path is None else read_config_file(path)
+    if isinstance(data, str):
+        return data
+    return load_config_or_error(data, source=path, overrides=overrides)

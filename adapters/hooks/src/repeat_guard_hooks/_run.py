@@ -24,9 +24,9 @@ import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned, load_config_or_error
+from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned
 
-from ._config_file import read_config_file
+from ._config_file import load_config_file
 from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
 from ._store import (
     BUSY_TIMEOUT,
@@ -161,19 +161,10 @@ def hook_config(explicit: str | None, cwd: str | None) -> GuardConfig | str:
     ``explicit`` (``--config``) when given, else the nearest ``.repeat-guard.toml``
     (``find_config_file``), else the defaults."""
     path = explicit if explicit is not None else find_config_file(cwd)
-    if path is None:
-        return GuardConfig()
-    data = read_config_file(path)
-    if isinstance(data, str):
-        return data
-    config = load_config_or_error(data, source=path)
+    config = load_config_file(path)
     if isinstance(config, ConfigError):
-        return _config_message(path, config)
+        return f"invalid configuration in {path}: key {config.key!r}: {config.message}"
     return config
-
-
-def _config_message(path: str, error: ConfigError) -> str:
-    return f"invalid configuration in {path}: key {error.key!r}: {error.message}"
 
 
 def _fail_open(options: HookOptions, hook_event: str, reason: str, now: float) -> HookOutcome:

@@ -50,13 +50,14 @@ from langgraph.types import Command
 from returns.pipeline import is_successful
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     Deny,
     Event,
     GuardConfig,
     GuardConfigError,
     GuardState,
     PromptSubmitted,
+    Reducer,
     Reminder,
     ToolCallFinished,
     admit,
@@ -80,16 +81,11 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = SOURCE["plugin"]
-"""The guard's name: the ``lc_source`` of its reminder messages."""
-
 STATE_KEY = "repeat_guard"
 """The agent-state field holding the guard's stored chain and marker."""
 
 AGENT = "agent"
 """The core's id for the agent of a thread: the state is per thread, so one id suffices."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _log = logging.getLogger("repeat_guard_langchain")
 

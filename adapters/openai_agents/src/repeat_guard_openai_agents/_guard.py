@@ -34,7 +34,7 @@ input unchanged, or the call runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -47,13 +47,14 @@ from agents.tool_guardrails import (
 )
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     Deny,
     Event,
     GuardConfig,
     GuardConfigError,
     GuardState,
     PromptSubmitted,
+    Reducer,
     Reminder,
     ToolCallFinished,
     admit,
@@ -72,13 +73,8 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = SOURCE["plugin"]
-"""The guard's name: the name of its tool input guardrail."""
-
 AGENT = "agent"
 """The core's id for the agent of a conversation: each is folded on its own, so one suffices."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _ENVELOPE = "<system-reminder>"
 _log = logging.getLogger("repeat_guard_openai_agents")

@@ -40,15 +40,13 @@ from ._acp_wire import (
     is_record,
     log_line,
 )
-from ._calls import RecentMarks
+from ._calls import DONE_MARKS, OPEN_CALLS, RecentMarks
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
 from ._lines import json_lines
 from ._registry import head_objects
 
-__all__ = ["DONE_MARKS", "OPEN_CALLS", "PENDING_REQUESTS", "AcpReader", "reminder_notification"]
+__all__ = ["PENDING_REQUESTS", "AcpReader", "reminder_notification"]
 
-OPEN_CALLS: Final = 4096
-DONE_MARKS: Final = 4096
 PENDING_REQUESTS: Final = 4096
 
 _STATUS_SIGNALS = {
