@@ -32,7 +32,7 @@ unchanged, or the call runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -47,13 +47,13 @@ from google.genai import types
 from returns.pipeline import is_successful
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     Deny,
-    Event,
     GuardConfig,
     GuardConfigError,
     GuardState,
     PromptSubmitted,
+    Reducer,
     Reminder,
     ToolCallFinished,
     admit,
@@ -74,16 +74,11 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = SOURCE["plugin"]
-"""The guard's name: the plugin's name, and the ``refused_by`` of its refusals."""
-
 REFUSED_BY = "refused_by"
 """The key of a refusal's response that names the guard."""
 
 STATE_KEY = "temp:repeat_guard"
 """The session-state key (``temp:``: this invocation only) of the agents' latest states."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _log = logging.getLogger("repeat_guard_adk")
 

@@ -35,7 +35,7 @@ the conversation unchanged, or the call runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -45,13 +45,13 @@ from strands.middleware.stages import InvokeModelContext
 from strands.types.content import ContentBlock, Message, Messages
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     Deny,
-    Event,
     GuardConfig,
     GuardConfigError,
     GuardState,
     PromptSubmitted,
+    Reducer,
     Reminder,
     ToolCallFinished,
     admit,
@@ -70,16 +70,11 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = SOURCE["plugin"]
-"""The guard's name, in its log lines."""
-
 STATE_KEY = "repeat_guard"
 """The key of the guard's entry in the agent state and in the invocation state."""
 
 AGENT = "agent"
 """The core's id for the agent of a conversation: each is folded on its own, so one suffices."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _ENVELOPE = "<system-reminder>"
 _log = logging.getLogger("repeat_guard_strands")
