@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import stat
 import tempfile
 from pathlib import Path
@@ -131,9 +132,10 @@ _OWN_ERROR = re.compile(r"internal error|state store (unusable|corrupt)|unreadab
     _SESSION,
     st.integers(0, 3),
     st.sampled_from([0o000, 0o022, 0o077]),
+    st.booleans(),
 )
 def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
-    dialect: Dialect, config: str, inputs: list[bytes], depth: int, umask: int
+    dialect: Dialect, config: str, inputs: list[bytes], depth: int, umask: int, foreign: bool
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         config_file = Path(folder) / "guard.toml"
@@ -143,11 +145,21 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
         made = [Path(folder, *levels[: count + 1]) for count in range(depth)]
         state = Path(folder, *levels) / "st.db"
         options = HookOptions(dialect, str(state), str(config_file))
+        if foreign:  # a newer guard's store: never changed, and nothing answered from it
+            state.parent.mkdir(parents=True, exist_ok=True)
+            with sqlite3.connect(state) as connection:
+                connection.execute("PRAGMA user_version=99")
+            connection.close()
+            written = state.read_bytes()
         previous = os.umask(umask)
         try:
             outcomes = [run_hook(options, data, float(now)) for now, data in enumerate(inputs)]
         finally:
             os.umask(previous)
+        if foreign:
+            assert state.read_bytes() == written
+            assert [outcome.stdout for outcome in outcomes] == [b""] * len(outcomes)
+            made = []  # made before the umask was set
         modes = {stat.S_IMODE(path.stat().st_mode) for path in made if path.exists()}
         assert modes <= {0o700}
         for data, outcome in zip(inputs, outcomes, strict=True):

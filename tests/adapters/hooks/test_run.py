@@ -255,13 +255,18 @@ def test_a_locked_store_fails_open(tmp_path: Path) -> None:
     assert line.endswith("PreToolUse: state store unusable: OperationalError SQLITE_BUSY")
 
 
-def test_another_schema_version_fails_open(tmp_path: Path) -> None:
+def test_another_schema_version_fails_open_and_the_log_says_why(tmp_path: Path) -> None:
     options = _options(tmp_path)
     with sqlite3.connect(options.state) as connection:
-        connection.execute("PRAGMA user_version=7")
+        connection.execute("PRAGMA user_version=99")
+    before = Path(options.state).read_bytes()
     assert run_hook(options, _pre(tmp_path), 1.0) == HookOutcome(0)
+    assert Path(options.state).read_bytes() == before
     (line,) = _log(tmp_path)
-    assert line.endswith("state store unusable: DatabaseError schema version 7, expected 2")
+    assert line.endswith(
+        " PreToolUse: stood aside: state store of schema version 99, which this guard does not"
+        " know (it writes 2), left unchanged"
+    )
 
 
 def test_a_corrupt_store_is_set_aside_and_counting_starts_afresh(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from repeat_guard_hooks import (
     DEFAULT_EXPIRE_AFTER,
     AgentEvent,
     CorruptStore,
+    ForeignStore,
     SessionEnded,
     StoreResult,
     apply_action,
@@ -202,13 +203,39 @@ def test_set_aside_moves_the_file_and_its_wal(tmp_path: Path) -> None:
     assert aside.startswith(f"{path}.corrupt-5-")
 
 
-def test_another_schema_version_is_left_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_another_schema_version_is_left_alone_byte_for_byte(tmp_path: Path, journal: str) -> None:
+    # Not a byte written: switching it to WAL (as a store of ours is) would already change it.
     path = tmp_path / "state.sqlite3"
-    with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA user_version=99")
-    with pytest.raises(sqlite3.DatabaseError, match="schema version 99") as raised:
+    connection = sqlite3.connect(path)
+    connection.execute(f"PRAGMA journal_mode={journal}")
+    connection.execute("CREATE TABLE newer (x)")
+    connection.execute("INSERT INTO newer VALUES (1)")
+    connection.execute("PRAGMA user_version=99")
+    connection.commit()
+    connection.close()
+    before, modified = path.read_bytes(), path.stat().st_mtime_ns
+    with pytest.raises(ForeignStore, match="schema version 99, which this guard") as raised:
         open_store(str(path))
+    assert raised.value.version == 99
     assert not isinstance(raised.value, CorruptStore)
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == (before, modified)
+    assert [child.name for child in tmp_path.iterdir()] == ["state.sqlite3"]
+
+
+def test_a_store_made_newer_meanwhile_is_not_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite3"
+    _version_1_store(path)
+    first = sqlite3.connect(path, isolation_level=None)
+    try:
+        with sqlite3.connect(path) as newer:  # a newer guard, first
+            newer.execute("PRAGMA user_version=99")
+        with pytest.raises(ForeignStore):
+            _migrate(first)  # what the first would do next: re-read, find 99, change nothing
+    finally:
+        first.close()
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone() == (99,)
 
 
 def test_a_locked_store_times_out_and_changes_nothing(tmp_path: Path) -> None:

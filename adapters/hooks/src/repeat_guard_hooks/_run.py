@@ -32,6 +32,7 @@ from ._store import (
     BUSY_TIMEOUT,
     DEFAULT_EXPIRE_AFTER,
     CorruptStore,
+    ForeignStore,
     StoreResult,
     apply_action,
     default_state_path,
@@ -105,7 +106,7 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         answer = render_answer(options.dialect, hook_event, result.reminders, result.denied)
         return HookOutcome(0, answer)
     except (sqlite3.Error, OSError) as error:
-        return _fail_open(options, hook_event, f"state store unusable: {_describe(error)}", now)
+        return _fail_open(options, hook_event, _store_reason(error), now)
     except Exception as error:
         return _fail_open(options, hook_event, f"internal error: {_where(error)}", now)
 
@@ -206,6 +207,12 @@ def _open_log(path: str) -> int:
         os.close(descriptor)
         raise OSError(f"{path} is not a regular file")
     return descriptor
+
+
+def _store_reason(error: sqlite3.Error | OSError) -> str:
+    if isinstance(error, ForeignStore):  # its message names the version, and nothing else
+        return f"stood aside: {error}"
+    return f"state store unusable: {_describe(error)}"
 
 
 def _describe(error: sqlite3.Error | OSError) -> str:

@@ -62,6 +62,7 @@ __all__ = [
     "DEFAULT_EXPIRE_AFTER",
     "SCHEMA_VERSION",
     "CorruptStore",
+    "ForeignStore",
     "StoreResult",
     "apply_action",
     "default_state_path",
@@ -99,6 +100,18 @@ _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 
 class CorruptStore(sqlite3.DatabaseError):
     """The state file is not a usable SQLite database of ours."""
+
+
+class ForeignStore(sqlite3.DatabaseError):
+    """The store is of a schema version this guard cannot read (another, newer guard's): it is
+    left exactly as it is, not a byte written, and the hook stands aside."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(
+            f"state store of schema version {version}, which this guard does not know (it "
+            f"writes {SCHEMA_VERSION}), left unchanged"
+        )
+        self.version = version
 
 
 class StoreResult(NamedTuple):  # not a dataclass: see _dialects
@@ -168,13 +181,17 @@ def open_store(path: str, busy_timeout: float = BUSY_TIMEOUT) -> sqlite3.Connect
 
 def _prepare(connection: sqlite3.Connection) -> None:
     try:
+        # The version is read before anything is written: switching a store of another
+        # version to WAL would already change its file.
+        version = _version(connection)
+        _check_known(version)
         connection.execute("PRAGMA journal_mode=WAL")
         # No fsync: with NORMAL, the checkpoint each hook process runs as the store's last
         # connection costs two fsyncs (16-19 ms measured here, the largest cost of a hook
         # call). A process crash still loses nothing; an OS crash may lose the last calls or
         # corrupt the file, which is then set aside. Advisory counts are worth no more.
         connection.execute("PRAGMA synchronous=OFF")
-        if _version(connection) != SCHEMA_VERSION:
+        if version != SCHEMA_VERSION:
             _migrate(connection)
     except sqlite3.DatabaseError as error:
         _raise_if_corrupt(error)
@@ -192,17 +209,19 @@ def _migrate(connection: sqlite3.Connection) -> None:
     try:
         version = _version(connection)
         if version != SCHEMA_VERSION:
-            statements = _MIGRATIONS.get(version)
-            if statements is None:
-                # Another (newer) version's store: leave it alone (the hook fails open).
-                raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
-            for statement in statements:
+            _check_known(version)
+            for statement in _MIGRATIONS[version]:
                 connection.execute(statement)
             connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
         _rollback(connection)
         raise
+
+
+def _check_known(version: int) -> None:
+    if version != SCHEMA_VERSION and version not in _MIGRATIONS:
+        raise ForeignStore(version)
 
 
 def _raise_if_corrupt(error: sqlite3.DatabaseError) -> None:
