@@ -17,7 +17,6 @@ from repeat_guard_audit import (
     AuditSettings,
     FileAudit,
     FileJob,
-    Problem,
     audit_batch,
     audit_file,
     batched,
@@ -25,7 +24,7 @@ from repeat_guard_audit import (
     total,
 )
 from repeat_guard_audit import _work as work
-from repeat_guard_transcripts import Item
+from repeat_guard_transcripts import Diagnostic, Item
 
 SETTINGS = AuditSettings(GuardConfig())
 LINE = (
@@ -97,7 +96,7 @@ def test_a_folder_the_walk_cannot_list_is_a_job_whose_result_is_its_diagnostic(
     assert jobs[1] == FileJob(str(unlistable_folder), None, 0, problem=problem)
     results = [audit_file(job, SETTINGS) for job in jobs]
     assert [(r.files, r.diagnostics) for r in results] == [(1, 0), (0, 1)]
-    assert results[1].problems == (Problem(str(unlistable_folder), 0, problem),)
+    assert results[1].problems == (Diagnostic(str(unlistable_folder), 0, problem),)
     totals = total(results, SETTINGS.keep)
     assert (totals.files, totals.diagnostics) == (1, 1)
 

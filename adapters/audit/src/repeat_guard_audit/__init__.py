@@ -10,7 +10,7 @@ from ._audit import BATCH_BYTES, BATCH_FILES, DEFAULT_PATHS, audit, batched, lis
 from ._engine import ENGINES, LOCAL_SCHEDULERS, EngineError, EngineName, default_jobs, run
 from ._fold import fold_file
 from ._html import html_page
-from ._model import AuditSettings, FileAudit, FileJob, Problem
+from ._model import AuditSettings, FileAudit, FileJob
 from ._render import (
     CSV_FIELDS,
     clean,
@@ -35,7 +35,6 @@ __all__ = [
     "EngineName",
     "FileAudit",
     "FileJob",
-    "Problem",
     "audit",
     "audit_batch",
     "audit_file",

@@ -33,7 +33,7 @@ from repeat_guard import (
 )
 from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen, SessionTallies
 
-from ._model import AuditSettings, FileAudit, Problem
+from ._model import AuditSettings, FileAudit
 
 __all__ = ["MAX_PROBLEMS_KEPT", "RUN_LINES_KEPT", "fold_file"]
 
@@ -103,7 +103,7 @@ class _Folder:
         # Per session: wasted turns, their output tokens, their input tokens.
         self.turns: dict[str, tuple[int, int, int]] = {}
         self.tallies = SessionTallies()
-        self.problems: list[Problem] = []
+        self.problems: list[Diagnostic] = []
         self.diagnostics = 0
 
     def session(self, name: str) -> GuardState:
@@ -204,7 +204,7 @@ class _Folder:
         if item.severity == "error":
             self.diagnostics += 1
         if len(self.problems) < MAX_PROBLEMS_KEPT:
-            self.problems.append(Problem(item.file, item.line, item.message, item.severity))
+            self.problems.append(item)
 
     def finish(self) -> tuple[SessionAudit, ...]:
         """Close every open run and return each session's audit, in order of appearance."""

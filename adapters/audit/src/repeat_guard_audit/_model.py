@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from repeat_guard import GuardConfig, SessionAudit, Waste, merge_audits
+from repeat_guard_transcripts import Diagnostic
 
-__all__ = ["AuditSettings", "FileAudit", "FileJob", "Problem"]
+__all__ = ["AuditSettings", "FileAudit", "FileJob"]
 
 
 class AuditSettings(NamedTuple):
@@ -40,15 +41,6 @@ class FileJob(NamedTuple):
     problem: str | None = None
 
 
-class Problem(NamedTuple):
-    """A diagnostic as the audit reports it: ``FILE:LINE: message``."""
-
-    file: str
-    line: int
-    message: str
-    severity: str = "error"
-
-
 class FileAudit(NamedTuple):
     """One file's result: its sessions (the core's ``SessionAudit``, each read in the file's
     ``format``), the first of its diagnostics (``problems``), and the file's own numbers:
@@ -64,7 +56,7 @@ class FileAudit(NamedTuple):
     file: str
     format: str | None
     sessions: tuple[SessionAudit, ...]
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[Diagnostic, ...] = ()
     files: int = 1
     bytes: int = 0
     diagnostics: int = 0

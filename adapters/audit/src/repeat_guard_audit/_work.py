@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 from repeat_guard_transcripts import (
     READERS,
+    Diagnostic,
     bounded_lines,
     collector_paused,
     open_regular,
@@ -24,7 +25,7 @@ from repeat_guard_transcripts import (
 )
 
 from ._fold import fold_file
-from ._model import AuditSettings, FileAudit, FileJob, Problem
+from ._model import AuditSettings, FileAudit, FileJob
 
 __all__ = ["audit_batch", "audit_file"]
 
@@ -37,7 +38,7 @@ def audit_batch(batch: Sequence[FileJob], settings: AuditSettings) -> list[FileA
 def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
     """Return the audit of the file ``job`` names; never raises for anything the file holds."""
     if job.problem is not None:
-        problems = (Problem(job.path, 0, job.problem),)
+        problems = (Diagnostic(job.path, 0, job.problem),)
         return FileAudit(job.path, None, (), problems, files=0, diagnostics=1)
     if job.format is not None and job.format not in READERS:
         return _unreadable(job, f"no reader for format {job.format!r}")
@@ -103,5 +104,5 @@ def _day_of(timestamp: float) -> str:
 
 
 def _unreadable(job: FileJob, message: str, line: int = 0) -> FileAudit:
-    problems = (Problem(job.path, line, message),)
+    problems = (Diagnostic(job.path, line, message),)
     return FileAudit(job.path, job.format, (), problems, diagnostics=1)

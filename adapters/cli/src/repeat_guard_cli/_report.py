@@ -11,15 +11,20 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Protocol
 
 from repeat_guard import Tally, tally_to_json
-from repeat_guard_transcripts import FileSummary, Fired, Recorded, Unfinished, printable
+from repeat_guard_transcripts import (
+    Diagnostic,
+    FileSummary,
+    Fired,
+    Recorded,
+    Unfinished,
+    printable,
+)
 
 from ._reminder_json import reminder_fields
 
 __all__ = [
-    "Told",
     "check_lines",
     "diagnostic_line",
     "noted_line",
@@ -41,20 +46,7 @@ def _json(record: dict[str, object]) -> str:
     return safe(json.dumps(record, ensure_ascii=False))
 
 
-class Told(Protocol):
-    """What a diagnostic line tells: the replay's ``Diagnostic``, the audit's ``Problem``."""
-
-    @property
-    def file(self) -> str: ...
-    @property
-    def line(self) -> int: ...
-    @property
-    def message(self) -> str: ...
-    @property
-    def severity(self) -> str: ...
-
-
-def diagnostic_line(diagnostic: Told) -> str:
+def diagnostic_line(diagnostic: Diagnostic) -> str:
     """Return ``FILE:LINE: message`` (``FILE:LINE: note: message`` for a note)."""
     note = "note: " if diagnostic.severity == "note" else ""
     return safe(f"{diagnostic.file}:{diagnostic.line}: {note}{diagnostic.message}")
