@@ -72,8 +72,19 @@ adapters/js/dist/.built: $(JS_STAMP) $(JS_SOURCES)
 .PHONY: js
 js: adapters/js/dist/.built ## Build the npm package for pi, opencode and OpenClaw (tsc, strict)
 
+# The built plugin modules ship in the hooks package, where `repeat-guard install pi|opencode`
+# points the host; js-test fails while they differ from a fresh build.
+PLUGINS := adapters/hooks/src/repeat_guard_hooks/plugins
+JS_MODULES := client pi opencode opencode-hooks
+
+.PHONY: js-plugins
+js-plugins: adapters/js/dist/.built ## Copy the built plugin modules into the hooks package
+	for module in $(JS_MODULES); do cp adapters/js/dist/src/$$module.js $(PLUGINS)/; done
+
 .PHONY: js-test
 js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node --test), on the real sidecar
+	@for module in $(JS_MODULES); do cmp -s adapters/js/dist/src/$$module.js $(PLUGINS)/$$module.js \
+		|| { echo "$(PLUGINS)/$$module.js differs from the build: run make js-plugins"; exit 1; }; done
 	node --test adapters/js/dist/test/*.test.js
 
 # The JavaScript hosts the package's end-to-end tests run, pinned (the newest on 2026-12-05).
@@ -101,7 +112,7 @@ $(NPM_STAMP):
 	@touch $@
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) adapters/js/dist/.built ## Tests against real parts: Claude Code, Codex, Copilot CLI, pi and opencode (npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) ## Tests against real parts: Claude Code, Codex, Copilot CLI, pi and opencode (npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(RUN) pytest -m e2e -p no:cacheprovider
 

@@ -1,8 +1,9 @@
 """Running the real JavaScript hosts offline with the npm package's plugins, against a stand-in.
 
-``make e2e`` installs the pinned hosts into ``.tools/jshosts`` and builds the package into
-``adapters/js/dist``. Each run gets a temporary ``HOME``, a project directory and its own state
-file; the plugin starts the real ``repeat-guard serve`` from ``PATH`` (this venv's).
+``make e2e`` installs the pinned hosts into ``.tools/jshosts``. Each run gets a temporary
+``HOME``, a project directory and its own state file; the real ``repeat-guard install`` lists
+the plugin the hooks package ships, which starts the real ``repeat-guard serve`` from ``PATH``
+(this venv's).
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from ..hooks.agents import REPEAT_GUARD, Sandbox, blocks
 
 ROOT = Path(__file__).resolve().parents[3]
 HOSTS_BIN = ROOT / ".tools" / "jshosts" / "node_modules" / ".bin"
-BUILT = ROOT / "adapters" / "js" / "dist" / "src"
 TIMEOUT = 300
 
 __all__ = [
-    "BUILT",
     "HOSTS_BIN",
     "ROOT",
     "TIMEOUT",

@@ -1,4 +1,5 @@
-"""The real JavaScript hosts, offline, with the package's plugins: pi and opencode.
+"""The real JavaScript hosts, offline, with the plugin ``repeat-guard install`` lists: pi and
+opencode.
 
 Each host runs headless against the scripted Messages API stand-in; the checks are on what
 reached the model. pi gets a reminder as its own user message (a steered custom message) right
@@ -21,7 +22,7 @@ from repeat_guard import GuardState, Reminder, ToolCallFinished, reduce
 
 from ..hooks.agents import Sandbox, blocks
 from ..hooks.standins import Call, MessagesStandIn, Say, Step
-from .hosts import BUILT, HOSTS_BIN, TIMEOUT, host_env, kill_sidecars, results_since_prompt, texts
+from .hosts import HOSTS_BIN, TIMEOUT, host_env, kill_sidecars, results_since_prompt, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -47,8 +48,9 @@ def _run_pi(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
     provider = {"baseUrl": url, "api": "anthropic-messages", "apiKey": "stand-in"}
     models = {"providers": {"standin": {**provider, "models": [{"id": "stand-in"}]}}}
     (agent / "models.json").write_text(json.dumps(models))
+    sandbox.install("pi")  # .pi/settings.json lists the plugin
     command = [str(HOSTS_BIN / "pi"), "-p", "--provider", "standin", "--model", "stand-in"]
-    command += ["--offline", "-e", str(BUILT / "pi.js"), *(["--continue"] * continued), prompt]
+    command += ["--offline", *(["--continue"] * continued), prompt]
     return _run(command, sandbox, PI_CODING_AGENT_DIR=str(agent))
 
 
@@ -63,10 +65,6 @@ def _pi_reminders(request: Mapping[str, Any]) -> list[str]:
 
 
 def _run_opencode(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
-    plugins = sandbox.project / ".opencode" / "plugins"
-    plugins.mkdir(parents=True, exist_ok=True)
-    module = (BUILT / "opencode.js").as_uri()
-    (plugins / "repeat-guard.js").write_text(f'export {{ RepeatGuard }} from "{module}";\n')
     provider = {
         "npm": "@ai-sdk/anthropic",
         "options": {"baseURL": f"{url}/v1", "apiKey": "stand-in"},
@@ -74,6 +72,7 @@ def _run_opencode(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> s
     }
     config = {"model": "standin/stand-in", "provider": {"standin": provider}}
     (sandbox.project / "opencode.json").write_text(json.dumps({**config, "permission": "allow"}))
+    sandbox.install("opencode")  # opencode.json lists the plugin too
     command = [str(HOSTS_BIN / "opencode"), "run", *(["--continue"] * continued), prompt]
     env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
     return _run(command, sandbox, **env)

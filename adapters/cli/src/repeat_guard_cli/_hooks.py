@@ -53,6 +53,9 @@ _INSTALL_EPILOG = """\
 the entries run this repeat-guard by its absolute path; every other setting is kept. Running
 install twice changes nothing; uninstall removes exactly the entries install adds, and the
 event lists and hooks table they alone filled; the file itself stays, even as an empty object.
+pi and opencode load in-process plugins instead: install lists the plugin module (shipped in
+repeat_guard_hooks/plugins) under pi's "extensions" or opencode's "plugin" key; it starts
+`repeat-guard serve --state` from PATH.
 exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely, or the
   output cannot be written (a closed stdout is found before anything changes; a full disk
   only once the change is made).
@@ -103,10 +106,14 @@ def _scopes_help(dialects: Mapping[str, Dialect]) -> str:
 
 def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``hook``, ``install`` and ``uninstall`` to the command's subparsers."""
-    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # see the module's docstring
+    from repeat_guard_hooks import (  # noqa: PLC0415  # see the module's docstring
+        DIALECTS,
+        PLUGIN_HOSTS,
+    )
 
     hosts = tuple(DIALECTS)
-    scope_names = sorted({file.scope for d in DIALECTS.values() for file in d.settings})
+    installable = {**DIALECTS, **PLUGIN_HOSTS}
+    scope_names = sorted({file.scope for d in installable.values() for file in d.settings})
     hook = commands.add_parser(
         "hook",
         help="Run as a Claude Code or Codex hook (one event on stdin, the answer on stdout).",
@@ -126,12 +133,12 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     for name, verb in (("install", "Add"), ("uninstall", "Remove")):
         parser = commands.add_parser(
             name,
-            help=f"{verb} the repeat-guard hook entries in Claude Code's or Codex's settings.",
+            help=f"{verb} the repeat-guard hook entries or plugin in a host's settings.",
             description=f"{verb} the repeat-guard hook entries in an agent's settings file.",
-            epilog=_scopes_help(DIALECTS) + _INSTALL_EPILOG,
+            epilog=_scopes_help(installable) + _INSTALL_EPILOG,
             formatter_class=HookHelpFormatter,
         )
-        parser.add_argument("agent", choices=hosts, help="which host")
+        parser.add_argument("agent", choices=tuple(installable), help="which host")
         parser.add_argument("--scope", choices=scope_names, help="which settings file")
         parser.add_argument(
             "--dry-run", action="store_true", help="print the change instead of making it"
@@ -162,6 +169,7 @@ def _hook(args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace, streams: Streams) -> int:
     from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
         DIALECTS,
+        PLUGIN_HOSTS,
         InstallError,
         TargetError,
         hook_command,
@@ -171,7 +179,7 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         uninstall,
     )
 
-    agent = DIALECTS[args.agent]
+    agent = {**DIALECTS, **PLUGIN_HOSTS}[args.agent]
     scope = args.scope or agent.settings[0].scope
     try:
         path = settings_path(agent, scope, os.getcwd(), os.environ, os.path.expanduser("~"))
@@ -190,7 +198,8 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         print(change.diff(), end="", file=streams.out)
     else:
         done = "added to" if args.command == "install" else "removed from"
-        print(f"repeat-guard {agent.name} hooks {done} {path}", file=streams.out)
+        what = "plugin" if agent.plugin else "hooks"
+        print(f"repeat-guard {agent.name} {what} {done} {path}", file=streams.out)
     if args.command == "install":
         _install_notes(agent, args.results, streams)
     return 0

@@ -132,6 +132,9 @@ class Dialect(NamedTuple):
     ``settings``: the files ``install`` edits, the default scope first; ``entry``: the group
     our command is written as, for one event and its role; ``install_note``: what a user must
     still do after ``install`` (on stderr).
+    ``plugin``: for a host that loads in-process plugins instead of running command hooks (see
+    ``PLUGIN_HOSTS``), the plugin module it is given, a file of ``repeat_guard_hooks/plugins``;
+    ``install`` lists its path under the settings key ``plugin_key``.
     """
 
     name: str
@@ -149,6 +152,8 @@ class Dialect(NamedTuple):
     response_field: str = "tool_response"
     error_status: int = EXIT_BAD_CONFIG
     install_note: str = ""
+    plugin: str = ""
+    plugin_key: str = ""
 
 
 class AgentEvent(NamedTuple):
@@ -274,6 +279,39 @@ DIALECTS: Mapping[str, Dialect] = {
     dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT)
 }
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
+
+# Hosts that load in-process plugins rather than run command hooks: ``install`` lists the
+# plugin (the npm package ``adapters/js``, built into ``repeat_guard_hooks/plugins``) in the
+# host's settings; the plugin talks to ``repeat-guard serve`` and never runs ``hook``. Checked
+# with pi 0.73.1 and opencode 1.18.33.
+_PLUGIN_NOTE = (
+    "the plugin starts `repeat-guard serve --state` from PATH: keep this repeat-guard on it.\n"
+)
+PI = CLAUDE_CODE._replace(
+    name="pi",
+    events={},
+    settings=(
+        SettingsFile("project", "cwd", ".pi", "settings.json"),
+        SettingsFile(
+            "user", "home", os.path.join(".pi", "agent"), "settings.json", env="PI_CODING_AGENT_DIR"
+        ),
+    ),
+    plugin="pi.js",
+    plugin_key="extensions",
+    install_note=_PLUGIN_NOTE,
+)
+OPENCODE = PI._replace(
+    name="opencode",
+    settings=(
+        SettingsFile("project", "cwd", "", "opencode.json"),
+        SettingsFile("user", "home", os.path.join(".config", "opencode"), "opencode.json"),
+    ),
+    plugin="opencode.js",
+    plugin_key="plugin",
+)
+
+PLUGIN_HOSTS: Mapping[str, Dialect] = {host.name: host for host in (PI, OPENCODE)}
+"""The hosts ``install`` and ``uninstall`` give a plugin, by name (``hook`` takes none)."""
 
 
 def agent_key(session: str, agent_id: str | None) -> str:

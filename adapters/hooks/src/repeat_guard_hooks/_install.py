@@ -54,6 +54,7 @@ __all__ = [
     "installed_executable",
     "plan_install",
     "plan_uninstall",
+    "plugin_path",
     "scopes",
     "settings_path",
     "splice_json",
@@ -281,8 +282,12 @@ def plan_install(
     """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs
     (``installed_events``, with ``results`` or without), and on no other.
 
-    Idempotent: when our entries are already there with this command, nothing changes.
+    Idempotent: when our entries are already there with this command, nothing changes. For a
+    host given a plugin (``Dialect.plugin``), the change lists ``plugin_path(dialect)`` instead
+    (``command`` and ``results`` do not apply: the plugin reports every event itself).
     """
+    if dialect.plugin:
+        return _plan_plugin(path, dialect, plugin_path(dialect))
     before, settings = _read(path)
     original = _render(settings)
     table = _hooks_table(path, settings)
@@ -320,6 +325,8 @@ def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
     user's before install (``{}``, or an empty ``hooks`` table), which cannot be told from one
     install created.
     """
+    if dialect.plugin:
+        return _plan_plugin(path, dialect, None)
     before, settings = _read(path)
     if before is None:
         return SettingsChange(path, None, None)
@@ -329,6 +336,47 @@ def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
     _take_ours_out(table, dialect)
     if held and not table:  # our entries alone filled it
         del settings["hooks"]
+    return _change(path, before, original, settings)
+
+
+PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
+"""The folder of the plugin modules (``Dialect.plugin``): the npm package ``adapters/js``,
+built."""
+
+
+def plugin_path(dialect: Dialect) -> str:
+    """Return the absolute path of the plugin module ``install`` gives ``dialect``."""
+    return os.path.join(PLUGINS, dialect.plugin)
+
+
+def _is_our_plugin(entry: object, dialect: Dialect) -> bool:
+    # Any repeat-guard's plugin for this host, wherever it was installed from.
+    if not isinstance(entry, str):
+        return False
+    parts = entry.replace("\\", "/").split("/")
+    return parts[-3:] == ["repeat_guard_hooks", "plugins", dialect.plugin]
+
+
+def _plan_plugin(path: str, dialect: Dialect, plugin: str | None) -> SettingsChange:
+    # ``plugin`` listed once under the host's plugin key (ours elsewhere taken out), or, for
+    # ``None``, ours taken out, and the key with them when they alone filled it.
+    before, settings = _read(path)
+    if before is None and plugin is None:
+        return SettingsChange(path, None, None)
+    original = _render(settings)
+    key = dialect.plugin_key
+    listed = settings.get(key, [])
+    if not isinstance(listed, list):
+        raise InstallError(f"{path}: key {key!r} is not a list; refusing to change it")
+    ours = [entry for entry in listed if _is_our_plugin(entry, dialect)]
+    kept = [entry for entry in listed if not _is_our_plugin(entry, dialect)]
+    if plugin is not None:
+        if ours != [plugin]:
+            settings[key] = [*kept, plugin]
+    elif kept:
+        settings[key] = kept
+    elif ours:
+        del settings[key]
     return _change(path, before, original, settings)
 
 
