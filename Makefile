@@ -98,23 +98,62 @@ $(JS_HOSTS_STAMP):
 		@mariozechner/pi-coding-agent@$(PI_VERSION) opencode-ai@$(OPENCODE_VERSION)
 	@touch $@
 
-# The agents the hook tests run, pinned; npm installs them under .tools/npm (ignored).
-CLAUDE_CODE_VERSION := 2.1.197
-CODEX_VERSION := 0.171.0
-COPILOT_VERSION := 1.0.102
-NPM_STAMP := $(TOOLS)/npm/.installed-$(CLAUDE_CODE_VERSION)-$(CODEX_VERSION)-$(COPILOT_VERSION)
+# The hosts the hook tests run, from npm. For each host HOST (its dialect's name in capitals,
+# dashes as underscores): HOST_PACKAGE, its executable HOST_BIN, and HOST_VERSIONS, the
+# versions `make e2e` tests (the pin, the newest when last checked, first; older ones users
+# still run after it). Each version is installed into .tools/npm/<host>/<version>, and the tests
+# get the executables from REPEAT_GUARD_E2E_HOST, separated by ":" (adapters/hooks/README.md,
+# "Hosts, tested"). A host is added to E2E_HOSTS with those three variables.
+E2E_HOSTS := CLAUDE_CODE CODEX COPILOT
+CLAUDE_CODE_PACKAGE := @anthropic-ai/claude-code
+CLAUDE_CODE_BIN := claude
+CLAUDE_CODE_VERSIONS := 2.1.332 2.1.197
+CODEX_PACKAGE := @openai/codex
+CODEX_BIN := codex
+CODEX_VERSIONS := 0.171.0
+COPILOT_PACKAGE := @github/copilot
+COPILOT_BIN := copilot
+COPILOT_VERSIONS := 1.0.102
+# The tests `make e2e-latest` runs against each host's newest release.
+E2E_LATEST_TESTS := tests/adapters/hooks
 
-$(NPM_STAMP):
-	mkdir -p $(TOOLS)/npm
-	npm install --prefix $(TOOLS)/npm --no-audit --no-fund --loglevel=error \
-		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) \
-		@github/copilot@$(COPILOT_VERSION)
-	@touch $@
+host_dir = $(shell echo $(1) | tr A-Z_ a-z-)
+npm_prefix = $(TOOLS)/npm/$(call host_dir,$(1))/$(2)
+npm_bin = $(CURDIR)/$(call npm_prefix,$(1),$(2))/node_modules/.bin/$($(1)_BIN)
+empty :=
+space := $(empty) $(empty)
+NPM_STAMPS := $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(call npm_prefix,$(h),$(v))/.installed))
+E2E_ENV := $(foreach h,$(E2E_HOSTS),REPEAT_GUARD_E2E_$(h)=$(subst $(space),:,$(foreach v,$($(h)_VERSIONS),$(call npm_bin,$(h),$(v)))))
+
+define npm_install
+$(call npm_prefix,$(1),$(2))/.installed:
+	mkdir -p $$(@D)
+	npm install --prefix $$(@D) --no-audit --no-fund --loglevel=error $($(1)_PACKAGE)@$(2)
+	@touch $$@
+endef
+$(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(eval $(call npm_install,$(h),$(v)))))
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMP) $(JS_HOSTS_STAMP) ## Tests against real parts: Claude Code, Codex, Copilot CLI, pi and opencode (npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMPS) $(JS_HOSTS_STAMP) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
-	$(RUN) pytest -m e2e -p no:cacheprovider
+	$(E2E_ENV) $(RUN) pytest -m e2e -p no:cacheprovider
+
+# Each host's newest release: npm says which, it is installed into .tools/npm-latest/<host>/
+# <version> once, and the variable naming it goes into .tools/npm-latest/env.
+define npm_latest
+	v=$$(npm view $($(1)_PACKAGE) version) && d=$(TOOLS)/npm-latest/$(call host_dir,$(1))/$$v \
+	&& { test -x $$d/node_modules/.bin/$($(1)_BIN) || npm install --prefix $$d --no-audit --no-fund \
+		--loglevel=error $($(1)_PACKAGE)@$$v; } \
+	&& echo "REPEAT_GUARD_E2E_$(1)=$(CURDIR)/$$d/node_modules/.bin/$($(1)_BIN)" >> $(TOOLS)/npm-latest/env
+
+endef
+
+.PHONY: e2e-latest
+e2e-latest: .venv/.synced ## The hook tests against each host's newest release on npm (into .tools/npm-latest)
+	mkdir -p $(TOOLS)/npm-latest && rm -f $(TOOLS)/npm-latest/env
+	$(foreach h,$(E2E_HOSTS),$(call npm_latest,$(h)))
+	cat $(TOOLS)/npm-latest/env
+	set -a && . $(TOOLS)/npm-latest/env && set +a && $(RUN) pytest -m e2e -p no:cacheprovider $(E2E_LATEST_TESTS)
 
 .PHONY: check
 check: test ## Everything CI runs (lint + typecheck + test)

@@ -1,8 +1,14 @@
-"""Running the real agent binaries offline, against a scripted stand-in model.
+"""Running the real host binaries (Claude Code, Codex, Copilot CLI) offline, against a scripted
+stand-in model.
 
-``make e2e`` installs the pinned npm packages into ``.tools/npm``. Each run gets a temporary
-``HOME`` (and ``CODEX_HOME``), a project directory, the hook entries written by the real
-``repeat-guard install`` and its own state file, so runs never share anything.
+Which binaries: ``host_params`` reads ``$REPEAT_GUARD_E2E_<HOST>`` (the host's dialect name in
+capitals, dashes as underscores: ``REPEAT_GUARD_E2E_CLAUDE_CODE``), executables separated by
+``:``, which ``make e2e`` sets to the pinned versions it installs into
+``.tools/npm/<host>/<version>`` and ``make e2e-latest`` to each host's newest release; without
+it, every version installed under ``.tools/npm/<host>/``. A test takes one binary as a
+parameter named by its version. Each run gets a temporary ``HOME`` (and ``CODEX_HOME``), a
+project directory, the hook entries written by the real ``repeat-guard install`` and its own
+state file, so runs never share anything.
 """
 
 from __future__ import annotations
@@ -16,13 +22,55 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
-NPM_BIN = ROOT / ".tools" / "npm" / "node_modules" / ".bin"
-CLAUDE = NPM_BIN / "claude"
-CODEX = NPM_BIN / "codex"
-COPILOT = NPM_BIN / "copilot"
 REPEAT_GUARD = Path(sys.executable).parent / "repeat-guard"
 TIMEOUT = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """One release of a host: its executable and its version (``"not-installed"`` when the
+    executable's package is not where npm puts it)."""
+
+    executable: Path
+    version: str
+
+    @property
+    def release(self) -> tuple[int, ...]:
+        """The version as numbers, for comparing releases (empty when not installed)."""
+        return tuple(int(part) for part in self.version.split(".") if part.isdigit())
+
+
+def host_params(host: str, package: str, binary: str) -> list[Any]:
+    """The releases of ``host`` to run, as pytest parameters named by version (see the module's
+    docstring); one that fails, saying how to install it, when none is found."""
+    variable = "REPEAT_GUARD_E2E_" + host.upper().replace("-", "_")
+    listed = os.environ.get(variable, "")
+    if listed:
+        paths = [Path(path) for path in listed.split(os.pathsep) if path]
+    else:
+        paths = list(ROOT.glob(f".tools/npm/{host}/*/node_modules/.bin/{binary}"))
+    hosts = sorted((Host(path, _npm_version(path, package)) for path in paths), key=_newest_first)
+    if not hosts:
+        missing = ROOT / ".tools" / "npm" / host / f"not installed: run make e2e ({variable})"
+        hosts = [Host(missing, "not-installed")]
+    return [pytest.param(found, id=found.version) for found in hosts]
+
+
+def _newest_first(host: Host) -> tuple[int, ...]:
+    return tuple(-part for part in host.release)
+
+
+def _npm_version(executable: Path, package: str) -> str:
+    # npm links <prefix>/node_modules/.bin/<binary> beside <prefix>/node_modules/<package>.
+    manifest = executable.parent.parent / package / "package.json"
+    try:
+        version = json.loads(manifest.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "not-installed"
+    return str(version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +124,23 @@ def trust_project(sandbox: Sandbox) -> None:
 
 
 def run_claude(
-    sandbox: Sandbox, base_url: str, prompt: str, allowed: Sequence[str] = ("Bash(ls)",)
+    claude: Host,
+    sandbox: Sandbox,
+    base_url: str,
+    prompt: str,
+    allowed: Sequence[str] = ("Bash(ls)",),
 ) -> dict[str, Any]:
     """Run ``claude -p PROMPT`` in the project; return its JSON result."""
     done = subprocess.run(
-        [str(CLAUDE), "-p", prompt, "--output-format", "json", "--allowedTools", *allowed],
+        [
+            str(claude.executable),
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+            "--allowedTools",
+            *allowed,
+        ],
         cwd=sandbox.project,
         env=_claude_env(sandbox, base_url),
         capture_output=True,
@@ -93,12 +153,16 @@ def run_claude(
 
 
 def run_claude_session(
-    sandbox: Sandbox, base_url: str, prompts: Sequence[str], allowed: Sequence[str] = ("Bash(ls)",)
+    claude: Host,
+    sandbox: Sandbox,
+    base_url: str,
+    prompts: Sequence[str],
+    allowed: Sequence[str] = ("Bash(ls)",),
 ) -> list[dict[str, Any]]:
     """Send ``prompts`` to one Claude Code session (``--input-format stream-json``), each after
     the previous one's result; return the result lines."""
     command = [
-        str(CLAUDE),
+        str(claude.executable),
         "-p",
         "--input-format",
         "stream-json",
@@ -166,11 +230,11 @@ def configure_codex(sandbox: Sandbox, base_url: str) -> None:
     )
 
 
-def run_codex(sandbox: Sandbox, *arguments: str) -> subprocess.CompletedProcess[str]:
+def run_codex(codex: Host, sandbox: Sandbox, *arguments: str) -> subprocess.CompletedProcess[str]:
     """Run ``codex exec`` with hooks trusted for this run only."""
     return subprocess.run(
         [
-            str(CODEX),
+            str(codex.executable),
             "exec",
             "--dangerously-bypass-hook-trust",
             "--skip-git-repo-check",
@@ -195,7 +259,7 @@ def blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def run_copilot(
-    sandbox: Sandbox, base_url: str, prompt: str, *arguments: str
+    copilot: Host, sandbox: Sandbox, base_url: str, prompt: str, *arguments: str
 ) -> subprocess.CompletedProcess[str]:
     """Run ``copilot -p PROMPT`` in the project, offline, with the stand-in as its own model
     provider (Chat Completions) and the project trusted, so that Copilot runs its hooks
@@ -204,7 +268,7 @@ def run_copilot(
     config.parent.mkdir(exist_ok=True)
     config.write_text(json.dumps({"trusted_folders": [str(sandbox.project)]}))
     return subprocess.run(
-        [str(COPILOT), "-p", prompt, "--allow-all-tools", *arguments],
+        [str(copilot.executable), "-p", prompt, "--allow-all-tools", *arguments],
         cwd=sandbox.project,
         env=sandbox.env(
             COPILOT_OFFLINE="true",

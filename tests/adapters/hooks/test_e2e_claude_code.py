@@ -1,7 +1,9 @@
 """The real Claude Code binary, offline, with the hooks ``repeat-guard install`` writes.
 
-The model is a scripted stand-in on 127.0.0.1 that logs every request; the checks are on what
-reached it: which request carried a reminder, and in what envelope.
+Each test runs every release ``host_params`` finds (``make e2e``: the pin and the older release
+kept tested; ``make e2e-latest``: the newest on npm). The model is a scripted stand-in on
+127.0.0.1 that logs every request; the checks are on what reached it: which request carried a
+reminder, and in what envelope.
 """
 
 from __future__ import annotations
@@ -23,7 +25,16 @@ from repeat_guard import (
     reduce,
 )
 
-from .agents import REPEAT_GUARD, Sandbox, blocks, run_claude, run_claude_session, trust_project
+from .agents import (
+    REPEAT_GUARD,
+    Host,
+    Sandbox,
+    blocks,
+    host_params,
+    run_claude,
+    run_claude_session,
+    trust_project,
+)
 from .standins import Call, MessagesStandIn, Say, Step
 
 pytestmark = pytest.mark.e2e
@@ -31,6 +42,29 @@ pytestmark = pytest.mark.e2e
 LS = {"command": "ls", "description": "List files"}
 LS_CALL = Call("Bash", LS)
 MARK = "hook additional context: "
+# Where Claude Code puts a PreToolUse answer's additionalContext, as the model receives it: up
+# to SYSTEM_ROLE_SINCE, a text block "<system-reminder>\nPreToolUse:<tool> hook additional
+# context: <text>\n</system-reminder>" in the user message after the call's result; from it on,
+# a message of its own after that one, with role "system" and the same text unwrapped (a
+# "<system-reminder>" tag inside it escaped as "&lt;system-reminder>"). Either way the envelope
+# is Claude Code's, so the dialect sends the reminder's body. Found by running the releases
+# between 2.1.197 and 2.1.332: 2.1.227 is the last with the tag, 2.1.228 the first without.
+SYSTEM_ROLE_SINCE = (2, 1, 228)
+# A PreToolUse deny's reason is the refused call's result; Claude Code labels it "PreToolUse:<tool>
+# hook error: " since this release (2.1.280 is the last without the label).
+DENY_LABELLED_SINCE = (2, 1, 281)
+# Claude Code's own sentence, which it appends to the newest system message after a minute
+# without a word to the user (its "silent turn" reminder, default text).
+SILENT_TURN = (
+    "\n\nThe user hasn't heard from you in a while. As you continue, keep them updated when "
+    "there's something to tell \u2014 a finding, a change of plan."
+)
+
+
+@pytest.fixture(params=host_params("claude-code", "@anthropic-ai/claude-code", "claude"))
+def claude(request: pytest.FixtureRequest) -> Host:
+    host: Host = request.param
+    return host
 
 
 def _reminder(count: int, config: GuardConfig | None = None, arguments: object = LS) -> Reminder:
@@ -42,14 +76,30 @@ def _reminder(count: int, config: GuardConfig | None = None, arguments: object =
     return fired[-1]
 
 
-def _wrapped(reminder: Reminder) -> str:
-    # Claude Code's own envelope around a PreToolUse answer, as it reaches the model.
-    return f"<system-reminder>\nPreToolUse:Bash {MARK}{reminder.body}\n</system-reminder>"
+def _wrapped(claude: Host, reminder: Reminder) -> tuple[str, str]:
+    # Claude Code's own envelope around a PreToolUse answer, as it reaches the model: the role
+    # of the message it is in, and its text.
+    text = f"PreToolUse:Bash {MARK}{reminder.body}"
+    if claude.release >= SYSTEM_ROLE_SINCE:
+        return ("system", text)
+    return ("user", f"<system-reminder>\n{text}\n</system-reminder>")
+
+
+def _refused(claude: Host, reason: str) -> str:
+    # A refused call's result, as the model reads it: the deny reason, labelled by Claude Code
+    # as a hook error since DENY_LABELLED_SINCE.
+    return (
+        f"PreToolUse:Bash hook error: {reason}" if claude.release >= DENY_LABELLED_SINCE else reason
+    )
 
 
 def _is_prompt(message: Mapping[str, Any]) -> bool:
+    # A user message of the user's own text: not a tool's result, nor Claude Code's notice (in
+    # its <system-reminder> blocks alone) that a background subagent finished.
     kinds = {block.get("type") for block in blocks(message)}
-    return message.get("role") == "user" and "tool_result" not in kinds
+    texts = [str(b.get("text", "")) for b in blocks(message) if b.get("type") == "text"]
+    said = any(not text.startswith("<system-reminder>") for text in texts)
+    return message.get("role") == "user" and "tool_result" not in kinds and said
 
 
 def _prompts(request: Mapping[str, Any]) -> int:
@@ -70,11 +120,23 @@ def _is_subagent(request: Mapping[str, Any]) -> bool:
     return any("SUBTASK" in str(b.get("text", "")) for b in blocks(first))
 
 
-def _contexts(request: Mapping[str, Any]) -> list[str]:
-    """The hook contexts in the newest message: what the last calls' hooks said."""
+def _contexts(request: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The hook contexts since the model's last answer (what the last calls' hooks said), each
+    with the role of its message, without Claude Code's own silent-turn sentence."""
     return [
-        str(b["text"]) for b in blocks(request["messages"][-1]) if MARK in str(b.get("text", ""))
+        (str(message.get("role")), str(b["text"]).removesuffix(SILENT_TURN))
+        for message in _since_answer(request)
+        for b in blocks(message)
+        if MARK in str(b.get("text", ""))
     ]
+
+
+def _since_answer(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The messages after the model's last answer (all of them before its first)."""
+    messages: list[Mapping[str, Any]] = request["messages"]
+    roles = [message.get("role") for message in messages]
+    last = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
+    return messages[last + 1 :]
 
 
 def _turns(model: MessagesStandIn) -> list[Mapping[str, Any]]:
@@ -99,7 +161,7 @@ def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None
     assert sandbox.install("claude-code") == f"{path}: already as wanted; nothing changed\n"
 
 
-def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> None:
+def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, claude: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code")
@@ -111,17 +173,20 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> No
         return (LS_CALL,) if _results_since_prompt(request) < 6 else Say("done")
 
     with MessagesStandIn(script) as model:
-        result = run_claude(sandbox, model.url, "list the files")
+        result = run_claude(claude, sandbox, model.url, "list the files")
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle, detailed = _wrapped(_reminder(3)), _wrapped(_reminder(5))
+    gentle, detailed = _wrapped(claude, _reminder(3)), _wrapped(claude, _reminder(5))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
-    assert gentle.count("<system-reminder>") == 1
-    assert "You are repeating the exact same tool call." in gentle
+    # Exactly one envelope around each reminder: Claude Code's tag, or its system message.
+    for role, text in (gentle, detailed):
+        # The tag's opening and closing (or, in a system message, no tag, not even escaped).
+        assert (role, text.count("system-reminder")) in {("user", 2), ("system", 0)}
+    assert "You are repeating the exact same tool call." in gentle[1]
     assert sandbox.log() == ""
 
 
-def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
+def test_a_subagent_keeps_its_own_chain(tmp_path: Path, claude: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code")
@@ -142,18 +207,21 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
         return plan[done] if done < len(plan) else Say("done")
 
     with MessagesStandIn(script) as model:
-        run_claude(sandbox, model.url, "list the files", allowed=("Bash(ls)", "Agent"))
+        run_claude(claude, sandbox, model.url, "list the files", allowed=("Bash(ls)", "Agent"))
     turns = _turns(model)
     sub = [(_results_since_prompt(r), _contexts(r)) for r in turns if _is_subagent(r)]
     main = [(_results_since_prompt(r), _contexts(r)) for r in turns if not _is_subagent(r)]
-    gentle = _wrapped(_reminder(3))
+    gentle = _wrapped(claude, _reminder(3))
     assert sub == [(0, []), (1, []), (2, []), (3, [gentle])]
     # One shared chain would have made the parent's last ls the 6th in a row (detailed).
-    assert main == [(0, []), (1, []), (2, []), (3, []), (4, [gentle])]
+    assert main[:5] == [(0, []), (1, []), (2, []), (3, []), (4, [gentle])]
+    # Since 2.1.332 (at the latest) a subagent runs in the background, and the parent is told in
+    # a turn of its own when it is done: a turn after its last call, with nothing to remind of.
+    assert main[5:] in ([], [(4, [])])
     assert sandbox.log() == ""
 
 
-def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
+def test_parallel_identical_calls_lose_no_count(tmp_path: Path, claude: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code")
@@ -167,19 +235,19 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
         return (LS_CALL, LS_CALL) if _results_since_prompt(request) < 6 else Say("done")
 
     with MessagesStandIn(script) as model:
-        run_claude(sandbox, model.url, "list the files")
+        run_claude(claude, sandbox, model.url, "list the files")
     config = GuardConfig(thresholds=(3, 6))
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
     assert seen == [
         (0, []),
         (2, []),
-        (4, [_wrapped(_reminder(3, config))]),
-        (6, [_wrapped(_reminder(6, config))]),
+        (4, [_wrapped(claude, _reminder(3, config))]),
+        (6, [_wrapped(claude, _reminder(6, config))]),
     ]
     assert sandbox.log() == ""
 
 
-def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
+def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, claude: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code")
@@ -193,10 +261,12 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
         return (LS_CALL,) if _results_since_prompt(request) < wanted else Say("done")
 
     with MessagesStandIn(script) as model:
-        results = run_claude_session(sandbox, model.url, ["list the files", "again, please"])
+        results = run_claude_session(
+            claude, sandbox, model.url, ["list the files", "again, please"]
+        )
     assert [r["result"] for r in results] == ["done", "done"]
     seen = [(_prompts(r), _results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle = _wrapped(_reminder(3))
+    gentle = _wrapped(claude, _reminder(3))
     # Without the reset the second prompt's first call would be the third in a row.
     assert seen == [
         (1, 0, []),
@@ -211,10 +281,16 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
 
 
 def _results(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [b for b in blocks(request["messages"][-1]) if b.get("type") == "tool_result"]
+    # The results since the model's last answer (a system message may follow them).
+    return [
+        b
+        for message in _since_answer(request)
+        for b in blocks(message)
+        if b.get("type") == "tool_result"
+    ]
 
 
-def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> None:
+def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, claude: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code")
@@ -227,7 +303,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
         return (LS_CALL,) if _results_since_prompt(request) < 5 else Say("done")
 
     with MessagesStandIn(script) as model:
-        result = run_claude(sandbox, model.url, "list the files")
+        result = run_claude(claude, sandbox, model.url, "list the files")
     assert result["result"] == "done"
     turns = _turns(model)
     assert [_results_since_prompt(r) for r in turns] == [0, 1, 2, 3, 4, 5]
@@ -241,17 +317,18 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
     ran = [(b["is_error"], b["content"]) for r in turns[1:4] for b in _results(r)]
     assert ran == [(False, "(Bash completed with no output)")] * 3
     ((fourth,),) = [_results(turns[4])]
-    assert (fourth["is_error"], fourth["content"]) == (True, refusal.reason)
+    assert (fourth["is_error"], fourth["content"]) == (True, _refused(claude, refusal.reason))
     assert _contexts(turns[4]) == []
     # The refused fourth counted: the fifth, refused too, carries the detailed reminder.
     ((fifth,),) = [_results(turns[5])]
     assert fifth["is_error"] is True
-    assert str(fifth["content"]).startswith("refused: this would be the 5th identical call")
-    assert _contexts(turns[5]) == [_wrapped(_reminder(5))]
+    fifth_reason = "refused: this would be the 5th identical call"
+    assert str(fifth["content"]).startswith(_refused(claude, fifth_reason))
+    assert _contexts(turns[5]) == [_wrapped(claude, _reminder(5))]
     assert sandbox.log() == ""
 
 
-def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) -> None:
+def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, claude: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code", "--results")
@@ -273,7 +350,7 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) ->
         return (Call("Bash", poll),)
 
     with MessagesStandIn(script) as model:
-        result = run_claude(sandbox, model.url, "wait for the build", allowed=("Bash",))
+        result = run_claude(claude, sandbox, model.url, "wait for the build", allowed=("Bash",))
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
     last = _turns(model)[-1]["messages"]
@@ -285,6 +362,6 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) ->
     ]
     # Six identical calls: the output changed twice, so only the fifth (the third since the
     # output last changed) is a loop; without the results it would have been the third.
-    gentle = _wrapped(_reminder(3, arguments=poll))
+    gentle = _wrapped(claude, _reminder(3, arguments=poll))
     assert seen == [(0, []), (1, []), (2, []), (3, []), (4, []), (5, [gentle]), (6, [])]
     assert sandbox.log() == ""

@@ -16,12 +16,18 @@ import pytest
 
 from repeat_guard import GuardConfig, GuardState, Reminder, ToolCallFinished, reduce
 
-from .agents import REPEAT_GUARD, Sandbox, configure_codex, run_codex
+from .agents import REPEAT_GUARD, Host, Sandbox, configure_codex, host_params, run_codex
 from .standins import Call, ResponsesStandIn, Say, Step
 
 pytestmark = pytest.mark.e2e
 
 LS = Call("exec_command", {"cmd": "ls"})
+
+
+@pytest.fixture(params=host_params("codex", "@openai/codex", "codex"))
+def codex(request: pytest.FixtureRequest) -> Host:
+    host: Host = request.param
+    return host
 
 
 def _reminder(count: int, config: GuardConfig | None = None) -> str:
@@ -82,13 +88,13 @@ def test_install_writes_hooks_json_in_codex_home(tmp_path: Path) -> None:
         assert entry["command"] == f"{REPEAT_GUARD} hook codex"
 
 
-def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> None:
+def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, codex: Host) -> None:
     def script(request: Mapping[str, Any]) -> Step:
         return (LS,) if _outputs(request) < 6 else Say("done")
 
     with ResponsesStandIn(script) as model:
         sandbox = _setup(tmp_path, model)
-        run_codex(sandbox, "list files")
+        run_codex(codex, sandbox, "list files")
     requests = model.model_requests()
     assert [_outputs(r) for r in requests] == [0, 1, 2, 3, 4, 5, 6]
     assert [len(_reminders(r)) for r in requests] == [0, 0, 0, 1, 1, 2, 2]
@@ -96,14 +102,14 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> No
     assert sandbox.log() == ""
 
 
-def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
+def test_parallel_identical_calls_lose_no_count(tmp_path: Path, codex: Host) -> None:
     def script(request: Mapping[str, Any]) -> Step:
         return (LS, LS) if _outputs(request) < 6 else Say("done")
 
     with ResponsesStandIn(script) as model:
         sandbox = _setup(tmp_path, model)
         (sandbox.project / ".repeat-guard.toml").write_text("thresholds = [3, 6]\n")
-        run_codex(sandbox, "list files")
+        run_codex(codex, sandbox, "list files")
     config = GuardConfig(thresholds=(3, 6))
     final = model.model_requests()[-1]
     assert _outputs(final) == 6
@@ -111,7 +117,7 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path) -> None:
     assert sandbox.log() == ""
 
 
-def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
+def test_a_subagent_keeps_its_own_chain(tmp_path: Path, codex: Host) -> None:
     # Codex's subagent tools live in the multi_agent_v1 namespace; its hooks see them as
     # spawn_agent and multi_agent_v1wait_agent, excluded here so the parent's ls calls around
     # them form one run. The subagent's calls carry agent_id and the parent's session_id.
@@ -139,7 +145,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
         (sandbox.project / ".repeat-guard.toml").write_text(
             'exclude = ["spawn_agent", "*wait_agent"]\n'
         )
-        run_codex(sandbox, "list files")
+        run_codex(codex, sandbox, "list files")
     requests = model.model_requests()
     sub = [r for r in requests if is_subagent(r)]
     main = [r for r in requests if not is_subagent(r)]
@@ -151,14 +157,14 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
     assert sandbox.log() == ""
 
 
-def test_a_resumed_session_starts_the_chain_over(tmp_path: Path) -> None:
+def test_a_resumed_session_starts_the_chain_over(tmp_path: Path, codex: Host) -> None:
     def script(request: Mapping[str, Any]) -> Step:
         return (LS,) if _outputs(request) < 2 else Say("done")
 
     with ResponsesStandIn(script) as model:
         sandbox = _setup(tmp_path, model)
-        run_codex(sandbox, "list files")
-        run_codex(sandbox, "resume", "--last", "again, please")
+        run_codex(codex, sandbox, "list files")
+        run_codex(codex, sandbox, "resume", "--last", "again, please")
     requests = model.model_requests()
     assert [_outputs(r) for r in requests] == [0, 1, 2, 0, 1, 2]
     # Four identical calls in one session, two per prompt: no reminder.
@@ -166,14 +172,14 @@ def test_a_resumed_session_starts_the_chain_over(tmp_path: Path) -> None:
     assert sandbox.log() == ""
 
 
-def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> None:
+def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, codex: Host) -> None:
     def script(request: Mapping[str, Any]) -> Step:
         return (LS,) if _outputs(request) < 5 else Say("done")
 
     with ResponsesStandIn(script) as model:
         sandbox = _setup(tmp_path, model)
         (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
-        run_codex(sandbox, "list files")
+        run_codex(codex, sandbox, "list files")
     final = model.model_requests()[-1]
     outputs = [
         str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"
@@ -192,7 +198,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
     assert sandbox.log() == ""
 
 
-def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) -> None:
+def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, codex: Host) -> None:
     outputs = ["10%", "60%", "done", "done", "done", "done"]
     project: list[Path] = []
 
@@ -213,7 +219,7 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path) ->
         configure_codex(sandbox, model.url)
         sandbox.install("codex", "--results")
         (sandbox.project / ".repeat-guard.toml").write_text('progress = "result"\n')
-        run_codex(sandbox, "wait for the build")
+        run_codex(codex, sandbox, "wait for the build")
     final = model.model_requests()[-1]
     read = [str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"]
     assert [output.strip().splitlines()[-1] for output in read] == outputs

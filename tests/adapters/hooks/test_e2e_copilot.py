@@ -16,10 +16,17 @@ import pytest
 
 from repeat_guard import Deny, GuardConfig, GuardState, Reminder, ToolCallFinished, admit, reduce
 
-from .agents import REPEAT_GUARD, Sandbox, run_copilot
+from .agents import REPEAT_GUARD, Host, Sandbox, host_params, run_copilot
 from .standins import Call, ChatCompletionsStandIn, Say, Step
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(params=host_params("copilot", "@github/copilot", "copilot"))
+def copilot(request: pytest.FixtureRequest) -> Host:
+    host: Host = request.param
+    return host
+
 
 LS = {"command": "ls", "description": "List files"}
 LS_CALL = Call("bash", LS)
@@ -97,7 +104,7 @@ def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None
     assert sandbox.install("copilot") == f"{path}: already as wanted; nothing changed\n"
 
 
-def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> None:
+def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, copilot: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     sandbox.install("copilot")
 
@@ -105,7 +112,7 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> No
         return (LS_CALL,) if _results_since_prompt(request) < 6 else Say("done")
 
     with ChatCompletionsStandIn(script) as model:
-        run_copilot(sandbox, model.url, "list the files")
+        run_copilot(copilot, sandbox, model.url, "list the files")
     seen = [(_results_since_prompt(r), _contexts(r)) for r in model.model_requests()]
     gentle, detailed = _wrapped(_reminder(3)), _wrapped(_reminder(5))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
@@ -113,7 +120,7 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path) -> No
     assert sandbox.log() == ""
 
 
-def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
+def test_a_subagent_keeps_its_own_chain(tmp_path: Path, copilot: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     sandbox.install("copilot")
     # The task call itself is transparent, so the parent's ls calls around it form one run.
@@ -128,7 +135,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
         return plan[done] if done < len(plan) else Say("done")
 
     with ChatCompletionsStandIn(script) as model:
-        run_copilot(sandbox, model.url, "list the files")
+        run_copilot(copilot, sandbox, model.url, "list the files")
     requests = model.model_requests()
     sub = [(_results_since_prompt(r), _contexts(r)) for r in requests if _is_subagent(r)]
     main = [(_results_since_prompt(r), _contexts(r)) for r in requests if not _is_subagent(r)]
@@ -139,7 +146,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path) -> None:
     assert sandbox.log() == ""
 
 
-def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
+def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, copilot: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     sandbox.install("copilot")
     calls_per_prompt = {1: 2, 2: 3}
@@ -150,8 +157,8 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
         return (LS_CALL,) if _results_since_prompt(request) < wanted else Say("done")
 
     with ChatCompletionsStandIn(script) as model:
-        run_copilot(sandbox, model.url, "list the files", "--session-id", session)
-        run_copilot(sandbox, model.url, "again, please", "--resume", session)
+        run_copilot(copilot, sandbox, model.url, "list the files", "--session-id", session)
+        run_copilot(copilot, sandbox, model.url, "again, please", "--resume", session)
     seen = [(_prompts(r), _results_since_prompt(r), _contexts(r)) for r in model.model_requests()]
     # Without the reset the second prompt's first call would be the third in a row.
     assert seen == [
@@ -166,7 +173,7 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path) -> None:
     assert sandbox.log() == ""
 
 
-def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> None:
+def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, copilot: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     sandbox.install("copilot")
     (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
@@ -175,7 +182,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
         return (LS_CALL,) if _results_since_prompt(request) < 5 else Say("done")
 
     with ChatCompletionsStandIn(script) as model:
-        run_copilot(sandbox, model.url, "list the files")
+        run_copilot(copilot, sandbox, model.url, "list the files")
     requests = model.model_requests()
     assert [_results_since_prompt(r) for r in requests] == [0, 1, 2, 3, 4, 5]
     state = GuardState.initial(GuardConfig(deny_at=4))
@@ -194,7 +201,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path) -> Non
     assert sandbox.log() == ""
 
 
-def test_a_bad_configuration_lets_every_call_run(tmp_path: Path) -> None:
+def test_a_bad_configuration_lets_every_call_run(tmp_path: Path, copilot: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
     sandbox.install("copilot")
     (sandbox.project / ".repeat-guard.toml").write_text("thresholds = 3\n")
@@ -203,7 +210,7 @@ def test_a_bad_configuration_lets_every_call_run(tmp_path: Path) -> None:
         return (LS_CALL,) if _results_since_prompt(request) < 3 else Say("done")
 
     with ChatCompletionsStandIn(script) as model:
-        run_copilot(sandbox, model.url, "list the files")
+        run_copilot(copilot, sandbox, model.url, "list the files")
     # A preToolUse hook exiting non-zero would deny the call: the hook exits 0 instead.
     outputs = _tool_outputs(model.model_requests()[-1])
     assert len(outputs) == 3
