@@ -90,10 +90,13 @@ class Sandbox:
         return cls(home, project, root / "state" / "state.sqlite3")
 
     def env(self, **extra: str) -> dict[str, str]:
+        # The hooks start a resident guard for the state (unless REPEAT_GUARD_DAEMON=off is
+        # given): a short idle time, so that none outlives its test for long.
         return {
             "PATH": os.environ["PATH"],
             "HOME": str(self.home),
             "REPEAT_GUARD_STATE": str(self.state),
+            "REPEAT_GUARD_DAEMON_IDLE": "20",
             **extra,
         }
 

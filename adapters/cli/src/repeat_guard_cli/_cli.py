@@ -26,6 +26,7 @@ from ._errors import (
     silence_stdout,
 )
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
+from ._resident import add_daemon_command, run_daemon_command
 from ._streams import Streams
 
 if TYPE_CHECKING:
@@ -286,6 +287,7 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     check.add_argument("file", metavar="FILE", help="JSON or TOML configuration file")
     add_override_arguments(check)
     add_hook_commands(commands)
+    add_daemon_command(commands)
     return parser
 
 
@@ -299,6 +301,7 @@ def _run_audit(args: argparse.Namespace, streams: Streams) -> int:
 _SEPARATE: dict[str, Callable[[argparse.Namespace, Streams], int]] = {
     **dict.fromkeys(HOOK_COMMANDS, run_hook_command),
     "audit": _run_audit,
+    "daemon": run_daemon_command,
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ._hook_process import parse_hook_arguments, run_hook_process
+from ._hook_process import hook_shape, run_hook_call
 
 __all__ = ["main"]
 
@@ -19,9 +19,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns the exit status documented in each subcommand's ``--help``.
     """
     arguments = sys.argv[1:] if argv is None else list(argv)
-    hook = parse_hook_arguments(arguments)
-    if hook is None:
-        from ._cli import run_command_line  # noqa: PLC0415  # see the module's docstring
+    hook = hook_shape(arguments)
+    status = None if hook is None else run_hook_call(hook)
+    if status is not None:
+        return status
+    from ._cli import run_command_line  # noqa: PLC0415  # see the module's docstring
 
-        return run_command_line(arguments)
-    return run_hook_process(hook)
+    return run_command_line(arguments)

@@ -5,6 +5,12 @@ process per tool call. A hook command line not of exactly that shape (``--help``
 abbreviated or repeated option, a missing or dash-led value, a number ``float`` refuses) goes
 to the full parser, which answers it as it always has: the short way only ever accepts what
 argparse accepts, with the same meaning.
+
+The resident guard of the state file answers the call when one is running (see
+``repeat_guard_hooks._client``): this path then imports what passing bytes needs, and no core,
+SQLite, JSON or argparse. So the host's name is taken as given (``hook_shape``): the guard
+answers only for a name in ``DIALECTS``; a call no guard answered looks the name up, and a name
+that is no host's goes to argparse after all, which says so.
 """
 
 from __future__ import annotations
@@ -16,7 +22,18 @@ from typing import NamedTuple, TextIO
 
 from ._errors import silence
 
-__all__ = ["HookArguments", "parse_hook_arguments", "run_hook_process"]
+__all__ = [
+    "DAEMON_SWITCH",
+    "HookArguments",
+    "daemon_command",
+    "hook_shape",
+    "parse_hook_arguments",
+    "run_hook_call",
+    "run_hook_process",
+]
+
+DAEMON_SWITCH = "REPEAT_GUARD_DAEMON"
+"""The environment variable that, set to ``off``, keeps every hook call in its own process."""
 
 _OPTIONS = ("--state", "--config", "--expire-days")
 
@@ -31,15 +48,11 @@ class HookArguments(NamedTuple):
     expire_days: float | None = None
 
 
-def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
-    """Return ``arguments`` (``["hook", agent, option, value, ...]``) read as the ``hook``
-    command, or ``None`` when they are not of that plain shape and argparse must decide."""
-    if arguments[:1] != ["hook"] or len(arguments) < 2:
-        return None
-    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # only a hook command needs it
-
-    agent = arguments[1]
-    if agent not in DIALECTS:
+def hook_shape(arguments: Sequence[str]) -> HookArguments | None:
+    """Return ``arguments`` (``["hook", host, option, value, ...]``) read as the ``hook``
+    command without looking the host's name up, or ``None`` when they are not of that plain
+    shape and argparse must decide."""
+    if arguments[:1] != ["hook"] or len(arguments) < 2 or arguments[1].startswith("-"):
         return None
     values: dict[str, str] = {}
     rest = arguments[2:]
@@ -55,44 +68,110 @@ def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
             expire_days = float(values["--expire-days"])
         except ValueError:
             return None
-    return HookArguments(agent, values.get("--state"), values.get("--config"), expire_days)
+    return HookArguments(arguments[1], values.get("--state"), values.get("--config"), expire_days)
+
+
+def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
+    """``hook_shape``, and ``None`` too when the host is not in ``DIALECTS``."""
+    shape = hook_shape(arguments)
+    if shape is None:
+        return None
+    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # only a hook command needs it
+
+    return shape if shape.agent in DIALECTS else None
 
 
 def run_hook_process(arguments: HookArguments) -> int:
-    """Run one hook call on this process's stdin and stdout; return the exit status.
+    """``run_hook_call`` for a command line argparse has read (its host is in ``DIALECTS``)."""
+    return run_hook_call(arguments) or 0
+
+
+def run_hook_call(arguments: HookArguments) -> int | None:
+    """Run one hook call on this process's stdin and stdout; return the exit status, or
+    ``None`` when the host's name is not in ``DIALECTS`` (argparse's to say; stdin was read).
+
+    The resident guard of the state file answers it when one is running; else this process
+    handles it itself, as the guard would, and starts a guard for the next call (unless
+    ``$REPEAT_GUARD_DAEMON`` is ``off``).
 
     Fails open as the hook does: a stdin that cannot be read, or a stdout or stderr that cannot
     be written (closed, a full disk, a reader gone), gets one line in ``<state>.log`` and the
     status the call would have had."""
     import time  # noqa: PLC0415  # only the hook needs it
 
-    from repeat_guard_hooks import (  # noqa: PLC0415
-        DIALECTS,
-        HookOptions,
-        log_reason,
-        resolve_state,
-        run_hook,
-    )
+    from repeat_guard_hooks._paths import resolve_state  # noqa: PLC0415  # imports os alone
 
     state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
+    now = time.time()
+    data = _read_stdin()
+    # A relative --config names a file from this process's directory, not the guard's.
+    resident = os.environ.get(DAEMON_SWITCH) != "off" and (
+        arguments.config is None or os.path.isabs(arguments.config)
+    )
+    if resident and isinstance(data, bytes):
+        from repeat_guard_hooks._client import (  # noqa: PLC0415  # see the module's docstring
+            encode_hook_request,
+            hook_via_daemon,
+        )
+
+        request = encode_hook_request(
+            arguments.agent, arguments.config, arguments.expire_days, data
+        )
+        answer = hook_via_daemon(state, request)
+        if isinstance(answer, str):
+            _log(arguments, state, "-", answer, now)
+            return 0
+        if answer is not None:
+            return _deliver(arguments, state, *answer, now)
+    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # the core, only now
+
+    if arguments.agent not in DIALECTS:
+        return None
+    if isinstance(data, str):
+        _log(arguments, state, "?", f"cannot read stdin: {data}", now)
+        return 0
+    status = _run_here(arguments, state, data, now)
+    if resident:
+        from repeat_guard_hooks._client import start_daemon  # noqa: PLC0415  # as above
+
+        start_daemon(state, daemon_command(state))
+    return status
+
+
+def daemon_command(state: str) -> list[str]:
+    """The command that serves ``state`` as its resident guard, with this interpreter."""
+    return [sys.executable, "-m", "repeat_guard_cli", "daemon", "serve", "--state", state]
+
+
+def _run_here(arguments: HookArguments, state: str, data: bytes, now: float) -> int:
+    from repeat_guard_hooks import DIALECTS, HookOptions, run_hook  # noqa: PLC0415  # as above
+
     options = HookOptions(DIALECTS[arguments.agent], state, arguments.config)
     if arguments.expire_days is not None:
         options = options._replace(expire_after=arguments.expire_days * 86400.0)
-    now = time.time()
-    data = _read_stdin()
-    if isinstance(data, str):
-        log_reason(options, "?", f"cannot read stdin: {data}", now)
-        return 0
     outcome = run_hook(options, data, now)
-    failed = _write(sys.stdout, outcome.stdout)
+    stderr = outcome.stderr.encode("utf-8", "backslashreplace")
+    return _deliver(arguments, state, outcome.status, outcome.stdout, stderr, now)
+
+
+def _deliver(
+    arguments: HookArguments, state: str, status: int, stdout: bytes, stderr: bytes, now: float
+) -> int:
+    """Write the answer's ``stdout`` and ``stderr``; return ``status``."""
+    failed = _write(sys.stdout, stdout)
     if failed is not None:
-        log_reason(options, "-", f"cannot write the answer to stdout: {failed}", now)
-    failed = _write(sys.stderr, outcome.stderr.encode("utf-8", "backslashreplace"))
+        _log(arguments, state, "-", f"cannot write the answer to stdout: {failed}", now)
+    failed = _write(sys.stderr, stderr)
     if failed is not None:
-        log_reason(
-            options, "-", f"cannot write to stderr ({failed}): {outcome.stderr.strip()}", now
-        )
-    return outcome.status
+        message = stderr.decode("utf-8", "replace").strip()
+        _log(arguments, state, "-", f"cannot write to stderr ({failed}): {message}", now)
+    return status
+
+
+def _log(arguments: HookArguments, state: str, hook_event: str, reason: str, now: float) -> None:
+    from repeat_guard_hooks import log_line  # noqa: PLC0415  # only when something went wrong
+
+    log_line(state, f"{arguments.agent} {hook_event}", reason, now)
 
 
 def _read_stdin() -> bytes | str:

@@ -21,23 +21,23 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Mapping
 from typing import NamedTuple
 
 from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned
 
 from ._config_file import load_config_file
 from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
+from ._paths import resolve_state
 from ._store import (
     BUSY_TIMEOUT,
     DEFAULT_EXPIRE_AFTER,
+    FRESH_STORES,
     CorruptStore,
     ForeignStore,
+    StoreKeeper,
     StoreResult,
     apply_action,
-    default_state_path,
     make_private_folders,
-    open_store,
     set_aside,
 )
 
@@ -48,6 +48,7 @@ __all__ = [
     "HookOutcome",
     "find_config_file",
     "hook_config",
+    "log_line",
     "log_reason",
     "resolve_state",
     "run_hook",
@@ -64,7 +65,9 @@ class HookOptions(NamedTuple):
     config file, expiry.
 
     ``expire_after``: seconds after which an unseen agent's chain is dropped;
-    ``busy_timeout``: seconds to wait for another hook's transaction before failing open.
+    ``busy_timeout``: seconds to wait for another hook's transaction before failing open;
+    ``stores``: where each call gets its connection to the store (the resident guard keeps
+    one open between calls).
     """
 
     dialect: Dialect
@@ -72,6 +75,7 @@ class HookOptions(NamedTuple):
     config: str | None = None
     expire_after: float = DEFAULT_EXPIRE_AFTER
     busy_timeout: float = BUSY_TIMEOUT
+    stores: StoreKeeper = FRESH_STORES
 
 
 class HookOutcome(NamedTuple):
@@ -130,11 +134,15 @@ def _apply(
 def _apply_once(
     options: HookOptions, config: GuardConfig, action: AgentEvent | SessionEnded, now: float
 ) -> StoreResult:
-    connection = open_store(options.state, options.busy_timeout)
+    stores = options.stores
+    connection = stores.open(options.state, options.busy_timeout)
     try:
-        return apply_action(connection, config, action, now, options.expire_after)
-    finally:
-        connection.close()
+        result = apply_action(connection, config, action, now, options.expire_after)
+    except BaseException:
+        stores.discard(connection)
+        raise
+    stores.release(connection)
+    return result
 
 
 def find_config_file(cwd: str | None) -> str | None:
@@ -178,9 +186,15 @@ def log_reason(options: HookOptions, hook_event: str, reason: str, now: float) -
     ``hook_event`` (``-`` when none applies) and ``reason``, which must not quote a tool's
     arguments. Never raises and never waits: a log that cannot be written (its folder cannot
     be made, it is not a regular file, the disk is full) is passed over."""
+    log_line(options.state, f"{options.dialect.name} {hook_event}", reason, now)
+
+
+def log_line(state: str, source: str, reason: str, now: float) -> None:
+    """Append one line to ``<state>.log``, as ``log_reason`` does, saying ``source`` (what
+    logs: a dialect and its hook event, or the resident guard) and ``reason``."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
-    line = f"{stamp} pid={os.getpid()} {options.dialect.name} {hook_event}: {reason}\n"
-    path = f"{options.state}.log"
+    line = f"{stamp} pid={os.getpid()} {source}: {reason}\n"
+    path = f"{state}.log"
     try:
         # The store's folder, made as the store makes it: the first hook may fail before that.
         make_private_folders(os.path.dirname(path) or ".")
@@ -232,8 +246,3 @@ def _where(error: Exception) -> str:
     assert traceback is not None  # a raised exception has one
     place = f"{os.path.basename(traceback.tb_frame.f_code.co_filename)}:{traceback.tb_lineno}"
     return f"{type(error).__name__} at {place}"
-
-
-def resolve_state(explicit: str | None, environ: Mapping[str, str], home: str) -> str:
-    """Return the state path: ``explicit``, else the environment's or the XDG default."""
-    return explicit if explicit is not None else default_state_path(environ, home)

@@ -30,8 +30,8 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
-from typing import NamedTuple, TypeVar
+from collections.abc import Callable
+from typing import NamedTuple, Protocol, TypeVar
 
 from repeat_guard import (
     Admit,
@@ -55,14 +55,17 @@ from repeat_guard import (
 )
 
 from ._dialects import AgentEvent, SessionEnded
+from ._paths import default_state_path
 from ._text import escape_lone_surrogates
 
 __all__ = [
     "BUSY_TIMEOUT",
     "DEFAULT_EXPIRE_AFTER",
+    "FRESH_STORES",
     "SCHEMA_VERSION",
     "CorruptStore",
     "ForeignStore",
+    "StoreKeeper",
     "StoreResult",
     "apply_action",
     "default_state_path",
@@ -124,21 +127,6 @@ class StoreResult(NamedTuple):  # not a dataclass: see _dialects
     denied: str | None = None
 
 
-def default_state_path(environ: Mapping[str, str], home: str) -> str:
-    """Return ``$REPEAT_GUARD_STATE``, else ``$XDG_STATE_HOME/repeat-guard/state.sqlite3``.
-
-    ``XDG_STATE_HOME`` defaults to ``~/.local/state``, as the XDG spec says; an empty or
-    relative value is ignored, as the spec asks.
-    """
-    explicit = environ.get("REPEAT_GUARD_STATE")
-    if explicit:
-        return explicit
-    base = environ.get("XDG_STATE_HOME", "")
-    if not os.path.isabs(base):
-        base = os.path.join(home, ".local", "state")
-    return os.path.join(base, "repeat-guard", "state.sqlite3")
-
-
 def make_private_folders(directory: str) -> None:
     """Create ``directory`` and every missing folder above it, each 0700 whatever the umask
     (``os.makedirs`` gives its mode to the last folder only, the others the umask's; XDG asks
@@ -161,22 +149,62 @@ def make_private_folders(directory: str) -> None:
         os.chmod(folder, 0o700)
 
 
-def open_store(path: str, busy_timeout: float = BUSY_TIMEOUT) -> sqlite3.Connection:
+def open_store(
+    path: str, busy_timeout: float = BUSY_TIMEOUT, *, shared: bool = False
+) -> sqlite3.Connection:
     """Open (creating when missing) the store at ``path``; raise ``CorruptStore`` if it is not one.
 
     Missing directories are created 0700 (``make_private_folders``) and a missing file 0600;
     SQLite gives its WAL and shared-memory files the database file's mode. Other
     ``sqlite3.Error``s and ``OSError``s (a read-only directory, a locked file) propagate.
+    ``shared``: the connection may be used from other threads than this one (one at a time:
+    the caller's to ensure).
     """
     make_private_folders(os.path.dirname(os.path.abspath(path)))
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    connection = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    connection = sqlite3.connect(
+        path, timeout=busy_timeout, isolation_level=None, check_same_thread=not shared
+    )
     try:
         _prepare(connection)
     except BaseException:
         connection.close()
         raise
     return connection
+
+
+class StoreKeeper(Protocol):
+    """Where a hook call gets its connection to the store, and gives it back.
+
+    A hook process opens the store for its one call and closes it (``FRESH_STORES``); the
+    resident guard keeps one open between calls (``_daemon``)."""
+
+    def open(self, path: str, busy_timeout: float) -> sqlite3.Connection:
+        """A connection to the store at ``path``, as ``open_store`` gives one."""
+        ...
+
+    def release(self, connection: sqlite3.Connection) -> None:
+        """The call that had ``connection`` is done with it."""
+        ...
+
+    def discard(self, connection: sqlite3.Connection) -> None:
+        """The call that had ``connection`` failed: it must not be used again."""
+        ...
+
+
+class _FreshStores:
+    """A connection for each call, closed after it."""
+
+    def open(self, path: str, busy_timeout: float) -> sqlite3.Connection:
+        return open_store(path, busy_timeout)
+
+    def release(self, connection: sqlite3.Connection) -> None:
+        connection.close()
+
+    discard = release
+
+
+FRESH_STORES: StoreKeeper = _FreshStores()
 
 
 def _prepare(connection: sqlite3.Connection) -> None:
