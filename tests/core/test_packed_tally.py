@@ -29,7 +29,21 @@ from repeat_guard import (
 )
 
 from .test_tally_steps import CONFIGS, chunks, events, one_by_one, replayed
-from .test_waste import tallies
+
+small = st.integers(min_value=0, max_value=20)
+names = st.sampled_from(["a", "b", "c"])
+tool_tallies = st.builds(ToolTally, small, small, small, small, small)
+tallies = st.builds(
+    Tally,
+    small,
+    small,
+    small,
+    small,
+    small,
+    small,
+    st.dictionaries(st.sampled_from(["gentle", "detailed"]), small).map(pmap),
+    st.dictionaries(names, tool_tallies).map(pmap),
+)
 
 
 def packed_in_chunks(steps: list[Step], cuts: list[int]) -> PackedTally:

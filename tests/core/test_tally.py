@@ -252,9 +252,9 @@ def test_the_tallies_are_imported_when_one_of_their_names_is_first_used() -> Non
     probe = (
         "import sys, repeat_guard\n"
         "before = 'repeat_guard._tally' in sys.modules\n"
-        "from repeat_guard import Waste\n"
-        "from repeat_guard._tally import Waste as Home\n"
-        "print(before, Waste is Home)\n"
+        "from repeat_guard import Tally\n"
+        "from repeat_guard._tally import Tally as Home\n"
+        "print(before, Tally is Home)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
     assert done.stdout.decode().split() == ["False", "True"]

@@ -68,35 +68,22 @@ from ._wire import (
 if TYPE_CHECKING:
     from ._tally import (
         NO_COUNTS,
-        UNKNOWN_DAY,
         WASTED_FROM,
-        DayTally,
         PackedTally,
-        ProjectTally,
-        Run,
-        SessionAudit,
-        SessionWaste,
         Step,
         Tally,
+        TallySums,
         ToolTally,
-        Waste,
         count_packed,
         merge_all_tallies,
-        merge_audits,
         merge_packed,
-        merge_sessions,
         merge_tallies,
-        merge_waste,
-        merge_wastes,
         run_length,
         tally,
         tally_from_json,
         tally_steps,
         tally_to_json,
         unpack_tally,
-        waste_to_json,
-        worst_runs,
-        worst_sessions,
     )
 
 __all__ = [
@@ -107,7 +94,6 @@ __all__ = [
     "PLUGIN_NAME",
     "SOURCE",
     "STATE_VERSION",
-    "UNKNOWN_DAY",
     "WASTED_FROM",
     "Admit",
     "AgentDisposed",
@@ -115,7 +101,6 @@ __all__ = [
     "CodecError",
     "ConfigError",
     "ConfigFormat",
-    "DayTally",
     "Deny",
     "Event",
     "Form",
@@ -125,20 +110,16 @@ __all__ = [
     "Memory",
     "PackedTally",
     "Progress",
-    "ProjectTally",
     "PromptSubmitted",
     "Reducer",
     "Reminder",
-    "Run",
     "Running",
-    "SessionAudit",
-    "SessionWaste",
     "Step",
     "Tally",
+    "TallySums",
     "ToolCallFinished",
     "ToolCallReturned",
     "ToolTally",
-    "Waste",
     "admit",
     "argument_key",
     "arguments_from_text",
@@ -162,12 +143,8 @@ __all__ = [
     "memory_fits",
     "memory_under",
     "merge_all_tallies",
-    "merge_audits",
     "merge_packed",
-    "merge_sessions",
     "merge_tallies",
-    "merge_waste",
-    "merge_wastes",
     "parse_config",
     "parse_error_reason",
     "preview_arguments",
@@ -182,14 +159,11 @@ __all__ = [
     "tally_steps",
     "tally_to_json",
     "unpack_tally",
-    "waste_to_json",
-    "worst_runs",
-    "worst_sessions",
 ]
 
 
 def __getattr__(name: str) -> object:
-    # The audit's tallies (``_tally``, the names of ``__all__`` not bound above) are imported
+    # The tallies (``_tally``, the names of ``__all__`` not bound above) are imported
     # when one of them is first used: a hook process, a new one for every tool call, never
     # counts a tally and does not pay for the module.
     if name not in __all__:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from repeat_guard import GuardConfig, Waste
-from repeat_guard_audit import AuditSettings, FileAudit, audit, list_files, total
+from repeat_guard import GuardConfig
+from repeat_guard_audit import AuditSettings, FileAudit, Waste, audit, list_files, total
 from repeat_guard_cli import main
 from repeat_guard_transcripts import READERS
 

@@ -7,16 +7,8 @@ import gc
 import weakref
 from collections.abc import Iterator
 
-from repeat_guard import (
-    AgentDisposed,
-    DayTally,
-    GuardConfig,
-    ProjectTally,
-    PromptSubmitted,
-    Run,
-    ToolCallFinished,
-)
-from repeat_guard_audit import AuditSettings, fold_file
+from repeat_guard import AgentDisposed, GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard_audit import AuditSettings, DayTally, ProjectTally, Run, fold_file
 from repeat_guard_audit._fold import MAX_PROBLEMS_KEPT, RUN_LINES_KEPT
 from repeat_guard_transcripts import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
 

@@ -10,19 +10,15 @@ from html.parser import HTMLParser
 
 from pyrsistent import pmap
 
-from repeat_guard import (
-    FORMS,
+from repeat_guard import FORMS, Tally, ToolTally
+from repeat_guard_audit import (
+    CSV_FIELDS,
     DayTally,
     ProjectTally,
     Run,
     SessionAudit,
     SessionWaste,
-    Tally,
-    ToolTally,
     Waste,
-)
-from repeat_guard_audit import (
-    CSV_FIELDS,
     clean,
     csv_header,
     csv_session_row,

@@ -2,7 +2,7 @@
 
 ``audit(list_files(paths), settings, engine)`` yields one ``FileAudit`` per transcript, in
 listing order, computed in this process, in a process pool or on a Dask cluster; ``total``
-adds them up with the core's ``merge_audits``. The renderers turn the results into JSON lines,
+adds them up with ``merge_audits``. The renderers turn the results into JSON lines,
 CSV, a text summary or a self-contained HTML page.
 """
 
@@ -21,6 +21,20 @@ from ._render import (
     json_totals_line,
     text_summary,
 )
+from ._waste import (
+    UNKNOWN_DAY,
+    DayTally,
+    ProjectTally,
+    Run,
+    SessionAudit,
+    SessionWaste,
+    Waste,
+    merge_audits,
+    merge_waste,
+    waste_to_json,
+    worst_runs,
+    worst_sessions,
+)
 from ._work import audit_batch, audit_file
 
 __all__ = [
@@ -30,11 +44,18 @@ __all__ = [
     "DEFAULT_PATHS",
     "ENGINES",
     "LOCAL_SCHEDULERS",
+    "UNKNOWN_DAY",
     "AuditSettings",
+    "DayTally",
     "EngineError",
     "EngineName",
     "FileAudit",
     "FileJob",
+    "ProjectTally",
+    "Run",
+    "SessionAudit",
+    "SessionWaste",
+    "Waste",
     "audit",
     "audit_batch",
     "audit_file",
@@ -49,7 +70,12 @@ __all__ = [
     "json_session_line",
     "json_totals_line",
     "list_files",
+    "merge_audits",
+    "merge_waste",
     "run",
     "text_summary",
     "total",
+    "waste_to_json",
+    "worst_runs",
+    "worst_sessions",
 ]

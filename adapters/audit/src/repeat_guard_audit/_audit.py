@@ -13,11 +13,11 @@ import os
 from collections.abc import Iterable, Iterator
 from functools import partial
 
-from repeat_guard import Waste, merge_audits
 from repeat_guard_transcripts import Unlisted, walk
 
 from ._engine import EngineName, run
 from ._model import AuditSettings, FileAudit, FileJob
+from ._waste import Waste, merge_audits
 from ._work import audit_batch
 
 __all__ = ["BATCH_BYTES", "BATCH_FILES", "DEFAULT_PATHS", "audit", "batched", "list_files", "total"]

@@ -16,24 +16,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from repeat_guard import (
-    UNKNOWN_DAY,
     WASTED_FROM,
     AgentDisposed,
     GuardState,
     PackedTally,
     PromptSubmitted,
-    Run,
-    SessionAudit,
     ToolCallFinished,
     canonical_arguments,
     preview_arguments,
     reduce,
     run_length,
-    worst_runs,
 )
 from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen, SessionTallies
 
 from ._model import AuditSettings, FileAudit
+from ._waste import UNKNOWN_DAY, Run, SessionAudit, worst_runs
 
 __all__ = ["MAX_PROBLEMS_KEPT", "RUN_LINES_KEPT", "fold_file"]
 

@@ -12,9 +12,8 @@ import datetime
 from collections.abc import Iterator
 from html import escape
 
-from repeat_guard import UNKNOWN_DAY, DayTally, Run, Waste
-
 from ._render import clean, reminders_by_form, share
+from ._waste import UNKNOWN_DAY, DayTally, Run, Waste
 
 __all__ = ["html_page"]
 

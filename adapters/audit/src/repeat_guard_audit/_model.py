@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from repeat_guard import GuardConfig, SessionAudit, Waste, merge_audits
+from repeat_guard import GuardConfig
 from repeat_guard_transcripts import Diagnostic
+
+from ._waste import SessionAudit, Waste, merge_audits
 
 __all__ = ["AuditSettings", "FileAudit", "FileJob"]
 

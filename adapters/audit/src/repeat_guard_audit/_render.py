@@ -14,8 +14,10 @@ import io
 import json
 from collections.abc import Iterator
 
-from repeat_guard import FORMS, Form, Run, SessionAudit, Tally, Waste, unpack_tally, waste_to_json
+from repeat_guard import FORMS, Form, Tally, unpack_tally
 from repeat_guard_transcripts import printable
+
+from ._waste import Run, SessionAudit, Waste, waste_to_json
 
 __all__ = [
     "CSV_FIELDS",

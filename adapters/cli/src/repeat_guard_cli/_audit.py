@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, TextIO
 from ._errors import EXIT_DIAGNOSTICS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
-    from repeat_guard import GuardConfig, SessionAudit, Waste
-    from repeat_guard_audit import FileAudit, FileJob
+    from repeat_guard import GuardConfig
+    from repeat_guard_audit import FileAudit, FileJob, SessionAudit, Waste
 
     from ._progress import FilesProgress, TextSink
 

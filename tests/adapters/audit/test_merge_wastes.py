@@ -7,7 +7,7 @@ import functools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repeat_guard import Waste, merge_waste, merge_wastes
+from repeat_guard_audit import Waste, merge_audits, merge_waste
 
 from .test_waste import wastes
 
@@ -21,9 +21,9 @@ def folded(items: list[Waste], keep: int) -> Waste:
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(wastes(), max_size=8), st.integers(min_value=0, max_value=4))
 def test_one_pass_equals_the_fold(items: list[Waste], keep: int) -> None:
-    assert merge_wastes(items, keep) == folded(items, keep)
-    assert merge_wastes(iter(items), keep) == merge_wastes(reversed(items), keep)
+    assert merge_audits(items, keep) == folded(items, keep)
+    assert merge_audits(iter(items), keep) == merge_audits(reversed(items), keep)
 
 
 def test_nothing_adds_up_to_the_empty_waste() -> None:
-    assert merge_wastes([], 3) == Waste()
+    assert merge_audits([], 3) == Waste()

@@ -11,25 +11,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import (
-    NO_COUNTS,
+from repeat_guard import NO_COUNTS, Tally, ToolTally, count_packed
+from repeat_guard_audit import (
     DayTally,
     ProjectTally,
     Run,
     SessionAudit,
     SessionWaste,
-    Tally,
-    ToolTally,
     Waste,
-    count_packed,
     merge_audits,
-    merge_sessions,
-    merge_wastes,
     worst_runs,
 )
 
-from .test_tally_steps import CONFIGS, events, replayed
-from .test_waste import KEEP, names, runs, small, wastes
+from ...core.test_packed_tally import names, small
+from ...core.test_tally_steps import CONFIGS, events, replayed
+from .test_waste import KEEP, runs, wastes
 
 packed_counts = st.builds(
     lambda script, config: count_packed(NO_COUNTS, replayed(script, config)),
@@ -59,7 +55,7 @@ session_audits = st.builds(
 @given(session_audits)
 def test_a_session_builds_the_waste_a_merge_of_it_alone_gives(session: SessionAudit) -> None:
     # Two ways to the same value: the session's own, built directly, and the merge's counters.
-    assert session.waste == merge_sessions((session,), max(len(session.worst), 1))
+    assert session.waste == merge_audits((session,), max(len(session.worst), 1))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -67,9 +63,9 @@ def test_a_session_builds_the_waste_a_merge_of_it_alone_gives(session: SessionAu
 def test_merging_sessions_equals_merging_their_wastes(
     sessions: list[SessionAudit], keep: int
 ) -> None:
-    expected = merge_wastes((session.waste for session in sessions), keep)
-    assert merge_sessions(iter(sessions), keep) == expected
-    assert merge_sessions(reversed(sessions), keep) == expected
+    expected = merge_audits((session.waste for session in sessions), keep)
+    assert merge_audits(iter(sessions), keep) == expected
+    assert merge_audits(reversed(sessions), keep) == expected
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -81,7 +77,7 @@ def test_merging_sessions_equals_merging_their_wastes(
 def test_merging_sessions_and_wastes_mixed_equals_merging_their_wastes(
     parts: list[SessionAudit | Waste], keep: int, rng: Random
 ) -> None:
-    expected = merge_wastes(
+    expected = merge_audits(
         (part.waste if isinstance(part, SessionAudit) else part for part in parts), keep
     )
     assert merge_audits(iter(parts), keep) == expected
@@ -131,4 +127,4 @@ def test_a_session_pinned() -> None:
     # a session that keeps no ranking, or wasted nothing, takes none.
     assert session._replace(ranked=False).waste.worst_sessions == ()
     assert session._replace(counts=(5, 5, 0, 0, 0, 1, (), ())).waste.worst_sessions == ()
-    assert merge_sessions([], 3) == Waste()
+    assert merge_audits([], 3) == Waste()

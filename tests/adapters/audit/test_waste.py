@@ -10,36 +10,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import (
+from repeat_guard import Tally, ToolTally, tally_to_json
+from repeat_guard_audit import (
     DayTally,
     ProjectTally,
     Run,
     SessionWaste,
-    Tally,
-    ToolTally,
     Waste,
     merge_waste,
-    tally_to_json,
     waste_to_json,
     worst_runs,
     worst_sessions,
 )
 
+from ...core.test_packed_tally import names, small, tallies
+
 KEEP = 3
-small = st.integers(min_value=0, max_value=20)
-names = st.sampled_from(["a", "b", "c"])
-tool_tallies = st.builds(ToolTally, small, small, small, small, small)
-tallies = st.builds(
-    Tally,
-    small,
-    small,
-    small,
-    small,
-    small,
-    small,
-    st.dictionaries(st.sampled_from(["gentle", "detailed"]), small).map(pmap),
-    st.dictionaries(names, tool_tallies).map(pmap),
-)
 runs = st.builds(
     Run,
     st.integers(min_value=2, max_value=6),
