@@ -87,24 +87,13 @@ js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node 
 		|| { echo "$(PLUGINS)/$$module.js differs from the build: run make js-plugins"; exit 1; }; done
 	node --test adapters/js/dist/test/*.test.js
 
-# The JavaScript hosts the package's end-to-end tests run, pinned (the newest on 2026-12-05).
-PI_VERSION := 0.73.1
-OPENCODE_VERSION := 1.18.33
-JS_HOSTS_STAMP := $(TOOLS)/jshosts/.installed-$(PI_VERSION)-$(OPENCODE_VERSION)
-
-$(JS_HOSTS_STAMP):
-	mkdir -p $(TOOLS)/jshosts
-	npm install --prefix $(TOOLS)/jshosts --no-audit --no-fund --loglevel=error \
-		@mariozechner/pi-coding-agent@$(PI_VERSION) opencode-ai@$(OPENCODE_VERSION)
-	@touch $@
-
 # The hosts the hook tests run, from npm. For each host HOST (its dialect's name in capitals,
 # dashes as underscores): HOST_PACKAGE, its executable HOST_BIN, and HOST_VERSIONS, the
 # versions `make e2e` tests (the pin, the newest when last checked, first; older ones users
 # still run after it). Each version is installed into .tools/npm/<host>/<version>, and the tests
 # get the executables from REPEAT_GUARD_E2E_HOST, separated by ":" (adapters/hooks/README.md,
 # "Hosts, tested"). A host is added to E2E_HOSTS with those three variables.
-E2E_HOSTS := CLAUDE_CODE CODEX COPILOT
+E2E_HOSTS := CLAUDE_CODE CODEX COPILOT PI OPENCODE
 CLAUDE_CODE_PACKAGE := @anthropic-ai/claude-code
 CLAUDE_CODE_BIN := claude
 CLAUDE_CODE_VERSIONS := 2.1.332 2.1.197
@@ -114,8 +103,15 @@ CODEX_VERSIONS := 0.171.0
 COPILOT_PACKAGE := @github/copilot
 COPILOT_BIN := copilot
 COPILOT_VERSIONS := 1.0.102
+# pi and opencode load the npm package adapters/js as a plugin (tests/adapters/js).
+PI_PACKAGE := @mariozechner/pi-coding-agent
+PI_BIN := pi
+PI_VERSIONS := 0.73.1
+OPENCODE_PACKAGE := opencode-ai
+OPENCODE_BIN := opencode
+OPENCODE_VERSIONS := 1.18.33
 # The tests `make e2e-latest` runs against each host's newest release.
-E2E_LATEST_TESTS := tests/adapters/hooks
+E2E_LATEST_TESTS := tests/adapters/hooks tests/adapters/js
 
 host_dir = $(shell echo $(1) | tr A-Z_ a-z-)
 npm_prefix = $(TOOLS)/npm/$(call host_dir,$(1))/$(2)
@@ -134,7 +130,7 @@ endef
 $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(eval $(call npm_install,$(h),$(v)))))
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMPS) $(JS_HOSTS_STAMP) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(E2E_ENV) $(RUN) pytest -m e2e -p no:cacheprovider
 

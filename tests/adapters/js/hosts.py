@@ -1,6 +1,7 @@
 """Running the real JavaScript hosts offline with the npm package's plugins, against a stand-in.
 
-``make e2e`` installs the pinned hosts into ``.tools/jshosts``. Each run gets a temporary
+``make e2e`` installs the pinned hosts into ``.tools/npm/<host>/<version>`` and ``make
+e2e-latest`` the newest (``host_params``, as for the hook hosts). Each run gets a temporary
 ``HOME``, a project directory and its own state file; the real ``repeat-guard install`` lists
 the plugin the hooks package ships, which starts the real ``repeat-guard serve`` from ``PATH``
 (this venv's).
@@ -17,13 +18,9 @@ from typing import Any
 
 from ..hooks.agents import REPEAT_GUARD, Sandbox, blocks
 
-ROOT = Path(__file__).resolve().parents[3]
-HOSTS_BIN = ROOT / ".tools" / "jshosts" / "node_modules" / ".bin"
 TIMEOUT = 300
 
 __all__ = [
-    "HOSTS_BIN",
-    "ROOT",
     "TIMEOUT",
     "host_env",
     "kill_sidecars",

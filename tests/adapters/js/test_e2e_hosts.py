@@ -20,9 +20,9 @@ import pytest
 
 from repeat_guard import GuardState, Reminder, ToolCallFinished, reduce
 
-from ..hooks.agents import Sandbox, blocks
+from ..hooks.agents import Host, Sandbox, blocks, host_params
 from ..hooks.standins import Call, MessagesStandIn, Say, Step
-from .hosts import HOSTS_BIN, TIMEOUT, host_env, kill_sidecars, results_since_prompt, texts
+from .hosts import TIMEOUT, host_env, kill_sidecars, results_since_prompt, texts
 
 pytestmark = pytest.mark.e2e
 
@@ -42,14 +42,14 @@ def _run(command: list[str], sandbox: Sandbox, **env: str) -> str:
     return done.stdout
 
 
-def _run_pi(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
+def _run_pi(release: Host, sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
     agent = sandbox.home / ".pi" / "agent"
     agent.mkdir(parents=True, exist_ok=True)
     provider = {"baseUrl": url, "api": "anthropic-messages", "apiKey": "stand-in"}
     models = {"providers": {"standin": {**provider, "models": [{"id": "stand-in"}]}}}
     (agent / "models.json").write_text(json.dumps(models))
     sandbox.install("pi")  # .pi/settings.json lists the plugin
-    command = [str(HOSTS_BIN / "pi"), "-p", "--provider", "standin", "--model", "stand-in"]
+    command = [str(release.executable), "-p", "--provider", "standin", "--model", "stand-in"]
     command += ["--offline", *(["--continue"] * continued), prompt]
     return _run(command, sandbox, PI_CODING_AGENT_DIR=str(agent))
 
@@ -64,7 +64,7 @@ def _pi_reminders(request: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _run_opencode(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
+def _run_opencode(release: Host, sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
     provider = {
         "npm": "@ai-sdk/anthropic",
         "options": {"baseURL": f"{url}/v1", "apiKey": "stand-in"},
@@ -73,7 +73,7 @@ def _run_opencode(sandbox: Sandbox, url: str, prompt: str, continued: bool) -> s
     config = {"model": "standin/stand-in", "provider": {"standin": provider}}
     (sandbox.project / "opencode.json").write_text(json.dumps({**config, "permission": "allow"}))
     sandbox.install("opencode")  # opencode.json lists the plugin too
-    command = [str(HOSTS_BIN / "opencode"), "run", *(["--continue"] * continued), prompt]
+    command = [str(release.executable), "run", *(["--continue"] * continued), prompt]
     env = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
     return _run(command, sandbox, **env)
 
@@ -94,16 +94,30 @@ def _opencode_reminders(request: Mapping[str, Any]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Host:
+class PluginHost:
+    """A host as these tests drive it: its npm package and binary, how to run one prompt, where
+    the reminder lands, and the identical call the script repeats."""
+
     name: str
-    run: Callable[[Sandbox, str, str, bool], str]
+    package: str
+    binary: str
+    run_prompt: Callable[[Host, Sandbox, str, str, bool], str]
     reminders: Callable[[Mapping[str, Any]], list[str]]
     call: Call
 
 
 HOSTS = [
-    Host("pi", _run_pi, _pi_reminders, Call("bash", {"command": "ls"})),
-    Host(
+    PluginHost(
+        "pi",
+        "@mariozechner/pi-coding-agent",
+        "pi",
+        _run_pi,
+        _pi_reminders,
+        Call("bash", {"command": "ls"}),
+    ),
+    PluginHost(
+        "opencode",
+        "opencode-ai",
         "opencode",
         _run_opencode,
         _opencode_reminders,
@@ -112,7 +126,35 @@ HOSTS = [
 ]
 
 
-def _expected(host: Host, count: int) -> list[Reminder]:
+@dataclass(frozen=True)
+class Release:
+    """One release of one host."""
+
+    host: PluginHost
+    release: Host
+
+    def run(self, sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
+        return self.host.run_prompt(self.release, sandbox, url, prompt, continued)
+
+    @property
+    def call(self) -> Call:
+        return self.host.call
+
+    def reminders(self, request: Mapping[str, Any]) -> list[str]:
+        return self.host.reminders(request)
+
+
+def _releases() -> list[Any]:
+    params = []
+    for host in HOSTS:
+        for param in host_params(host.name, host.package, host.binary):
+            (release,) = param.values
+            assert isinstance(release, Host)
+            params.append(pytest.param(Release(host, release), id=f"{host.name}-{release.version}"))
+    return params
+
+
+def _expected(host: Release, count: int) -> list[Reminder]:
     state = GuardState.initial()
     fired: list[Reminder] = []
     for _ in range(count):
@@ -121,7 +163,7 @@ def _expected(host: Host, count: int) -> list[Reminder]:
     return fired
 
 
-def _script(host: Host, calls: int) -> Callable[[Mapping[str, Any]], Step]:
+def _script(host: Release, calls: int) -> Callable[[Mapping[str, Any]], Step]:
     def script(request: Mapping[str, Any]) -> Step:
         return (host.call,) if results_since_prompt(request) < calls else Say("done")
 
@@ -133,15 +175,15 @@ def _after_results(model: MessagesStandIn) -> dict[int, Mapping[str, Any]]:
     return {results_since_prompt(r): r for r in model.model_requests()}
 
 
-@pytest.fixture(params=HOSTS, ids=lambda host: host.name)
-def host(request: pytest.FixtureRequest) -> Host:
-    chosen: Host = request.param
-    if not (HOSTS_BIN / chosen.name).exists():
-        pytest.fail(f"{chosen.name} is not installed: run make e2e")
+@pytest.fixture(params=_releases())
+def host(request: pytest.FixtureRequest) -> Release:
+    chosen: Release = request.param
     return chosen
 
 
-def test_the_gentle_then_the_detailed_reminder_reach_the_model(host: Host, tmp_path: Path) -> None:
+def test_the_gentle_then_the_detailed_reminder_reach_the_model(
+    host: Release, tmp_path: Path
+) -> None:
     sandbox = Sandbox.create(tmp_path)
     with MessagesStandIn(_script(host, 6)) as model:
         assert host.run(sandbox, model.url, "list the files", False).strip().endswith("done")
@@ -152,7 +194,7 @@ def test_the_gentle_then_the_detailed_reminder_reach_the_model(host: Host, tmp_p
     assert sandbox.log() == ""
 
 
-def test_a_new_prompt_starts_over_in_a_continued_session(host: Host, tmp_path: Path) -> None:
+def test_a_new_prompt_starts_over_in_a_continued_session(host: Release, tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
     with MessagesStandIn(_script(host, 3)) as model:
         host.run(sandbox, model.url, "list the files", False)
@@ -163,7 +205,9 @@ def test_a_new_prompt_starts_over_in_a_continued_session(host: Host, tmp_path: P
     assert host.reminders(model.model_requests()[-1]) == [gentle.text, gentle.text]
 
 
-def test_denyat_refuses_the_call_and_the_model_reads_the_reason(host: Host, tmp_path: Path) -> None:
+def test_denyat_refuses_the_call_and_the_model_reads_the_reason(
+    host: Release, tmp_path: Path
+) -> None:
     sandbox = Sandbox.create(tmp_path)
     (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
     with MessagesStandIn(_script(host, 5)) as model:
@@ -176,7 +220,7 @@ def test_denyat_refuses_the_call_and_the_model_reads_the_reason(host: Host, tmp_
 
 
 def test_the_host_keeps_working_when_the_sidecar_is_killed_mid_session(
-    host: Host, tmp_path: Path
+    host: Release, tmp_path: Path
 ) -> None:
     sandbox = Sandbox.create(tmp_path)
     killed: list[int] = []
