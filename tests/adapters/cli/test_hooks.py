@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import main
+from repeat_guard_hooks import INPUT_LIMIT
 
 PRE = {
     "session_id": "s",
@@ -240,3 +241,34 @@ def test_install_output_that_cannot_be_written_exits_2_with_a_message(
     err.seek(0)
     assert main([*argv, "claude-code"]) == 2  # refused before anything is changed
     assert err.getvalue() == "repeat-guard: error: cannot write the output: stdout is closed\n"
+
+
+class _Reads(io.BytesIO):
+    """Stdin that remembers the most it handed out in one read."""
+
+    largest = 0
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        data = super().read(size)
+        self.largest = max(self.largest, len(data))
+        return data
+
+
+def test_an_event_over_the_input_limit_is_read_through_not_kept_and_stood_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    # A runaway tool input: never held whole, never parsed, the store never opened, and the
+    # host's pipe read to its end; one log line says why.
+    payload = {**PRE, "tool_input": {"content": "x" * (INPUT_LIMIT + (3 << 20))}}
+    stdin = _Reads(json.dumps(payload).encode())
+    monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"buffer": stdin})())
+    state = tmp_path / "st.db"
+    assert main(["hook", "claude-code", "--state", str(state)]) == 0
+    assert capsysbinary.readouterr() == (b"", b"")
+    assert stdin.tell() == len(stdin.getvalue())
+    assert stdin.largest == INPUT_LIMIT + 1
+    assert not state.exists()
+    (line,) = (tmp_path / "st.db.log").read_text().splitlines()
+    assert line.endswith(
+        f" claude-code ?: stdin holds more than {INPUT_LIMIT} bytes (INPUT_LIMIT); stood aside"
+    )

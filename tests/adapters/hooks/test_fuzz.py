@@ -18,6 +18,7 @@ import re
 import sqlite3
 import stat
 import tempfile
+import unittest.mock
 from pathlib import Path
 
 from hypothesis import event, given
@@ -30,6 +31,7 @@ from repeat_guard_hooks import (
     Dialect,
     HookOptions,
     InstallError,
+    _dialects,
     hook_command,
     install,
     installed_events,
@@ -184,6 +186,29 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
         log = Path(f"{state}.log")
         lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
         assert [line for line in lines if _OWN_ERROR.search(line)] == []
+
+
+@fuzz_settings(EXAMPLES)
+@given(st.sampled_from(list(DIALECTS.values())), _INPUT, st.integers(0, 120))
+def test_an_event_over_the_input_limit_is_stood_aside_whatever_it_holds(
+    dialect: Dialect, data: bytes, limit: int
+) -> None:
+    # The limit drawn small, so that any input can be over it: one byte over, nothing parsed,
+    # the store never opened, one log line; at or under it, the input is read as ever.
+    with tempfile.TemporaryDirectory() as folder:
+        state = Path(folder) / "st.db"
+        options = HookOptions(dialect, str(state))
+        with unittest.mock.patch.object(_dialects, "INPUT_LIMIT", limit):
+            outcome = run_hook(options, data, 0.0)
+        assert (outcome.status, outcome.stderr) == (0, "")
+        log = Path(f"{state}.log")
+        lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+        over = [line for line in lines if "stdin holds more than" in line]
+        if len(data) > limit:
+            event("over the limit")
+            assert (outcome.stdout, len(over), state.exists()) == (b"", 1, False)
+        else:
+            assert over == []
 
 
 # Every list of a hooks table holds something, since uninstall drops a list it leaves empty.

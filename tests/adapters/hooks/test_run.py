@@ -14,10 +14,13 @@ from repeat_guard_hooks import (
     CLAUDE_CODE,
     CODEX,
     EXIT_BAD_CONFIG,
+    INPUT_LIMIT,
     LOG_LIMIT,
+    HookInput,
     HookOptions,
     HookOutcome,
     find_config_file,
+    hook_input_or_reason,
     resolve_state,
     run_hook,
 )
@@ -378,3 +381,23 @@ def test_without_progress_result_a_post_tool_use_leaves_the_store_shut(tmp_path:
     # Without it, changing results are not progress: the third identical call reminds.
     calls = [data for output in "abc" for data in (_pre(tmp_path), _post(tmp_path, output))]
     assert _forms(options, calls) == [[], [], [], [], ["gentle"], []]
+
+
+def test_an_event_over_the_input_limit_is_not_parsed(tmp_path: Path) -> None:
+    # At the limit an event is read; one byte over, the hook stands aside and says why.
+    padding = INPUT_LIMIT - len(_pre(tmp_path)) - len(', "pad": ""')
+    event = json.loads(_pre(tmp_path))
+    event["pad"] = "x" * padding
+    at_limit = json.dumps(event).encode()
+    assert len(at_limit) == INPUT_LIMIT
+    assert isinstance(hook_input_or_reason(CLAUDE_CODE, at_limit), HookInput)
+    over = at_limit[:-1] + b" }"
+    assert hook_input_or_reason(CLAUDE_CODE, over) == (
+        f"stdin holds more than {INPUT_LIMIT} bytes (INPUT_LIMIT); stood aside"
+    )
+    options = _options(tmp_path)
+    assert run_hook(options, over, 0.0) == HookOutcome(0)
+    assert not Path(options.state).exists()
+    assert _log(tmp_path)[0].endswith(
+        " ?: stdin holds more than 16777216 bytes (INPUT_LIMIT); stood aside"
+    )

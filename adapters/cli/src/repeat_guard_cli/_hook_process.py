@@ -36,6 +36,7 @@ DAEMON_SWITCH = "REPEAT_GUARD_DAEMON"
 """The environment variable that, set to ``off``, keeps every hook call in its own process."""
 
 _OPTIONS = ("--state", "--config", "--expire-days")
+_CHUNK = 1 << 20
 
 
 class HookArguments(NamedTuple):
@@ -99,11 +100,12 @@ def run_hook_call(arguments: HookArguments) -> int | None:
     status the call would have had."""
     import time  # noqa: PLC0415  # only the hook needs it
 
+    from repeat_guard_hooks._limits import INPUT_LIMIT  # noqa: PLC0415  # imports nothing
     from repeat_guard_hooks._paths import resolve_state  # noqa: PLC0415  # imports os alone
 
     state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
     now = time.time()
-    data = _read_stdin()
+    data = _read_stdin(INPUT_LIMIT)
     # A relative --config names a file from this process's directory, not the guard's.
     resident = os.environ.get(DAEMON_SWITCH) != "off" and (
         arguments.config is None or os.path.isabs(arguments.config)
@@ -174,14 +176,22 @@ def _log(arguments: HookArguments, state: str, hook_event: str, reason: str, now
     log_line(state, f"{arguments.agent} {hook_event}", reason, now)
 
 
-def _read_stdin() -> bytes | str:
-    """The bytes on stdin, or why they cannot be read."""
+def _read_stdin(limit: int) -> bytes | str:
+    """The bytes on stdin, no more than ``limit`` and one (which ``run_hook`` refuses), or why
+    they cannot be read."""
     if sys.stdin is None:
         return "it is closed"
     try:
-        return sys.stdin.buffer.read()
+        stream = sys.stdin.buffer
+        data = stream.read(limit + 1)
+        if len(data) > limit:
+            # Read to the end without keeping it: the host writing the event must not meet a
+            # pipe closed under it, and memory stays at the limit.
+            while stream.read(_CHUNK):
+                pass
     except OSError as error:
         return error.strerror or type(error).__name__
+    return data
 
 
 def _write(stream: TextIO | None, data: bytes) -> str | None:

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
 
 _HOOK_EPILOG = """\
-reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout.
+reads one hook event (a JSON object) on stdin and writes the hook's answer on stdout; an
+event over 16 MiB is read through unparsed and the hook stands aside (logged).
 events used: PreToolUse (a call attempt: the one hook that also sees calls a permission rule
 refuses), UserPromptSubmit (the main agent's chain starts over), SubagentStop (the subagent's
 chain is dropped), SessionEnd (every chain of the session is dropped), PostToolUse and
@@ -37,8 +38,8 @@ runs: the answer adds permissionDecision "deny" and the reason as permissionDeci
 which both agents give the model as the call's result; the refused attempt still counts.
 
 state: --state PATH, else $REPEAT_GUARD_STATE, else $XDG_STATE_HOME/repeat-guard/state.sqlite3
-  (~/.local/state when XDG_STATE_HOME is unset): a SQLite file, created 0600 in a 0700
-  directory, one row per agent (its chain, and what the opt-in policies remember about it);
+  (~/.local/state when XDG_STATE_HOME is unset): a SQLite file, created 0600, every directory
+  made for it 0700, one row per agent (its chain, and what the opt-in policies remember about it);
   agents unseen for --expire-days are dropped.
 config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd upwards
   (stopping at the directory holding .git), else the defaults; keys as in check-config.
@@ -50,7 +51,8 @@ exit status: 0, also when anything goes wrong inside (the agent proceeds; one li
 """
 
 _INSTALL_EPILOG = """\
-the entries run this repeat-guard by its absolute path; every other setting is kept. Running
+the entries run this repeat-guard by its absolute path; every other byte of the file is kept
+as written (indent, line endings, escapes, numbers, a byte-order mark). Running
 install twice changes nothing; uninstall removes exactly the entries install adds, and the
 event lists and hooks table they alone filled; the file itself stays, even as an empty object.
 pi and opencode load in-process plugins instead: install lists the plugin module (shipped in

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         splice_json,
         uninstall,
     )
+    from ._limits import INPUT_LIMIT
     from ._paths import DaemonPaths, daemon_paths, default_state_path, resolve_state
     from ._run import (
         CONFIG_FILE_NAME,
@@ -116,6 +117,7 @@ __all__ = [
     "EXIT_BAD_CONFIG",
     "FRESH_STORES",
     "HOOK_TIMEOUT_SECONDS",
+    "INPUT_LIMIT",
     "LOG_LIMIT",
     "PLUGIN_HOSTS",
     "REQUEST_LIMIT",
@@ -207,6 +209,7 @@ _HOMES = {
     "PLUGIN_HOSTS": "._dialects",
     "EXIT_BAD_CONFIG": "._dialects",
     "HOOK_TIMEOUT_SECONDS": "._dialects",
+    "INPUT_LIMIT": "._limits",
     "TOOL_ROLES": "._dialects",
     "AgentEvent": "._dialects",
     "Answer": "._dialects",

@@ -54,6 +54,8 @@ from repeat_guard import (
     json_type_name,
 )
 
+from ._limits import INPUT_LIMIT
+
 if TYPE_CHECKING:
     from returns.result import Result
 
@@ -334,7 +336,10 @@ def parse_hook_input(dialect: Dialect, data: bytes) -> Result[HookInput, str]:
 def hook_input_or_reason(dialect: Dialect, data: bytes) -> HookInput | str:
     """Return what ``data`` means to the guard, or why it is unusable: ``parse_hook_input``
     without the ``Result``, which a hook process uses so that it never imports ``returns``
-    (a new process for every tool call pays for every import)."""
+    (a new process for every tool call pays for every import). ``data`` over
+    ``INPUT_LIMIT`` bytes is not parsed."""
+    if len(data) > INPUT_LIMIT:
+        return f"stdin holds more than {INPUT_LIMIT} bytes (INPUT_LIMIT); stood aside"
     try:
         payload: object = json.loads(data)
     except (ValueError, RecursionError):
