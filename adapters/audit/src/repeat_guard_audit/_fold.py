@@ -1,8 +1,9 @@
 """One file's located events, folded into per-session audits (each builds its ``Waste``).
 
-Each session gets its own guard state: the core's ``reduce`` decides, the core's tally counts
-(``SessionTallies``, in chunks, as a replay does), the core's ``run_length`` says what each
-call was, and this module only remembers where things happened. A run is the chain the reducer
+The one replay (``steps``) runs each event through the core's ``reduce`` in its session's own
+state and says what each call was (the core's ``run_length``); the core's tally counts
+(``SessionTallies``, in chunks, as a replay does), and this module only remembers where things
+happened. A run is the chain the reducer
 keeps for an agent: it starts when the chain's count is 1 and ends when the agent's next
 tracked call starts another chain, when a prompt or a disposal drops the chain, or at the end
 of the file. The arguments of a run are made canonical only once it is a loop.
@@ -18,16 +19,21 @@ from dataclasses import dataclass
 from repeat_guard import (
     WASTED_FROM,
     AgentDisposed,
-    GuardState,
     PackedTally,
     PromptSubmitted,
     ToolCallFinished,
     canonical_arguments,
     preview_arguments,
-    reduce,
-    run_length,
 )
-from repeat_guard_transcripts import Diagnostic, Item, Located, SessionSeen, SessionTallies
+from repeat_guard_transcripts import (
+    Diagnostic,
+    Item,
+    Located,
+    SessionSeen,
+    SessionTallies,
+    Step,
+    steps,
+)
 
 from ._model import AuditSettings, FileAudit
 from ._waste import UNKNOWN_DAY, Run, SessionAudit, worst_runs
@@ -90,8 +96,7 @@ class _Folder:
     def __init__(self, file: str, settings: AuditSettings) -> None:
         self.file = file
         self.settings = settings
-        self.initial = GuardState.initial(settings.config)
-        self.states: dict[str, GuardState] = {}  # every session seen, in order of appearance
+        self.sessions: dict[str, None] = {}  # every session seen, in order of appearance
         self.projects: dict[str, str] = {}
         self.days: dict[tuple[str, str], tuple[int, int]] = {}  # calls, wasted
         self.open: dict[tuple[str, str], _Open] = {}
@@ -103,20 +108,16 @@ class _Folder:
         self.problems: list[Diagnostic] = []
         self.diagnostics = 0
 
-    def session(self, name: str) -> GuardState:
-        state = self.states.get(name)
-        if state is None:
-            state = self.states[name] = self.initial
-        return state
+    def session(self, name: str) -> None:
+        self.sessions.setdefault(name)
 
-    def located(self, item: Located) -> None:
-        where = item.where
-        name = where.session
+    def located(self, step: Step) -> None:
+        item, state, reminders, run = step
+        name = item.where.session
+        self.session(name)
         if item.project is not None and name not in self.projects:
             self.projects[name] = item.project
         event = item.event
-        state, reminders = reduce(self.session(name), event)
-        self.states[name] = state
         since = self.settings.since
         day = _day(item.timestamp)
         # An undated call counts: its file was written on or after ``since`` to get here.
@@ -126,7 +127,7 @@ class _Folder:
         if isinstance(event, PromptSubmitted | AgentDisposed):
             self.close_run(name, event.agent)
         elif isinstance(event, ToolCallFinished) and event.agent is not None:
-            self.call(name, item, event, event.agent, run_length(state, event), day, counted)
+            self.call(name, item, event, event.agent, run, day, counted)
 
     def call(
         self,
@@ -207,10 +208,9 @@ class _Folder:
         """Close every open run and return each session's audit, in order of appearance."""
         for name, agent in list(self.open):
             self.close_run(name, agent)
-        # The summaries need the sessions' names, not their guard states or model steps: let
-        # those go before the summaries are built, so the two never take memory together.
-        names = list(self.states)
-        self.states.clear()
+        # The summaries need the sessions' names, not their model steps: let those go before
+        # the summaries are built, so the two never take memory together.
+        names = list(self.sessions)
         self.steps.clear()
         days: dict[str, list[tuple[str, int, int]]] = {}
         for (name, day), (calls, wasted) in self.days.items():
@@ -258,8 +258,8 @@ def fold_file(
     a session with nothing counted is left out when ``since`` is set.
     """
     folder = _Folder(file, settings)
-    for item in items:
-        if isinstance(item, Located):
+    for item in steps(items, settings.config):
+        if isinstance(item, Step):
             folder.located(item)
         elif isinstance(item, Diagnostic):
             folder.diagnostic(item)

@@ -52,7 +52,7 @@ from ._items import (
 from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
 from ._openhands import OpenHandsReader
 from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_head
-from ._replay import FileSummary, Fired, Outcome, SessionSummary, replay
+from ._replay import FileSummary, Fired, Outcome, SessionSummary, Step, Stepped, replay, steps
 from ._swe_agent import SweAgentReader
 from ._tallies import CHUNK_STEPS, SessionTallies
 from ._text import printable
@@ -96,6 +96,8 @@ __all__ = [
     "SessionTallies",
     "Severity",
     "Sniffed",
+    "Step",
+    "Stepped",
     "SweAgentReader",
     "Unfinished",
     "Unlisted",
@@ -114,6 +116,7 @@ __all__ = [
     "sniff_format",
     "sniff_head",
     "sniff_stream",
+    "steps",
     "tool_name",
     "walk",
     "with_head",

@@ -1,6 +1,9 @@
 """One replay for every format: a reader's items through the core, written once.
 
-``replay`` feeds each located event to the core's ``reduce``, counts it with the core's tally
+``steps`` feeds each located event to the core's ``reduce``, in its session's own state, and
+yields it as a ``Step`` (the event where it was seen, the state ``reduce`` returned, the
+reminders it gave and the run the call extends); every fold consumes steps and none calls
+``reduce`` itself. ``replay`` is the command's fold: it counts each step with the core's tally
 (through ``SessionTallies``, as the audit does) and passes the rest through, so the command's
 reports, ``--check`` and ``--annotate`` never know which format they read. Each session has
 its own ``GuardState`` (readers qualify agent ids by their session, so no chain is ever
@@ -14,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import assert_never
+from typing import NamedTuple, assert_never
 
 from repeat_guard import (
     GuardConfig,
@@ -25,13 +28,60 @@ from repeat_guard import (
     ToolCallFinished,
     merge_packed,
     reduce,
+    run_length,
     unpack_tally,
 )
 
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
 from ._tallies import SessionTallies
 
-__all__ = ["FileSummary", "Fired", "Outcome", "SessionSummary", "replay"]
+__all__ = [
+    "FileSummary",
+    "Fired",
+    "Outcome",
+    "SessionSummary",
+    "Step",
+    "Stepped",
+    "replay",
+    "steps",
+]
+
+
+class Step(NamedTuple):
+    """A located event after the core's ``reduce``: ``state`` is what it returned for the
+    event's session, ``reminders`` what it gave, and ``run`` the core's ``run_length`` of the
+    event (0 untracked or not a call, 1 a run's first call, ``WASTED_FROM`` or more wasted).
+
+    A tuple: one is built per event, and only ever read."""
+
+    located: Located
+    state: GuardState
+    reminders: tuple[Reminder, ...]
+    run: int
+
+
+Stepped = Step | Diagnostic | Unfinished | Recorded | SessionSeen
+"""What ``steps`` yields: a ``Step`` for each ``Located`` item, every other item as it came."""
+
+
+def steps(items: Iterable[Item], config: GuardConfig) -> Iterator[Stepped]:
+    """Yield each item of ``items``, a ``Located`` one as its ``Step``: the one replay.
+
+    Each session has its own ``GuardState`` (readers qualify agent ids by their session, so no
+    chain is ever shared), so a session's state holds its own agents' chains only, however
+    many sessions a file holds."""
+    initial = GuardState.initial(config)
+    states: dict[str, GuardState] = {}
+    for item in items:
+        if isinstance(item, Located):
+            # No name for the event: held while the next item is read, it would keep its
+            # result alive (the item's name is rebound to that item).
+            name = item.where.session
+            state, reminders = reduce(states.get(name, initial), item.event)
+            states[name] = state
+            yield Step(item, state, reminders, run_length(state, item.event))
+        else:
+            yield item
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +134,7 @@ Outcome = Fired | Diagnostic | Unfinished | Recorded | FileSummary
 
 
 class _Replay:
-    """The replay's mutable cells: each session's guard state and counts so far.
+    """The replay's mutable cells: each session's counts so far, in order of appearance.
 
     Kept in flat maps rather than an object per session: with a hundred thousand sessions in
     a file, every object per session is one more for each full garbage collection to walk (a
@@ -92,9 +142,8 @@ class _Replay:
     the collector stops tracking).
     """
 
-    def __init__(self, config: GuardConfig) -> None:
-        self.initial = GuardState.initial(config)
-        self.states: dict[str, GuardState] = {}
+    def __init__(self) -> None:
+        self.sessions: dict[str, None] = {}
         self.agents: set[tuple[str, str]] = set()
         self.unfinished: dict[str, int] = {}
         self.tallies = SessionTallies()
@@ -102,27 +151,24 @@ class _Replay:
         self.errors = 0
         self.notes = 0
 
-    def session(self, name: str) -> GuardState:
-        state = self.states.get(name)
-        if state is None:
-            state = self.states[name] = self.initial
-        return state
+    def session(self, name: str) -> None:
+        self.sessions.setdefault(name)
 
-    def on_event(self, item: Located) -> Iterator[Fired]:
-        name = item.where.session
-        event = item.event
-        state, reminders = reduce(self.session(name), event)
-        self.states[name] = state
+    def on_step(self, step: Step) -> Iterator[Fired]:
+        located, state, reminders, _ = step
+        name = located.where.session
+        event = located.event
+        self.session(name)
         self.tallies.add(name, state, event, reminders)
         if isinstance(event, ToolCallFinished) and event.agent is not None:
             self.agents.add((name, event.agent))
         for reminder in reminders:
-            yield Fired(item.where, reminder)
+            yield Fired(located.where, reminder)
 
-    def on_item(self, item: Item) -> Iterator[Outcome]:
+    def on_item(self, item: Stepped) -> Iterator[Outcome]:
         match item:
-            case Located():
-                yield from self.on_event(item)
+            case Step():
+                yield from self.on_step(item)
             case Diagnostic():
                 self.errors += item.severity == "error"
                 self.notes += item.severity == "note"
@@ -147,7 +193,7 @@ class _Replay:
             SessionSummary(
                 name, agents[name], self.tallies.packed(name), self.unfinished.get(name, 0)
             )
-            for name in self.states
+            for name in self.sessions
         )
         total = unpack_tally(merge_packed(summary.counts for summary in summaries))
         unfinished = sum(self.unfinished.values())
@@ -160,7 +206,7 @@ def replay(items: Iterable[Item], config: GuardConfig, *, file: str) -> Iterator
     """Replay one file's items; yield, in input order, every reminder the guard fires (as
     ``Fired``), the diagnostics, unfinished calls and recorded reminders, then the file's
     ``FileSummary``. Never raises for any items a reader yields."""
-    replayer = _Replay(config)
-    for item in items:
+    replayer = _Replay()
+    for item in steps(items, config):
         yield from replayer.on_item(item)
     yield replayer.summary(file)
