@@ -93,7 +93,7 @@ js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node 
 # still run after it). Each version is installed into .tools/npm/<host>/<version>, and the tests
 # get the executables from REPEAT_GUARD_E2E_HOST, separated by ":" (adapters/hooks/README.md,
 # "Hosts, tested"). A host is added to E2E_HOSTS with those three variables.
-E2E_HOSTS := CLAUDE_CODE CODEX COPILOT PI OPENCODE
+E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI PI OPENCODE
 CLAUDE_CODE_PACKAGE := @anthropic-ai/claude-code
 CLAUDE_CODE_BIN := claude
 CLAUDE_CODE_VERSIONS := 2.1.332 2.1.197
@@ -103,6 +103,9 @@ CODEX_VERSIONS := 0.171.0
 COPILOT_PACKAGE := @github/copilot
 COPILOT_BIN := copilot
 COPILOT_VERSIONS := 1.0.102
+GEMINI_PACKAGE := @google/gemini-cli
+GEMINI_BIN := gemini
+GEMINI_VERSIONS := 0.61.0
 # pi and opencode load the npm package adapters/js as a plugin (tests/adapters/js).
 PI_PACKAGE := @mariozechner/pi-coding-agent
 PI_BIN := pi
@@ -130,7 +133,7 @@ endef
 $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(eval $(call npm_install,$(h),$(v)))))
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, Gemini CLI, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(E2E_ENV) $(RUN) pytest -m e2e -p no:cacheprovider
 

@@ -1,5 +1,5 @@
-"""Running the real host binaries (Claude Code, Codex, Copilot CLI) offline, against a scripted
-stand-in model.
+"""Running the real host binaries (Claude Code, Codex, Copilot CLI, Gemini CLI) offline,
+against a scripted stand-in model.
 
 Which binaries: ``host_params`` reads ``$REPEAT_GUARD_E2E_<HOST>`` (the host's dialect name in
 capitals, dashes as underscores: ``REPEAT_GUARD_E2E_CLAUDE_CODE``), executables separated by
@@ -278,6 +278,41 @@ def run_copilot(
             COPILOT_PROVIDER_BASE_URL=f"{base_url}/v1",
             COPILOT_PROVIDER_API_KEY="offline",
             COPILOT_MODEL="gpt-4.1",
+        ),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+
+
+def run_gemini(
+    gemini: Host,
+    sandbox: Sandbox,
+    base_url: str,
+    prompt: str,
+    *arguments: str,
+    detect_loops: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``gemini -p PROMPT`` in the project, offline, against the stand-in (an API key's
+    authentication, ``GOOGLE_GEMINI_BASE_URL``), every tool allowed and the workspace trusted,
+    so that Gemini CLI runs the project's hooks. Gemini CLI's own loop detection (which stops
+    the 5th identical call) is off unless ``detect_loops``."""
+    settings = sandbox.home / ".gemini" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    user = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "model": {"disableLoopDetection": not detect_loops},
+    }
+    settings.write_text(json.dumps(user))
+    return subprocess.run(
+        [str(gemini.executable), "-p", prompt, "--approval-mode", "yolo", "-o", "json", *arguments],
+        cwd=sandbox.project,
+        env=sandbox.env(
+            GOOGLE_GEMINI_BASE_URL=base_url,
+            GEMINI_API_KEY="offline",
+            GEMINI_CLI_TRUST_WORKSPACE="true",
         ),
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -22,6 +22,7 @@ from typing import Any, Self
 __all__ = [
     "Call",
     "ChatCompletionsStandIn",
+    "GeminiStandIn",
     "MessagesStandIn",
     "ResponsesStandIn",
     "Say",
@@ -81,7 +82,7 @@ class _StandIn:
                 path = self.path.split("?")[0]
                 with stand_in._lock:
                     stand_in.requests.append({"path": path, "body": request})
-                if path != stand_in.path:
+                if not stand_in.is_turn(path):
                     self._send(200, "application/json", stand_in.other(path))
                     return
                 step = stand_in.script(request)
@@ -108,7 +109,11 @@ class _StandIn:
     def model_requests(self) -> list[dict[str, Any]]:
         """The bodies of the requests that asked the scripted model for a turn."""
         with self._lock:
-            return [r["body"] for r in self.requests if r["path"] == self.path]
+            return [r["body"] for r in self.requests if self.is_turn(r["path"])]
+
+    def is_turn(self, path: str) -> bool:
+        """Whether a request to ``path`` asks the scripted model for a turn."""
+        return path == self.path
 
     def other(self, path: str) -> bytes:
         return b"{}"
@@ -290,3 +295,31 @@ class ChatCompletionsStandIn(_StandIn):
 
 def _data(data: Mapping[str, object]) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
+
+
+class GeminiStandIn(_StandIn):
+    """The Gemini API (``POST /v1beta/models/<model>:streamGenerateContent``, streamed), for
+    Gemini CLI. Its other requests (``:generateContent``, the model router's question) get a
+    text answer that routes nowhere, and ``:countTokens`` a count."""
+
+    def is_turn(self, path: str) -> bool:
+        return path.endswith(":streamGenerateContent")
+
+    def other(self, path: str) -> bytes:
+        if path.endswith(":countTokens"):
+            return b'{"totalTokens": 10}'
+        return json.dumps(_candidate([{"text": "{}"}])).encode()
+
+    def stream(self, step: Step, first_id: int) -> Iterator[bytes]:
+        if isinstance(step, Say):
+            parts: list[dict[str, object]] = [{"text": step.text}]
+        else:
+            parts = [{"functionCall": {"name": c.tool, "args": c.arguments}} for c in step]
+        yield _data(_candidate(parts))
+
+
+def _candidate(parts: list[dict[str, object]]) -> dict[str, object]:
+    content = {"role": "model", "parts": parts}
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+    candidate = {"content": content, "finishReason": "STOP", "index": 0}
+    return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "stand-in"}

@@ -129,7 +129,7 @@ def test_a_relative_config_or_a_bad_request_is_declined(guard: Running) -> None:
     assert (
         hook_via_daemon(state, encode_hook_request("claude-code", "g.toml", None, _pre())) is None
     )
-    assert hook_via_daemon(state, encode_hook_request("gemini", None, None, _pre())) is None
+    assert hook_via_daemon(state, encode_hook_request("no-such-host", None, None, _pre())) is None
     assert hook_via_daemon(state, b"Hclaude-code\0\0seven\n{}") is None
     assert hook_via_daemon(state, b"Hclaude-code\n{}") is None
     assert ask_daemon(state, b"X\n") == (b"-", None)

@@ -1,10 +1,12 @@
 """The hosts beyond Claude Code and Codex, from the hook inputs their real binaries sent.
 
-The fixtures under ``fixtures/<host>/`` were recorded from GitHub Copilot CLI 1.0.102 run
-offline against a scripted model, with hooks that saved their stdin (paths rewritten to
-``/tmp/project`` and ``/tmp/home``): ``loop`` is one session asking for the same ``ls``
-several times, ``subagent`` adds a ``task`` subagent that asks for it three times, and
-``permission-deny`` has both calls refused by ``--deny-tool 'shell(ls)'``.
+The fixtures under ``fixtures/<host>/`` were recorded from GitHub Copilot CLI 1.0.102 and
+Gemini CLI 0.61.0 run offline against a scripted model, with hooks that saved their stdin
+(paths rewritten to ``/tmp/project`` and ``/tmp/home``): ``loop`` is one session asking for the
+same ``ls`` several times, ``subagent`` adds a subagent that asks for it three times, and
+``permission-deny`` / ``policy-deny`` has the calls refused by the host's own permissions
+(Copilot's ``--deny-tool 'shell(ls)'``, a Gemini CLI policy rule denying ``ls``). The
+``*.request.json`` files are the end of a request that reached the model, for the README.
 """
 
 from __future__ import annotations
@@ -27,11 +29,15 @@ from repeat_guard import (
 from repeat_guard_hooks import (
     COPILOT,
     DIALECTS,
+    GEMINI,
+    AfterCall,
     AgentEvent,
     HookOptions,
     SessionEnded,
     Unused,
+    decision_answer,
     hook_input_or_reason,
+    millisecond_group,
     run_hook,
 )
 
@@ -153,3 +159,75 @@ def test_copilot_reports_a_bad_configuration_with_status_0(tmp_path: Path, event
     assert outcome.status == 0
     assert outcome.stdout == b""
     assert outcome.stderr.startswith("repeat-guard: invalid configuration in ")
+
+
+def test_gemini_events_and_where_they_sit() -> None:
+    inputs = _inputs("gemini", "loop.hooks.jsonl")
+    session = inputs[0]["session_id"]
+    actions = [hook_input_or_reason(GEMINI, json.dumps(p).encode()) for p in inputs]
+    meaning = [(a.hook_event, a.action) for a in actions if not isinstance(a, str)]
+    assert len(meaning) == len(inputs)
+    call = AgentEvent(session, ToolCallFinished(session, "run_shell_command", {"command": "ls"}))
+    assert meaning[:4] == [
+        ("SessionStart", Unused()),
+        ("BeforeAgent", AgentEvent(session, PromptSubmitted(session))),
+        ("BeforeTool", call),
+        ("AfterTool", AfterCall(session, session)),
+    ]
+    assert meaning[-2:] == [("AfterAgent", Unused()), ("SessionEnd", SessionEnded(session))]
+
+
+def test_gemini_hears_the_third_calls_reminder_after_it_ran(tmp_path: Path) -> None:
+    seen = _replay("gemini", "loop.hooks.jsonl", tmp_path)
+    answered = [(i, event, answer) for i, (event, answer) in enumerate(seen) if answer]
+    # Counted at the third BeforeTool (index 6), answered at its AfterTool, in Gemini CLI's
+    # own envelope (<hook_context>), so with the reminder's body.
+    body = _reminder(3, "run_shell_command", {"command": "ls"}).body
+    output = {"hookEventName": "AfterTool", "additionalContext": body}
+    assert answered == [(7, "AfterTool", {"hookSpecificOutput": output})]
+
+
+def test_gemini_counts_calls_its_policy_refused(tmp_path: Path) -> None:
+    # Refused by a policy rule: BeforeTool fired for both calls, AfterTool for neither.
+    inputs = _inputs("gemini", "policy-deny.hooks.jsonl")
+    assert [p["hook_event_name"] for p in inputs] == [
+        "SessionStart",
+        "BeforeAgent",
+        "BeforeTool",
+        "BeforeTool",
+        "AfterAgent",
+        "SessionEnd",
+    ]
+    options = HookOptions(dialect=GEMINI, state=str(tmp_path / "state.sqlite3"))
+    for payload in inputs[:4]:
+        assert run_hook(options, json.dumps(payload).encode(), 100.0).stdout == b""
+    # One more identical call is the third; its reminder waits for its AfterTool.
+    assert run_hook(options, json.dumps(inputs[3]).encode(), 100.0).stdout == b""
+    after = {**inputs[3], "hook_event_name": "AfterTool", "tool_response": {}}
+    answer = json.loads(run_hook(options, json.dumps(after).encode(), 100.0).stdout)
+    assert answer["hookSpecificOutput"]["additionalContext"].startswith("You are repeating")
+
+
+def test_gemini_subagent_calls_are_the_sessions_own(tmp_path: Path) -> None:
+    # Gemini CLI 0.61.0 sends a subagent's calls with the session's id and nothing else: they
+    # join the parent's chain (the README's "gaps").
+    inputs = _inputs("gemini", "subagent.hooks.jsonl")
+    agents = {
+        a.action.event.agent
+        for a in (hook_input_or_reason(GEMINI, json.dumps(p).encode()) for p in inputs)
+        if not isinstance(a, str) and isinstance(a.action, AgentEvent)
+    }
+    assert agents == {inputs[0]["session_id"]}
+
+
+def test_gemini_refuses_with_a_decision_and_says_the_reminder_with_it() -> None:
+    assert decision_answer("BeforeTool", None, "no") == {"decision": "deny", "reason": "no"}
+    assert decision_answer("BeforeTool", "stop", "no") == {
+        "decision": "deny",
+        "reason": "no\n\nstop",
+    }
+    group = millisecond_group("BeforeTool", "call", "rg hook gemini")
+    assert group == {
+        "matcher": "*",
+        "hooks": [{"type": "command", "command": "rg hook gemini", "timeout": 10000}],
+    }

@@ -90,7 +90,7 @@ def test_a_bad_configuration_is_a_500_with_the_message(
         ({}, "/hook/claude-code", 401),
         ({SECRET_HEADER: SECRET[:-1] + "0"}, "/hook/claude-code", 401),
         ({SECRET_HEADER: SECRET, "Origin": "https://example.com"}, "/hook/claude-code", 403),
-        ({SECRET_HEADER: SECRET}, "/hook/gemini", 404),
+        ({SECRET_HEADER: SECRET}, "/hook/no-such-host", 404),
         ({SECRET_HEADER: SECRET}, "/hook/claude-code?x=1", 404),
         ({SECRET_HEADER: SECRET, "Content-Length": str(REQUEST_LIMIT + 1)}, "/hook/codex", 413),
     ],

@@ -16,9 +16,11 @@ from repeat_guard import (
     GuardConfig,
     PromptSubmitted,
     ToolCallFinished,
+    ToolCallReturned,
 )
 from repeat_guard_hooks import (
     DEFAULT_EXPIRE_AFTER,
+    AfterCall,
     AgentEvent,
     CorruptStore,
     ForeignStore,
@@ -485,3 +487,78 @@ def test_a_folder_made_meanwhile_is_used_and_a_file_in_the_way_is_an_error(
     for folder in (tmp_path / "file", tmp_path / "file" / "below"):
         with pytest.raises(FileExistsError):
             make_private_folders(str(folder))
+
+
+def _carried(
+    path: Path, action: AgentEvent | SessionEnded | AfterCall, now: float = 1000.0
+) -> StoreResult:
+    connection = open_store(str(path))
+    try:
+        return apply_action(connection, CONFIG, action, now, carry=True)
+    finally:
+        connection.close()
+
+
+def _pending(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as connection:
+        return list(connection.execute("SELECT session, agent FROM pending"))
+
+
+def test_carried_reminders_wait_for_the_call_after(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    results = [_carried(path, _call("s")) for _ in range(3)]
+    # The third call's reminder is not answered at the call: it waits for the call's end.
+    assert [r.reminders for r in results] == [(), (), ()]
+    assert _pending(path) == [("s", "s")]
+    (gentle,) = [r for _ in range(3) for r in _apply(tmp_path / "plain.db", _call("s")).reminders]
+    taken = _carried(path, AfterCall("s", "s"))
+    assert taken == StoreResult((gentle,))
+    assert _pending(path) == []
+    assert _carried(path, AfterCall("s", "s")) == StoreResult(())
+
+
+def test_carried_reminders_add_up_and_a_refusal_answers_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    config = GuardConfig(thresholds=(2, 3, 4), deny_at=4)
+    connection = open_store(str(path))
+    try:
+        for _ in range(3):  # the 2nd's and the 3rd's reminders wait, neither taken between
+            assert apply_action(connection, config, _call("s"), 1000.0, carry=True).reminders == ()
+        refused = apply_action(connection, config, _call("s"), 1000.0, carry=True)
+        taken = apply_action(connection, config, AfterCall("s", "s"), 1000.0, carry=True)
+    finally:
+        connection.close()
+    assert refused.denied is not None
+    assert [r.count for r in refused.reminders] == [4]  # a refused call has no call after it
+    assert [r.count for r in taken.reminders] == [2, 3]
+
+
+def test_a_prompt_a_disposal_and_the_sessions_end_drop_carried_reminders(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    for who in ("s", "s/a", "t"):
+        session, _, agent = who.partition("/")
+        for _ in range(3):
+            _carried(path, _call(session, agent or None))
+    assert sorted(_pending(path)) == [("s", "s"), ("s", "s/a"), ("t", "t")]
+    _carried(path, AgentEvent("s", PromptSubmitted("s")))
+    _carried(path, AgentEvent("s", AgentDisposed("s/a")))
+    assert _pending(path) == [("t", "t")]
+    # A result changes no reminder that waits.
+    _carried(path, AgentEvent("t", ToolCallReturned("t", "Bash", LS, "out")))
+    assert _pending(path) == [("t", "t")]
+    _carried(path, SessionEnded("t"))
+    assert _pending(path) == []
+
+
+def test_carried_reminders_expire_and_a_broken_row_gives_none(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    for _ in range(3):
+        _carried(path, _call("s"), now=1000.0)
+    later = 1000.0 + DEFAULT_EXPIRE_AFTER + 1
+    assert _carried(path, AfterCall("s", "s"), now=later) == StoreResult(())
+    for _ in range(3):
+        _carried(path, _call("t"))
+    with sqlite3.connect(path) as connection:
+        connection.execute('UPDATE pending SET reminders = \'{"not": "a list"}\'')
+    assert _carried(path, AfterCall("t", "t")) == StoreResult(())
+    assert _pending(path) == []

@@ -65,8 +65,10 @@ __all__ = [
     "COPILOT",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
+    "GEMINI",
     "HOOK_TIMEOUT_SECONDS",
     "TOOL_ROLES",
+    "AfterCall",
     "AgentEvent",
     "Answer",
     "Dialect",
@@ -76,18 +78,23 @@ __all__ = [
     "SettingsFile",
     "Unused",
     "agent_key",
+    "carries",
     "command_group",
+    "decision_answer",
     "hook_input_or_reason",
     "hook_specific_output",
+    "millisecond_group",
     "parse_hook_input",
     "render_answer",
 ]
 
-Role = Literal["call", "result", "failure", "prompt", "subagent-end", "session-end"]
-"""What a hook event is to the guard: a call about to run (counted, and answered), the result
-of one that ran, the error of one that failed, the user's prompt (the agent starts over), the
-end of a subagent (its chain is dropped), the end of the session (all its chains are)."""
-TOOL_ROLES: frozenset[Role] = frozenset({"call", "result", "failure"})
+Role = Literal["call", "after", "result", "failure", "prompt", "subagent-end", "session-end"]
+"""What a hook event is to the guard: a call about to run (counted, and answered), a call that
+ran (``after``: answered with the reminders its ``call`` left, for a host that counts before a
+call but hears a reminder only after it), the result of one that ran, the error of one that
+failed, the user's prompt (the agent starts over), the end of a subagent (its chain is dropped),
+the end of the session (all its chains are)."""
+TOOL_ROLES: frozenset[Role] = frozenset({"call", "after", "result", "failure"})
 """The roles whose events concern one tool call, and whose entries take a tool matcher."""
 
 EXIT_BAD_CONFIG = 1
@@ -171,11 +178,18 @@ class SessionEnded(NamedTuple):
     session: str
 
 
+class AfterCall(NamedTuple):
+    """A call of ``agent`` has run: the reminders its ``call`` event left are due now."""
+
+    session: str
+    agent: str
+
+
 class Unused(NamedTuple):
     """A hook event the guard has nothing to do with."""
 
 
-Action = AgentEvent | SessionEnded | Unused
+Action = AgentEvent | SessionEnded | AfterCall | Unused
 
 
 class HookInput(NamedTuple):
@@ -277,8 +291,59 @@ COPILOT = CLAUDE_CODE._replace(
     ),
 )
 
+
+def decision_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Gemini CLI's answer: a refusal is ``decision: "deny"`` with its ``reason`` (the model
+    reads it as the call's error, and the reminders with it: no event follows a refused
+    call); a reminder is ``hookSpecificOutput.additionalContext``, which Gemini CLI reads from
+    ``AfterTool`` only."""
+    if denied is not None:
+        return {
+            "decision": "deny",
+            "reason": denied if context is None else f"{denied}\n\n{context}",
+        }
+    return hook_specific_output(hook_event, context, None)
+
+
+def millisecond_group(event: str, role: Role, command: str) -> dict[str, object]:
+    """``command_group`` with its timeout in milliseconds, as Gemini CLI reads it."""
+    group = command_group(event, role, command)
+    hooks = group["hooks"]
+    assert isinstance(hooks, list)  # command_group's own
+    group["hooks"] = [{**hook, "timeout": hook["timeout"] * 1000} for hook in hooks]
+    return group
+
+
+# Gemini CLI counts before a call (BeforeTool, which also sees a call its policy refuses) but
+# hands the model a hook's context only after it (AfterTool's additionalContext, appended to
+# the call's result inside <hook_context>): the reminders of a BeforeTool wait in the store for
+# that call's AfterTool. Its subagents' calls carry the session's id and nothing of their own.
+# Checked with Gemini CLI 0.61.0.
+GEMINI = Dialect(
+    name="gemini",
+    events={
+        "BeforeTool": "call",
+        "AfterTool": "after",
+        "BeforeAgent": "prompt",
+        "SessionEnd": "session-end",
+    },
+    answer=decision_answer,
+    wraps_context=True,
+    settings=(
+        SettingsFile(
+            "project",
+            "cwd",
+            ".gemini",
+            "settings.json",
+            note="read only in a folder Gemini CLI trusts",
+        ),
+        SettingsFile("user", "home", ".gemini", "settings.json"),
+    ),
+    entry=millisecond_group,
+)
+
 DIALECTS: Mapping[str, Dialect] = {
-    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT)
+    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI)
 }
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
 
@@ -402,6 +467,8 @@ def _action(
     if role == "prompt":
         # The user's message to the main agent, or (Codex) the task a subagent starts with.
         return AgentEvent(session, PromptSubmitted(agent))
+    if role == "after":
+        return AfterCall(session, agent)
     if role == "subagent-end":
         if agent_id is None:
             return f"{hook_event}: {dialect.agent_field} is missing"
@@ -445,10 +512,19 @@ def render_answer(
 ) -> bytes:
     """Return the hook's stdout for ``reminders`` and, when the call is refused, the ``denied``
     reason, written as ``dialect`` reads them; empty when there is nothing to say (or the
-    event is not a call, the only one answered)."""
-    if dialect.events.get(hook_event) != "call" or (not reminders and denied is None):
+    event is neither a call nor a call's ``after``, the only ones answered)."""
+    if dialect.events.get(hook_event) not in _ANSWERED or (not reminders and denied is None):
         return b""
     texts = [r.body if dialect.wraps_context else r.text for r in reminders]
     context = "\n\n".join(texts) if texts else None
     answer = dialect.answer(hook_event, context, denied)
     return json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+_ANSWERED: frozenset[Role | None] = frozenset({"call", "after"})
+
+
+def carries(dialect: Dialect) -> bool:
+    """Whether ``dialect`` hears a call's reminders only after the call (it has an ``after``
+    event): its ``call`` event then leaves them in the store for that event to answer."""
+    return "after" in dialect.events.values()

@@ -26,7 +26,15 @@ from typing import NamedTuple
 from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned
 
 from ._config_file import load_config_file
-from ._dialects import AgentEvent, Dialect, SessionEnded, hook_input_or_reason, render_answer
+from ._dialects import (
+    AfterCall,
+    AgentEvent,
+    Dialect,
+    SessionEnded,
+    carries,
+    hook_input_or_reason,
+    render_answer,
+)
 from ._paths import resolve_state
 from ._store import (
     BUSY_TIMEOUT,
@@ -95,7 +103,7 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
             return _fail_open(options, hook_event, hook_input, now)
         hook_event = hook_input.hook_event
         action = hook_input.action
-        if not isinstance(action, AgentEvent | SessionEnded):
+        if not isinstance(action, AgentEvent | SessionEnded | AfterCall):
             return HookOutcome(0)
         config = hook_config(options.config, hook_input.cwd)
         if isinstance(config, str):
@@ -121,7 +129,10 @@ def _ignores(config: GuardConfig, event: Event) -> bool:
 
 
 def _apply(
-    options: HookOptions, config: GuardConfig, action: AgentEvent | SessionEnded, now: float
+    options: HookOptions,
+    config: GuardConfig,
+    action: AgentEvent | SessionEnded | AfterCall,
+    now: float,
 ) -> StoreResult:
     try:
         return _apply_once(options, config, action, now)
@@ -132,12 +143,16 @@ def _apply(
 
 
 def _apply_once(
-    options: HookOptions, config: GuardConfig, action: AgentEvent | SessionEnded, now: float
+    options: HookOptions,
+    config: GuardConfig,
+    action: AgentEvent | SessionEnded | AfterCall,
+    now: float,
 ) -> StoreResult:
     stores = options.stores
     connection = stores.open(options.state, options.busy_timeout)
+    carry = carries(options.dialect)
     try:
-        result = apply_action(connection, config, action, now, options.expire_after)
+        result = apply_action(connection, config, action, now, options.expire_after, carry=carry)
     except BaseException:
         stores.discard(connection)
         raise

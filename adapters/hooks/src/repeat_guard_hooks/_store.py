@@ -20,6 +20,12 @@ memory. A version-1 file is migrated in place, in one transaction, by the first 
 it (its chains are kept, with no memory); a file of any other version is left alone and the hook
 fails open.
 
+A host that hears a call's reminders only after the call (``carry``: Gemini CLI) gets them
+from the store: the ``call`` event's reminders wait in the table ``pending`` (made by the first
+hook that needs it; no other host's hook ever touches it) until that agent's ``after`` event
+takes them. They belong to the agent's current chain: its prompt, its disposal and its session's
+end drop them, and a refused call's go with its refusal instead.
+
 Durability is traded for speed (``synchronous=OFF``, see ``_prepare``): a hook runs before the
 agent may go on, and losing a few counts to a power cut costs at most a late reminder.
 """
@@ -31,7 +37,8 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import NamedTuple, Protocol, TypeVar
+from dataclasses import asdict
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from repeat_guard import (
     Admit,
@@ -42,6 +49,7 @@ from repeat_guard import (
     GuardConfig,
     GuardState,
     Memory,
+    PromptSubmitted,
     Reminder,
     ToolCallFinished,
     attempt,
@@ -54,7 +62,7 @@ from repeat_guard import (
     reduce,
 )
 
-from ._dialects import AgentEvent, SessionEnded
+from ._dialects import AfterCall, AgentEvent, SessionEnded
 from ._paths import default_state_path
 from ._text import escape_lone_surrogates
 
@@ -270,9 +278,11 @@ def set_aside(path: str, now: float) -> str:
 def apply_action(
     connection: sqlite3.Connection,
     config: GuardConfig,
-    action: AgentEvent | SessionEnded,
+    action: AgentEvent | SessionEnded | AfterCall,
     now: float,
     expire_after: float = DEFAULT_EXPIRE_AFTER,
+    *,
+    carry: bool = False,
 ) -> StoreResult:
     """Apply ``action`` to the stored agents in one ``BEGIN IMMEDIATE`` transaction.
 
@@ -281,10 +291,76 @@ def apply_action(
     that and the reminders the core produced. A row whose chain or memory does not decode is
     treated as absent (and counted in ``dropped``). Raises ``sqlite3.Error`` when the store
     cannot be read or written; nothing is changed then.
+
+    With ``carry``, the reminders of a call that may run are kept for the agent's ``AfterCall``
+    instead, which returns them (see the module's notes).
     """
-    return _transaction(
-        connection, now, expire_after, lambda: _apply(connection, config, action, now)
+
+    def body() -> StoreResult:
+        if isinstance(action, AfterCall):  # only a carrying host has one
+            _prepare_pending(connection, now, expire_after)
+            return StoreResult(_take_pending(connection, action.session, action.agent))
+        result = _apply(connection, config, action, now)
+        if not carry:
+            return result
+        _prepare_pending(connection, now, expire_after)
+        return _carry(connection, action, result, now)
+
+    return _transaction(connection, now, expire_after, body)
+
+
+_CREATE_PENDING = (
+    "CREATE TABLE IF NOT EXISTS pending (session TEXT NOT NULL, agent TEXT NOT NULL, "
+    "reminders TEXT NOT NULL, seen REAL NOT NULL, PRIMARY KEY (session, agent)) WITHOUT ROWID"
+)
+
+
+def _prepare_pending(connection: sqlite3.Connection, now: float, expire_after: float) -> None:
+    connection.execute(_CREATE_PENDING)
+    connection.execute("DELETE FROM pending WHERE seen < ?", (now - expire_after,))
+
+
+def _carry(
+    connection: sqlite3.Connection,
+    action: AgentEvent | SessionEnded,
+    result: StoreResult,
+    now: float,
+) -> StoreResult:
+    # A call that may run leaves its reminders for its AfterCall; an event that ends or restarts
+    # the agent's chain drops those it left before.
+    if isinstance(action, SessionEnded):
+        connection.execute("DELETE FROM pending WHERE session = ?", (action.session,))
+        return result
+    agent = action.event.agent or action.session
+    if not isinstance(action.event, ToolCallFinished):
+        if isinstance(action.event, PromptSubmitted | AgentDisposed):
+            _take_pending(connection, action.session, agent)
+        return result
+    if result.denied is not None or not result.reminders:
+        return result
+    waiting = _take_pending(connection, action.session, agent) + result.reminders
+    text = json.dumps([asdict(reminder) for reminder in waiting], ensure_ascii=False)
+    connection.execute(
+        "INSERT INTO pending (session, agent, reminders, seen) VALUES (?, ?, ?, ?)",
+        (action.session, agent, escape_lone_surrogates(text), now),
     )
+    return result._replace(reminders=())
+
+
+def _take_pending(connection: sqlite3.Connection, session: str, agent: str) -> tuple[Reminder, ...]:
+    # The agent's waiting reminders, taken out; a row that does not read gives none.
+    where = (session, agent)
+    row = connection.execute(
+        "SELECT reminders FROM pending WHERE session = ? AND agent = ?", where
+    ).fetchone()
+    if row is None:
+        return ()
+    connection.execute("DELETE FROM pending WHERE session = ? AND agent = ?", where)
+    stored = cast("list[dict[str, Any]]", _json(row[0]))  # what _carry wrote, else caught
+    try:
+        return tuple(Reminder(**fields) for fields in stored)
+    except TypeError:  # not a list of reminders' fields
+        return ()
 
 
 def step_agent(
