@@ -184,8 +184,8 @@ mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minut
 
 FUZZ_TRANSCRIPTS ?= 50000
 .PHONY: fuzz
-fuzz: .venv/.synced ## Fuzz every transcript reader, the command, the hook and the sidecar: $(FUZZ_TRANSCRIPTS) transcripts, no exception may escape
-	REPEAT_GUARD_FUZZ=$(FUZZ_TRANSCRIPTS) $(RUN) pytest tests/adapters/transcripts/test_fuzz.py tests/adapters/transcripts/test_collector.py tests/adapters/hooks/test_fuzz.py tests/adapters/cli/test_fuzz.py -p no:cacheprovider -q --hypothesis-show-statistics
+fuzz: .venv/.synced ## Fuzz every transcript reader, the command, the hook, the sidecar and the audit page: $(FUZZ_TRANSCRIPTS) transcripts, no exception may escape
+	REPEAT_GUARD_FUZZ=$(FUZZ_TRANSCRIPTS) $(RUN) pytest tests/adapters/transcripts/test_fuzz.py tests/adapters/transcripts/test_collector.py tests/adapters/hooks/test_fuzz.py tests/adapters/cli/test_fuzz.py tests/adapters/audit/test_fuzz.py -p no:cacheprovider -q --hypothesis-show-statistics
 
 .PHONY: clean
 clean: ## Remove the venv, the bootstrapped uv and caches

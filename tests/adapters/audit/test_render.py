@@ -6,8 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from html.parser import HTMLParser
 
+import pytest
 from pyrsistent import pmap
 
 from repeat_guard import FORMS, Tally, ToolTally
@@ -28,7 +30,7 @@ from repeat_guard_audit import (
     json_totals_line,
     text_summary,
 )
-from repeat_guard_audit._html import MAX_DAYS_DRAWN
+from repeat_guard_audit._html import MAX_BARS
 
 LONG = "x" * 300
 RUN = Run(7, "Bash", '{"command":"ls"}', "/home/dev/p/s.jsonl", "s1", "main", (3, 4, 5))
@@ -296,23 +298,89 @@ def test_the_day_chart_fills_the_days_between() -> None:
         assert f'data-day="{day}" data-value="{wasted}"' in page
 
 
-def test_the_day_chart_draws_a_bounded_number_of_days() -> None:
-    days = pmap({"2000-01-01": DayTally(1, 1), "2026-12-01": DayTally(1, 1)})
-    page = html_page(Waste(days=days), 10)
-    assert page.count("data-day=") == MAX_DAYS_DRAWN
-    assert 'data-day="2026-12-01"' in page
+@pytest.mark.parametrize(
+    ("first", "unit", "bars", "label"),
+    [
+        ("2026-08-04", "day", 120, "2026-08-04"),  # 120 days: still one bar a day
+        ("2026-08-03", "week", 18, "week of 2026-08-03"),  # 121 days: a bar a week
+        ("2024-12-01", "week", 106, "week of 2024-11-25"),  # two years: weeks, not hairlines
+        ("2023-12-01", "month", 37, "2023-12"),
+        ("2000-01-01", "year", 27, "2000"),
+        ("1800-06-01", "year", 120, "1907"),  # too long even for years: the last 120
+    ],
+)
+def test_the_day_chart_groups_a_long_span_into_at_most_max_bars(
+    first: str, unit: str, bars: int, label: str
+) -> None:
+    days = pmap({first: DayTally(3, 1), "2026-12-01": DayTally(5, 2), "unknown": DayTally(1, 1)})
+    page = html_page(Waste(Tally(calls=9, wasted=4), days=days), 10)
+    assert f"<h2>Wasted calls per {unit}</h2>" in page
+    assert f'data-unit="{unit}"' in page
+    assert page.count("data-day=") == bars <= MAX_BARS
+    assert f'<text x="0" y="180">{label}</text>' in page
+    values = [int(value) for value in re.findall(r'data-day="[^"]+" data-value="(\d+)"', page)]
+    assert values[-1] == 2
+    assert sum(values) == (3 if bars < 120 or unit == "day" else 2)  # a period cut off: not shown
+
+
+def test_a_week_bar_adds_up_its_days_and_starts_on_monday() -> None:
+    # 2026-11-30 is a Monday; the span (about five months) is drawn by week.
+    days = pmap(
+        {
+            "2026-07-01": DayTally(1, 1),
+            "2026-11-30": DayTally(4, 1),
+            "2026-12-03": DayTally(6, 2),
+        }
+    )
+    page = html_page(Waste(Tally(calls=11, wasted=4), days=days), 10)
+    assert 'data-day="2026-11-30" data-value="3"' in page
+    assert "<title>week of 2026-11-30: 3 wasted of 10 calls</title>" in page
+    assert 'data-day="2026-06-29" data-value="1"' in page
 
 
 def test_an_empty_page_says_so() -> None:
     page = html_page(Waste(), 10)
-    assert "No call carried a date." in page
-    assert "No tool calls." in page
+    assert "No repeated calls: no tool call was read, so nothing was wasted." in page
+    assert "<table" not in page
+    assert "<svg" not in page
+
+
+def test_a_page_with_nothing_wasted_says_no_repeated_calls_and_draws_no_empty_chart() -> None:
+    calm = Waste(
+        Tally(calls=12, tracked=12, tools=pmap({"Bash": ToolTally(12, 12, 0, 0, 1)})),
+        files=1,
+        sessions=1,
+        days=pmap({"2026-12-01": DayTally(12, 0)}),
+        projects=pmap({"/p": ProjectTally(1, 12, 0, 0, 0)}),
+    )
+    page = html_page(calm, 10)
+    assert (
+        '<p id="no-waste">No repeated calls: none of the 12 tool calls read repeated the one '
+        "before it, so nothing was wasted.</p>"
+    ) in page
+    assert "peak" not in page
+    assert "<svg" not in page
+    assert "Longest runs" not in page
+    assert '<table id="projects">' in page  # a project with calls is still a row
+    assert "<table" not in html_page(calm._replace(projects=pmap()), 10)
+
+
+def test_waste_without_a_date_or_rows_says_so_instead_of_empty_charts_and_tables() -> None:
+    days = pmap({"2026-12-01": DayTally(1, 0), "unknown": DayTally(3, 2)})
+    undated = Waste(Tally(calls=4, wasted=2), days=days)
+    page = html_page(undated, 10)
+    assert "No wasted call carried a date." in page
+    assert "peak" not in page
+    for what in ("tool", "run", "sessions", "projects"):
+        assert f"No {what} listed." in page
+    assert "<table" not in page
+    assert "No call carried a date." in html_page(undated._replace(days=pmap()), 10)
 
 
 def test_the_page_escapes_what_transcripts_hold() -> None:
     hostile = Run(2, "<script>x</script>", "\ud800", "a&b", "s", "a", (1, 2))
     tools = pmap({"<b>": ToolTally(2, 2, 1, 0, 2)})
-    page = html_page(Waste(Tally(calls=2, tools=tools), worst=(hostile,)), 10)
+    page = html_page(Waste(Tally(calls=2, wasted=1, tools=tools), worst=(hostile,)), 10)
     page.encode("utf-8")
     assert "<script>" not in page
     assert "&lt;script&gt;" in page

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterator
 from html import escape
+from typing import Literal
 
 from ._render import clean, reminders_by_form, share
 from ._waste import UNKNOWN_DAY, DayTally, Run, Waste
@@ -65,49 +66,104 @@ def _cards(total: Waste) -> Iterator[str]:
     yield "</div>"
 
 
-# Days drawn at most: a chart of ten years of days is still one screen of thin bars.
-MAX_DAYS_DRAWN = 3660
+# Bars the day chart draws at most: it groups calls by the finest of day, week, month or year
+# that fits the span in this many bars (past four months, by week; past a little over two years,
+# by month), so that no bar is a hairline; a span too long even for years shows its last years.
+MAX_BARS = 120
+Unit = Literal["day", "week", "month", "year"]
+_UNITS: tuple[Unit, ...] = ("day", "week", "month", "year")
 
 
-def _calendar(total: Waste) -> list[tuple[str, DayTally]]:
-    """Every day from the first dated call to the last, days without calls included, the
-    last ``MAX_DAYS_DRAWN`` of them at most."""
-    dated = {day: item for day, item in total.days.items() if day != UNKNOWN_DAY}
+def _period(day: datetime.date, unit: Unit) -> datetime.date:
+    """The first day of the ``unit`` holding ``day`` (a week starts on Monday)."""
+    if unit == "day":
+        return day
+    if unit == "week":
+        return day - datetime.timedelta(days=day.weekday())
+    return day.replace(day=1) if unit == "month" else day.replace(month=1, day=1)
+
+
+def _periods_between(first: datetime.date, last: datetime.date, unit: Unit) -> int:
+    """How many ``unit`` periods there are from the one holding ``first`` to ``last``'s."""
+    start, end = _period(first, unit), _period(last, unit)
+    if unit in ("day", "week"):
+        return (end - start).days // (1 if unit == "day" else 7) + 1
+    months = (end.year - start.year) * 12 + end.month - start.month
+    return (months if unit == "month" else end.year - start.year) + 1
+
+
+def _before(start: datetime.date, unit: Unit) -> datetime.date:
+    """The first day of the period before the one starting on ``start``."""
+    if unit in ("day", "week"):
+        return start - datetime.timedelta(days=1 if unit == "day" else 7)
+    if unit == "year":
+        return start.replace(year=start.year - 1)
+    return (start - datetime.timedelta(days=1)).replace(day=1)
+
+
+def _calendar(total: Waste) -> tuple[Unit, list[tuple[str, DayTally]]]:
+    """The unit the chart groups by, and every period of it from the first dated call to the
+    last, periods without calls included (the last ``MAX_BARS`` at most), each with its first
+    day and its calls."""
+    dated = {
+        datetime.date.fromisoformat(day): item
+        for day, item in total.days.items()
+        if day != UNKNOWN_DAY
+    }
     if not dated:
-        return []
-    first = datetime.date.fromisoformat(min(dated))
-    last = datetime.date.fromisoformat(max(dated))
-    span = min((last - first).days + 1, MAX_DAYS_DRAWN)
-    days = (last - datetime.timedelta(days=back) for back in reversed(range(span)))
+        return "day", []
+    first, last = min(dated), max(dated)
+    fitting = (unit for unit in _UNITS if _periods_between(first, last, unit) <= MAX_BARS)
+    unit: Unit = next(fitting, "year")
+    grouped: dict[datetime.date, DayTally] = {}
+    for day, item in dated.items():
+        start = _period(day, unit)
+        calls, wasted = grouped.get(start, DayTally())
+        grouped[start] = DayTally(calls + item.calls, wasted + item.wasted)
+    starts = [_period(last, unit)]
+    for _ in range(min(_periods_between(first, last, unit), MAX_BARS) - 1):
+        starts.append(_before(starts[-1], unit))
     empty = DayTally()
-    return [(day.isoformat(), dated.get(day.isoformat(), empty)) for day in days]
+    return unit, [(start.isoformat(), grouped.get(start, empty)) for start in reversed(starts)]
+
+
+def _label(start: str, unit: Unit) -> str:
+    return {"day": start, "week": f"week of {start}", "month": start[:7], "year": start[:4]}[unit]
 
 
 def _day_chart(total: Waste) -> Iterator[str]:
-    days = _calendar(total)
-    unknown = total.days.get(UNKNOWN_DAY)
-    if not days:
+    unit, periods = _calendar(total)
+    yield f"<h2>Wasted calls per {unit}</h2>"
+    peak = max((item.wasted for _, item in periods), default=0)
+    if not periods:
         yield '<p class="muted">No call carried a date.</p>'
+    elif not peak:
+        yield '<p class="muted">No wasted call carried a date.</p>'
     else:
         width, height, gap = 900, 160, 2
-        peak = max(item.wasted for _, item in days) or 1
-        step = width / len(days)
+        step = width / len(periods)
         yield (
-            f'<svg id="chart-days" role="img" aria-label="wasted calls per day" '
-            f'viewBox="0 0 {width} {height + 30}" width="100%">'
+            f'<svg id="chart-days" data-unit="{unit}" role="img" '
+            f'aria-label="wasted calls per {unit}" viewBox="0 0 {width} {height + 30}" '
+            'width="100%">'
         )
-        for index, (day, item) in enumerate(days):
+        for index, (start, item) in enumerate(periods):
             bar = height * item.wasted / peak
             yield (
-                f'<rect class="bar" data-day="{day}" data-value="{item.wasted}" '
+                f'<rect class="bar" data-day="{start}" data-value="{item.wasted}" '
                 f'x="{index * step:.1f}" y="{height - bar:.1f}" '
                 f'width="{min(max(step - gap, 1), 48):.1f}" height="{bar:.1f}">'
-                f"<title>{day}: {item.wasted:,} wasted of {item.calls:,} calls</title></rect>"
+                f"<title>{_label(start, unit)}: {item.wasted:,} wasted of {item.calls:,} calls"
+                "</title></rect>"
             )
-        yield f'<text x="0" y="{height + 20}">{days[0][0]}</text>'
-        yield f'<text x="{width}" y="{height + 20}" text-anchor="end">{days[-1][0]}</text>'
-        yield f'<text x="{width}" y="12" text-anchor="end">peak {peak:,} wasted</text>'
+        yield f'<text x="0" y="{height + 20}">{_label(periods[0][0], unit)}</text>'
+        yield (
+            f'<text x="{width}" y="{height + 20}" text-anchor="end">'
+            f"{_label(periods[-1][0], unit)}</text>"
+        )
+        yield f'<text x="{width}" y="12" text-anchor="end">peak {peak:,} wasted a {unit}</text>'
         yield "</svg>"
+    unknown = total.days.get(UNKNOWN_DAY)
     if unknown is not None:
         yield (
             f'<p class="muted">Calls without a date: {unknown.calls:,}, of which '
@@ -118,8 +174,9 @@ def _day_chart(total: Waste) -> Iterator[str]:
 
 def _tool_chart(total: Waste, top: int) -> Iterator[str]:
     tools = sorted(total.counts.tools.items(), key=lambda item: (-item[1].wasted, item[0]))[:top]
+    yield "<h2>Wasted calls per tool</h2>"
     if not tools:
-        yield '<p class="muted">No tool calls.</p>'
+        yield '<p class="muted">No tool listed.</p>'
         return
     row, label_width, width = 22, 220, 900
     peak = max(tool.wasted for _, tool in tools) or 1
@@ -159,34 +216,66 @@ def _run_details(run: Run, rank: int) -> str:
     )
 
 
-def _sessions_table(total: Waste, top: int) -> Iterator[str]:
-    yield (
-        '<table id="sessions"><tr><th class="n">wasted</th><th class="n">calls</th>'
-        "<th>session</th><th>file</th></tr>"
-    )
-    for item in total.worst_sessions[:top]:
-        yield (
-            f'<tr><td class="n">{item.wasted:,}</td><td class="n">{item.calls:,}</td>'
-            f"<td>{_text(item.session)}</td><td>{_text(item.file)}</td></tr>"
-        )
+def _runs(total: Waste, top: int) -> Iterator[str]:
+    yield "<h2>Longest runs</h2>"
+    runs = total.worst[:top]
+    if not runs:
+        yield '<p class="muted">No run listed.</p>'
+    yield from (_run_details(run, rank) for rank, run in enumerate(runs, 1))
+
+
+def _table(table_id: str, title: str, header: str, rows: list[str]) -> Iterator[str]:
+    """A table under its heading, or a sentence instead of a table of headers only."""
+    yield f"<h2>{title}</h2>"
+    if not rows:
+        yield f'<p class="muted">No {table_id} listed.</p>'
+        return
+    yield f'<table id="{table_id}"><tr>{header}</tr>'
+    yield from rows
     yield "</table>"
+
+
+def _sessions_table(total: Waste, top: int) -> Iterator[str]:
+    header = '<th class="n">wasted</th><th class="n">calls</th><th>session</th><th>file</th>'
+    rows = [
+        f'<tr><td class="n">{item.wasted:,}</td><td class="n">{item.calls:,}</td>'
+        f"<td>{_text(item.session)}</td><td>{_text(item.file)}</td></tr>"
+        for item in total.worst_sessions[:top]
+    ]
+    return _table("sessions", "Sessions with the most waste", header, rows)
 
 
 def _projects_table(total: Waste, top: int) -> Iterator[str]:
     projects = sorted(total.projects.items(), key=lambda item: (-item[1].wasted, item[0]))
-    yield (
-        '<table id="projects"><tr><th>project</th><th class="n">sessions</th>'
-        '<th class="n">calls</th><th class="n">wasted</th><th class="n">output tokens</th>'
-        '<th class="n">input tokens</th></tr>'
+    header = (
+        '<th>project</th><th class="n">sessions</th><th class="n">calls</th>'
+        '<th class="n">wasted</th><th class="n">output tokens</th><th class="n">input tokens</th>'
     )
-    for name, item in projects[:top]:
-        yield (
-            f'<tr><td>{_text(name) or "(none)"}</td><td class="n">{item.sessions:,}</td>'
-            f'<td class="n">{item.calls:,}</td><td class="n">{item.wasted:,}</td>'
-            f'<td class="n">{item.wasted_tokens:,}</td>'
-            f'<td class="n">{item.wasted_input_tokens:,}</td></tr>'
+    rows = [
+        f'<tr><td>{_text(name) or "(none)"}</td><td class="n">{item.sessions:,}</td>'
+        f'<td class="n">{item.calls:,}</td><td class="n">{item.wasted:,}</td>'
+        f'<td class="n">{item.wasted_tokens:,}</td>'
+        f'<td class="n">{item.wasted_input_tokens:,}</td></tr>'
+        for name, item in projects[:top]
+    ]
+    return _table("projects", "Projects", header, rows)
+
+
+def _waste(total: Waste, top: int) -> Iterator[str]:
+    """Where the waste was; with none, one sentence saying so instead of empty charts."""
+    if not total.counts.wasted:
+        calls = total.counts.calls
+        read = (
+            f"none of the {calls:,} tool calls read repeated the one before it"
+            if calls
+            else "no tool call was read"
         )
-    yield "</table>"
+        yield f'<p id="no-waste">No repeated calls: {read}, so nothing was wasted.</p>'
+        return
+    yield from _day_chart(total)
+    yield from _tool_chart(total, top)
+    yield from _runs(total, top)
+    yield from _sessions_table(total, top)
 
 
 def html_page(total: Waste, top: int, title: str = "repeat-guard audit") -> str:
@@ -201,15 +290,7 @@ def html_page(total: Waste, top: int, title: str = "repeat-guard audit") -> str:
         "<p>Wasted calls are the repeats beyond the first of each run of identical tool calls;"
         " reminders are what the guard would have said.</p>",
         *_cards(total),
-        "<h2>Wasted calls per day</h2>",
-        *_day_chart(total),
-        "<h2>Wasted calls per tool</h2>",
-        *_tool_chart(total, top),
-        "<h2>Longest runs</h2>",
-        *(_run_details(run, rank) for rank, run in enumerate(total.worst[:top], 1)),
-        "<h2>Sessions with the most waste</h2>",
-        *_sessions_table(total, top),
-        "<h2>Projects</h2>",
+        *_waste(total, top),
         *_projects_table(total, top),
         "</body></html>",
         "",
