@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bench.audit import main as audit_main
 from bench.core import main as core_main
+from bench.daemon import main as daemon_main
 from bench.hook import main as hook_main
 from bench.js_plugin import main as js_plugin_main
 from bench.readers import main as readers_main
@@ -11,12 +12,14 @@ from bench.replay import main as replay_main
 
 
 def main() -> None:
-    """Run the core, transcript replay, reader, hook, JS plugin and audit benchmarks."""
+    """Run the core, transcript replay, reader, hook, JS plugin, resident guard and audit
+    benchmarks."""
     core_main()
     replay_main()
     readers_main()
     hook_main()
     js_plugin_main()
+    daemon_main()
     audit_main()
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import main
-from repeat_guard_cli._hook_process import daemon_command
+from repeat_guard_cli._hook_process import HookArguments, daemon_command
 from repeat_guard_cli._resident import IDLE_VARIABLE
 
 from ..hooks.test_daemon import Running, _repeats
@@ -204,7 +204,8 @@ _CLIENT_PROBE = (
     "from repeat_guard_cli import main\n"
     "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
     "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'repeat_guard', 'sqlite3', "
-    "'_sqlite3', 'json', 'argparse', 'socket', 'orjson', 'pyrsistent', 'dataclasses'} "
+    "'_sqlite3', 'json', 'argparse', 'socket', 'orjson', 'pyrsistent', 'dataclasses', 'typing', "
+    "'collections', 're', 'enum'} "
     "or m in {'repeat_guard_hooks._run', 'repeat_guard_hooks._store', 'repeat_guard_cli._cli'})\n"
     "print(status, heavy, file=sys.stderr)\n"
 )
@@ -225,3 +226,11 @@ def test_the_client_path_imports_nothing_but_what_passes_bytes(tmp_path: Path) -
     finally:
         running.stop()
     assert done.stderr.decode().strip() == "0 []"
+
+
+def test_hook_arguments_are_values() -> None:
+    one, same = HookArguments("codex", "s.db", None, 1.5), HookArguments("codex", "s.db", None, 1.5)
+    assert one == same
+    assert {one, same} == {one}
+    assert one != HookArguments("codex", "s.db")
+    assert one != ("codex", "s.db", None, 1.5)

@@ -10,7 +10,10 @@ it runs.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+# typing itself is not imported: this module is on the path of every hook call (the resident
+# guard's client), where importing typing costs more than the whole call.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from ._cli import build_parser

@@ -6,9 +6,12 @@ then.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from ._hook_process import hook_shape, run_hook_call
+
+TYPE_CHECKING = False  # not typing itself: see the package's __init__
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 

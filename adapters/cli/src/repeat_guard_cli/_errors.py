@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+
+TYPE_CHECKING = False  # not typing itself: see the package's __init__
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = [
     "EXIT_BROKEN_PIPE",

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import NamedTuple, TextIO
 
 from ._errors import silence
+
+TYPE_CHECKING = False  # not typing itself: see the package's __init__
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
 
 __all__ = [
     "DAEMON_SWITCH",
@@ -39,14 +42,33 @@ _OPTIONS = ("--state", "--config", "--expire-days")
 _CHUNK = 1 << 20
 
 
-class HookArguments(NamedTuple):
+class HookArguments:
     """A ``hook`` command line: the host's dialect (its name in ``DIALECTS``) and the options,
-    as argparse gives them (``expire_days`` ``None``: the store's own default)."""
+    as argparse gives them (``expire_days`` ``None``: the store's own default). A plain class,
+    not a NamedTuple: this path must not import ``typing``."""
 
-    agent: str
-    state: str | None = None
-    config: str | None = None
-    expire_days: float | None = None
+    __slots__ = ("agent", "config", "expire_days", "state")
+
+    def __init__(
+        self,
+        agent: str,
+        state: str | None = None,
+        config: str | None = None,
+        expire_days: float | None = None,
+    ) -> None:
+        self.agent = agent
+        self.state = state
+        self.config = config
+        self.expire_days = expire_days
+
+    def _fields(self) -> tuple[str, str | None, str | None, float | None]:
+        return self.agent, self.state, self.config, self.expire_days
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HookArguments) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
 
 
 def hook_shape(arguments: Sequence[str]) -> HookArguments | None:

@@ -15,10 +15,13 @@ every tool call) never loads the installer.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+
+# typing itself is not imported: this module is on the path of every hook call (the resident
+# guard's client), where importing typing costs more than the whole call.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from ._client import DaemonAnswer, ask_daemon, hook_via_daemon, start_daemon
+    from ._client import ask_daemon, hook_via_daemon, start_daemon
     from ._config_file import CONFIG_LIMIT, load_config_file, read_config_file
     from ._daemon import (
         DEFAULT_IDLE,
@@ -133,7 +136,6 @@ __all__ = [
     "Answer",
     "CorruptStore",
     "Daemon",
-    "DaemonAnswer",
     "DaemonPaths",
     "Dialect",
     "ForeignStore",
@@ -199,7 +201,6 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DaemonAnswer": "._client",
     "ask_daemon": "._client",
     "hook_via_daemon": "._client",
     "start_daemon": "._client",

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import _socket
 import os
-from typing import NamedTuple
 
 from ._paths import SOCKET_PATH_LIMIT, daemon_paths
 
@@ -34,7 +33,6 @@ __all__ = [
     "ACK_TIMEOUT",
     "ANSWER_TIMEOUT",
     "DECLINED",
-    "DaemonAnswer",
     "ask_daemon",
     "decode_answer",
     "encode_answer",
@@ -52,12 +50,10 @@ ANSWER_TIMEOUT = 8.0
 timeout (the guard fails open by itself first), below the hosts' hook timeout."""
 
 
-class DaemonAnswer(NamedTuple):
+TYPE_CHECKING = False  # not typing itself: see the package's __init__
+if TYPE_CHECKING:
+    DaemonAnswer = tuple[int, bytes, bytes]
     """What the guard answered for a hook call: the hook process's status, stdout and stderr."""
-
-    status: int
-    stdout: bytes
-    stderr: bytes
 
 
 def encode_hook_request(
@@ -82,7 +78,7 @@ def decode_answer(reply: bytes) -> DaemonAnswer | None:
     size = int(length)
     if len(rest) < size:
         return None
-    return DaemonAnswer(int(status), rest[:size], rest[size:])
+    return int(status), rest[:size], rest[size:]
 
 
 def ask_daemon(

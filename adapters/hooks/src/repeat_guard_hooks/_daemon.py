@@ -362,5 +362,6 @@ def _start_http(daemon: Daemon) -> ThreadingHTTPServer | None:
         daemon.log(f"no HTTP: cannot listen on 127.0.0.1:{settings.port}: {error.strerror}")
         return None
     daemon.http_port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, args=(0.5,), daemon=True).start()
+    # Its poll interval is how long stopping waits for it: the lock, and the port, go after.
+    threading.Thread(target=server.serve_forever, args=(0.1,), daemon=True).start()
     return server

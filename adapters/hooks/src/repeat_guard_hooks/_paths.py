@@ -1,17 +1,19 @@
 """Where the guard keeps its files: the state, and beside it the resident guard's own.
 
-Imported by the hook client, the path every tool call takes, so it imports ``os`` alone. One
-resident guard (``_daemon``) serves one state file, and its files take the state file's name
-with a suffix, in the state's directory (created 0700): ``<state>.sock`` its Unix socket (0600),
-``<state>.lock`` the lock that keeps it to one, ``<state>.http`` the port and secret of its HTTP
-listener (0600, written by ``install --http``; no file, no HTTP).
+Imported by the hook client, the path every tool call takes, so it imports ``os`` alone (not
+even ``typing``). One resident guard (``_daemon``) serves one state file, and its files take the
+state file's name with a suffix, in the state's directory (created 0700): ``<state>.sock`` its
+Unix socket (0600), ``<state>.lock`` the lock that keeps it to one, ``<state>.http`` the port and
+secret of its HTTP listener (0600, written by ``install --http``; no file, no HTTP).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # not typing itself: see the package's __init__
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "SOCKET_PATH_LIMIT",
@@ -25,12 +27,15 @@ SOCKET_PATH_LIMIT = 107
 """Bytes a Unix socket's path may hold (``sun_path`` less its NUL); a longer one gets no daemon."""
 
 
-class DaemonPaths(NamedTuple):
-    """The resident guard's files for one state file."""
+class DaemonPaths:
+    """The resident guard's files for one state file (a plain class: see ``TYPE_CHECKING``)."""
 
-    socket: str
-    lock: str
-    http: str
+    __slots__ = ("http", "lock", "socket")
+
+    def __init__(self, socket: str, lock: str, http: str) -> None:
+        self.socket = socket
+        self.lock = lock
+        self.http = http
 
 
 def daemon_paths(state: str) -> DaemonPaths:
