@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 import repeat_guard_hooks
+from repeat_guard_files import TargetError
 from repeat_guard_hooks import (
     CLAUDE_CODE,
     CODEX,
     Dialect,
     InstallError,
-    TargetError,
     apply_change,
     hook_command,
     install,

@@ -152,8 +152,8 @@ def _check_page_target(target: str, paths: list[str], config: str | None) -> Non
 
 def write_atomically(target: str, text: str) -> None:
     """Replace ``target`` with ``text`` (UTF-8), atomically; ``UsageError`` when it cannot."""
-    from repeat_guard_hooks import TargetError
-    from repeat_guard_hooks import write_atomically as write
+    from repeat_guard_files import TargetError
+    from repeat_guard_files import write_atomically as write
 
     data = text.encode("utf-8")
     try:
@@ -251,7 +251,7 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     # SIGTERM and SIGHUP raise, as Ctrl-C does, and exit 128 + the signal: the engines stop
     # their workers on the way out (the signals' default would end this process alone and
     # leave them waiting forever). The one place this is decided is the atomic writer's.
-    from repeat_guard_hooks import termination_raises
+    from repeat_guard_files import termination_raises
 
     with termination_raises():
         bar = _bar(err, paths)

@@ -169,11 +169,11 @@ def _hook(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace, streams: Streams) -> int:
+    from repeat_guard_files import TargetError  # noqa: PLC0415  # lazily, as in _hook
     from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
         DIALECTS,
         PLUGIN_HOSTS,
         InstallError,
-        TargetError,
         hook_command,
         install,
         installed_executable,

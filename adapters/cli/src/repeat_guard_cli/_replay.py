@@ -16,7 +16,7 @@ from importlib import resources
 from typing import BinaryIO, Literal, assert_never
 
 from repeat_guard import GuardConfig
-from repeat_guard_hooks import TargetError, write_atomically
+from repeat_guard_files import TargetError, write_atomically
 from repeat_guard_transcripts import (
     READERS,
     Annotating,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from repeat_guard_hooks import TargetError, check_target
+from repeat_guard_files import TargetError, check_target
 from repeat_guard_transcripts import sniff_format
 
 from ._errors import UsageError

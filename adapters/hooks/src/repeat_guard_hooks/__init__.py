@@ -6,7 +6,7 @@ applies them to the per-agent state kept in a SQLite file between hook processes
 the hook's answer: the reminder as ``additionalContext`` for the model's next request, and a
 refusal (``permissionDecision: "deny"``) for a call past a configured hard limit.
 ``install`` and ``uninstall`` add and remove the hook entries in the agent's settings, through
-``write_atomically``, the writer every command that replaces a file uses.
+``repeat_guard_files.write_atomically``, the writer every command that replaces a file uses.
 
 Each name is imported from its module when first used, so that a hook process (a new one for
 every tool call) never loads the installer.
@@ -59,13 +59,6 @@ if TYPE_CHECKING:
         millisecond_group,
         parse_hook_input,
         render_answer,
-    )
-    from ._files import (
-        TargetError,
-        Terminated,
-        check_target,
-        termination_raises,
-        write_atomically,
     )
     from ._install import (
         InstallError,
@@ -151,15 +144,12 @@ __all__ = [
     "SettingsFile",
     "StoreKeeper",
     "StoreResult",
-    "TargetError",
-    "Terminated",
     "Unused",
     "agent_key",
     "apply_action",
     "apply_change",
     "ask_daemon",
     "carries",
-    "check_target",
     "command_group",
     "daemon_paths",
     "decision_answer",
@@ -195,9 +185,7 @@ __all__ = [
     "splice_json",
     "start_daemon",
     "step_agent",
-    "termination_raises",
     "uninstall",
-    "write_atomically",
 ]
 
 _HOMES = {
@@ -241,11 +229,6 @@ _HOMES = {
     "hook_specific_output": "._dialects",
     "parse_hook_input": "._dialects",
     "render_answer": "._dialects",
-    "TargetError": "._files",
-    "Terminated": "._files",
-    "check_target": "._files",
-    "termination_raises": "._files",
-    "write_atomically": "._files",
     "InstallError": "._install",
     "Scope": "._install",
     "SettingsChange": "._install",

@@ -21,13 +21,13 @@ ends in a newline; what we add is written in the file's own layout. So ``uninsta
 install filled, which goes with our entries (it cannot be told from one install created), and
 a file that was absent or empty, which stays as ``{}``.
 
-Writes go through ``_files.write_atomically`` (a temporary file in the same directory, flushed
-to disk, then renamed over the file), keep the file's mode, and go through a symlink to its
-target. A path that exists and is not a regular file, or
-a file that is not a JSON object, is refused and left untouched; so is one that names a key
-twice in an object (rewriting it would keep only the last), nests too deeply to parse, or holds
-a constant JSON does not have (``NaN``, ``Infinity``) or a number that would not be written back
-as it is (``1e999``; an integer too long for Python to write): what is written is always JSON.
+Writes go through ``repeat_guard_files.write_atomically`` (a temporary file in the same
+directory, flushed to disk, then renamed over the file), keep the file's mode, and go through a
+symlink to its target. A path that exists and is not a regular file, or a file that is not a
+JSON object, is refused and left untouched; so is one that names a key twice in an object
+(rewriting it would keep only the last), nests too deeply to parse, or holds a constant JSON
+does not have (``NaN``, ``Infinity``) or a number that would not be written back as it is
+(``1e999``; an integer too long for Python to write): what is written is always JSON.
 """
 
 from __future__ import annotations
@@ -401,7 +401,7 @@ def apply_change(change: SettingsChange) -> None:
         return
     target = os.path.realpath(change.path)
     assert change.after is not None  # neither plan removes a file
-    from ._files import write_atomically  # noqa: PLC0415  # not on the hook path, which imports this module
+    from repeat_guard_files import write_atomically  # noqa: PLC0415  # not on the hook path, which imports this module
 
     os.makedirs(os.path.dirname(target), exist_ok=True)
     text = change.after.encode("utf-8")

@@ -11,14 +11,14 @@ from typing import BinaryIO
 
 import pytest
 
-from repeat_guard_hooks import (
+from repeat_guard_files import (
     TargetError,
     Terminated,
-    _files,
     check_target,
     termination_raises,
     write_atomically,
 )
+from repeat_guard_files import _atomic as _files
 
 
 def test_a_new_file_gets_the_content_and_the_usual_mode(tmp_path: Path) -> None:
