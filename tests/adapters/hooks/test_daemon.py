@@ -33,6 +33,7 @@ from repeat_guard_hooks import (
 )
 from repeat_guard_hooks._client import decode_answer, encode_answer, encode_hook_request
 from repeat_guard_hooks._daemon import _Keeper
+from repeat_guard_hooks._limits import INPUT_LIMIT
 
 
 def _pre(session: str = "s", command: str = "ls", cwd: str = "/nonexistent") -> bytes:
@@ -351,3 +352,13 @@ def test_a_socket_path_that_cannot_be_listened_on_stops_the_guard(tmp_path: Path
 
 def test_serve_returns_why_it_stopped(tmp_path: Path) -> None:
     assert serve(str(tmp_path / "st.db"), 0.05, tick=0.01) == "idle for 0.05 s"
+
+
+def test_an_event_past_the_input_limit_gets_what_the_hook_gives_it(
+    guard: Running, tmp_path: Path
+) -> None:
+    huge = b'{"hook_event_name": "PreToolUse", "x": "' + b"a" * INPUT_LIMIT + b'"}'
+    expected = run_hook(HookOptions(CLAUDE_CODE, str(tmp_path / "here.db")), huge, time.time())
+    assert _hook(guard.state, huge) == (expected.status, expected.stdout, b"")
+    log = Path(f"{guard.state}.log").read_text()
+    assert log.split(" ", 2)[2] == (tmp_path / "here.db.log").read_text().split(" ", 2)[2]

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ._client import ACCEPTED, DECLINED, encode_answer
 from ._dialects import DIALECTS, Dialect
+from ._limits import INPUT_LIMIT
 from ._paths import SOCKET_PATH_LIMIT, DaemonPaths, daemon_paths
 from ._run import HookOptions, HookOutcome, log_line, run_hook
 from ._store import make_private_folders, open_store
@@ -54,9 +55,11 @@ __all__ = [
 
 DEFAULT_IDLE = 300.0
 """Seconds without a call after which the guard exits."""
-REQUEST_LIMIT = 32 << 20
-"""Bytes a request may hold (a hook input with a large ``Write``); a larger one is declined
-(on the socket the hook process then handles it itself; on HTTP it is answered 413)."""
+REQUEST_LIMIT = INPUT_LIMIT + (1 << 16)
+"""Bytes a request may hold: a hook event past ``INPUT_LIMIT`` (which ``run_hook`` stands aside
+for, as a hook process does) and the socket request's line before it. A larger request is
+declined unread past this (on the socket the hook process then handles the call itself; on
+HTTP it is answered 413)."""
 _READ_TIMEOUT = 2.0  # seconds a client may take to send its request
 _TICK = 1.0  # seconds between looks at the idle time, the socket and the state file
 
