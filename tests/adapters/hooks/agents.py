@@ -132,8 +132,10 @@ def run_claude(
     base_url: str,
     prompt: str,
     allowed: Sequence[str] = ("Bash(ls)",),
+    extra_env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Run ``claude -p PROMPT`` in the project; return its JSON result."""
+    """Run ``claude -p PROMPT`` in the project (with ``extra_env`` in its environment); return
+    its JSON result."""
     done = subprocess.run(
         [
             str(claude.executable),
@@ -145,7 +147,7 @@ def run_claude(
             *allowed,
         ],
         cwd=sandbox.project,
-        env=_claude_env(sandbox, base_url),
+        env={**_claude_env(sandbox, base_url), **(extra_env or {})},
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
