@@ -222,14 +222,9 @@ def _usable(
 def memory_under(
     memory: Memory, settings: object, config: GuardConfig, path: str = "memory"
 ) -> Memory | CodecError | None:
-    """Return ``memory``, made under ``settings`` (``encode_memory_settings`` of the config it
-    was made with, as JSON gives it back), if ``config`` may use it.
-
-    ``None`` when it was made under other settings: the policies start afresh (a chain stored
-    beside it is kept). A ``CodecError`` when its shape is not the one its own settings give a
-    memory (``memory_fits``): it is corrupt. The one place a stored memory is judged, for a
-    state's encoding and for a harness that stores memories apart.
-    """
+    """``memory``, made under ``settings`` (``encode_memory_settings``, as JSON gives it back),
+    as ``config`` may use it: ``None`` when made under other settings (the policies start
+    afresh), a ``CodecError`` when its shape is not the one its settings give (corrupt)."""
     if settings != encode_memory_settings(config):
         return None
     if not memory_fits(config, memory):

@@ -1,14 +1,9 @@
-"""Asking before a call runs: a refused attempt counts, and admitted calls count once finished.
+"""Asking before a call runs, decided once: a refusal counts, a running call is counted in.
 
-``admit`` answers for one call. A harness that asks before every call also has to say what a
-refusal and a wait mean, and those are decisions, kept here once:
-
-* ``attempt``: a refused attempt is still an attempt. It is reduced at once as a denied call
-  (``denied=True``, which counts like any other); an admitted call is counted when it finishes.
-* ``Running``: a harness that starts several calls before the first finishes counts each when it
-  finishes, so until then ``admit`` counts the admitted ones in, as if they had finished first.
-  An admitted call joins them; its wait ends when it finishes, or when its agent's turn ends (a
-  prompt, a disposal), so that a call whose finish never came does not count for ever.
+``attempt``: a refused attempt is reduced at once as a denied call (it counts like any other);
+an admitted one counts when it finishes. ``Running``: the admitted calls that have not finished,
+which ``admit`` counts in as if they had finished first; a call's wait ends when it finishes or
+its agent's turn ends (a prompt, a disposal), so a finish that never came does not count for ever.
 """
 
 from __future__ import annotations
@@ -31,10 +26,7 @@ Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 @dataclass(frozen=True, slots=True)
 class Running:
-    """Admitted calls still running, by (agent, call id): ``running`` for ``attempt``.
-
-    ``call_id`` is the harness's id of the call, unique among an agent's calls running at once.
-    """
+    """Admitted calls still running, by agent and the harness's call id."""
 
     _calls: PMap[tuple[str, str], ToolCallFinished] = field(default_factory=pmap)
 
@@ -64,12 +56,9 @@ def attempt(
     *,
     reducer: Reducer = reduce,
 ) -> tuple[Admit | Deny, GuardState, tuple[Reminder, ...]]:
-    """Ask ``admit`` whether ``call`` may run, ``running`` counted in; a refusal counts.
-
-    Returns the verdict, the next state and the reminders: for a ``Deny``, those of the refused
-    attempt, reduced at once (by ``reducer``) as ``call`` with ``denied=True``; for an
-    ``Admit``, ``state`` itself and none (the call counts when it finishes).
-    """
+    """``admit``'s verdict on ``call`` (``running`` counted in), the next state and reminders:
+    for a ``Deny``, the refused attempt's, reduced at once by ``reducer`` as ``denied=True``;
+    for an ``Admit``, ``state`` itself and none (the call counts when it finishes)."""
     verdict = admit(state, call, () if running is None else running.calls())
     if isinstance(verdict, Deny):
         after, reminders = reducer(state, replace(call, denied=True))
