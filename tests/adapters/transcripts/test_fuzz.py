@@ -29,6 +29,7 @@ from repeat_guard_cli import main
 from repeat_guard_transcripts import sniff_format
 
 from ..deep import deep_folders
+from ._support import diagnostics, run_reader, summary
 from .fuzzing import exercise, fuzz_settings, transcripts
 
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000"))
@@ -274,3 +275,40 @@ def test_a_read_error_anywhere_in_a_file_is_a_diagnostic_of_the_audit(
 
 
 _SETTINGS = AuditSettings(GuardConfig())
+
+
+@fuzz_settings(max(EXAMPLES // 20, 50))
+@given(
+    st.integers(1, 6),
+    st.integers(0, 1000),
+    st.sampled_from(["swe-agent", "openhands"]),
+    st.sampled_from([b"\xff", b"\xc3", b"}", b"garbage"]),
+    st.booleans(),
+)
+def test_a_document_damaged_anywhere_keeps_the_steps_before_the_damage(
+    steps: int, where: int, fmt: str, damage: bytes, at_the_end: bool
+) -> None:
+    # A byte that is not UTF-8 or text that is not JSON, on any line or after the document:
+    # every step that ends before it counts, and a diagnostic says where it is.
+    if fmt == "swe-agent":
+        items: list[dict[str, object]] = [
+            {"action": f"ls {n}", "observation": "a"} for n in range(steps)
+        ]
+        document: object = {"trajectory": items, "info": {"exit": "done"}}
+    else:
+        items = [{"id": n, "source": "agent", "action": "finish"} for n in range(steps)]
+        document = items
+    lines = json.dumps(document, indent=1).encode().splitlines(keepends=True)
+    lines[-1] += b"\n"
+    line = len(lines) if at_the_end else where % len(lines)
+    lines.insert(line, damage + b"\n")
+    outcomes = run_reader(fmt, lines)
+    found = diagnostics(outcomes)
+    assert found, lines
+    if damage in (b"\xff", b"\xc3"):  # on its line; text that is not JSON may break later
+        assert found[-1] == (line + 1, found[-1][1])
+        assert found[-1][1].startswith("not UTF-8")
+    # Every step whose text ends before the damaged line counts.
+    ends = [number for number, text in enumerate(lines[:line], 1) if text.strip() in (b"}", b"},")]
+    whole = len(ends) - (fmt == "swe-agent" and line > len(lines) - 3)  # less info's own brace
+    assert summary(outcomes).tally.calls >= min(whole, steps)

@@ -137,10 +137,20 @@ def test_odd_documents_and_lines() -> None:
     ]
     broken = run_reader("openhands", [b'[{"id": 1},\n', b"{bad"])
     assert [line for line, _ in diagnostics(broken)] == [2]
-    lines = [b'{"instance_id": 3, "history": []}\n', b"{bad\n", b"[]\n"]
+    # Text after the list: its events are read, and the rest gets a diagnostic.
+    trailing = run_reader(
+        "openhands", [b'[{"id": 1, "action": "finish", "source": "agent"}]\n', b"garbage\n"]
+    )
+    assert diagnostics(trailing) == [(2, "text after the end of the document")]
+    assert summary(trailing).tally.calls == 1
+    # An evaluation line holding an array is diagnosed, and makes no session of the file.
+    lines = [b'{"instance_id": 3, "history": []}\n', b"{bad\n", b"[]\n", b'[{"id": 1}]\n']
     outcomes = run_reader("openhands", lines)
-    assert [s.session for s in summary(outcomes).sessions] == ["line 1", "t"]
-    assert [line for line, _ in diagnostics(outcomes)] == [2, 3]
+    assert [s.session for s in summary(outcomes).sessions] == ["line 1"]
+    assert diagnostics(outcomes)[1:] == [
+        (3, "expected a JSON object"),
+        (4, "expected a JSON object"),
+    ]
     assert summary(run_reader("openhands", [])).sessions == ()
 
 

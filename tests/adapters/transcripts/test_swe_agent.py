@@ -88,6 +88,14 @@ def test_one_line_documents_place_every_step_on_line_one() -> None:
         (b'{"a" 1}', 1, "expected ':'"),
         (b"{3: 1}", 1, "no 'trajectory' array in the document"),
         (b"[1]", 1, "expected an object"),
+        # Damage after the steps: the steps are read, and the damage gets its diagnostic.
+        (b'{"trajectory": [],\n "history": [{"a": 1,}]}', 2, "invalid JSON"),
+        (b'{"trajectory": [],\n "info": {"x": 1}\n}\ntrailing', 4, "text after the end"),
+        (b'{"trajectory": [],\n "info": 1,\n}', 3, "invalid JSON"),
+        (b'{"trajectory": [] "info": 1}', 1, "expected ',' or '}'"),
+        (b'{"trajectory": [{"action": "ls"} 2]}', 1, "expected ',' or ']'"),
+        (b'{"trajectory": [], "trajectory": 1}\n', 0, ""),
+        (b"{}", 1, "no 'trajectory' array in the document"),
         (b"\n\n\xff", 3, "not UTF-8"),
         (b'{"trajectory": [' + b"[" * 100_000 + b"]}", 1, "JSON nested too deeply to parse"),
         (b'{"trajectory": [1' + b"0" * 5000 + b"]}", 1, "a number has more than 4300 digits"),
@@ -122,3 +130,26 @@ def test_sniffing() -> None:
     assert reader.sniff(EPS.read_bytes()[:4096])
     assert not reader.sniff(b'[{"action": "run"}]')
     assert not reader.sniff(b'{"trajectory": []}')
+
+
+def test_the_steps_before_a_byte_that_is_not_utf8_are_kept() -> None:
+    # As invalid JSON on that line would: the steps before it count, a diagnostic names it.
+    steps = [
+        b'{"trajectory": [\n',
+        b'  {"action": "ls", "observation": "a"},\n',
+        b'  {"action": "ls", "observation": "a"},\n',
+        b'  {"action": "ls", "observation": "\xff"},\n',
+        b'  {"action": "ls", "observation": "a"}\n',
+        b"]}\n",
+    ]
+    outcomes = run_reader("swe-agent", steps)
+    assert summary(outcomes).tally.calls == 2
+    assert diagnostics(outcomes) == [(4, "not UTF-8 (invalid start byte at byte 132)")]
+    # After the steps (in ``info``): every step counts.
+    tail = [*steps[:3], b'  {"action": "ls", "observation": "a"}\n', b'], "info": "\xc3"}\n']
+    outcomes = run_reader("swe-agent", tail)
+    assert summary(outcomes).tally.calls == 3
+    assert [line for line, _ in diagnostics(outcomes)] == [5]
+    # Broken JSON before the byte is said first, then the byte.
+    broken = [steps[0], b"  {bad},\n", steps[3]]
+    assert [line for line, _ in diagnostics(run_reader("swe-agent", broken))] == [2, 3]

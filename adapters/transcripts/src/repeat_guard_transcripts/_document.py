@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Final, NamedTuple
 
 from repeat_guard import parse_error_reason
@@ -22,8 +22,10 @@ from ._lines import LineFault, scan_json
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "Cursor",
+    "Document",
     "Element",
     "cursor",
+    "document_array",
     "gather",
     "line_of",
     "walk_array",
@@ -50,8 +52,18 @@ class Element(NamedTuple):
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-def gather(lines: Iterable[bytes], file: str) -> Iterator[Diagnostic | str]:
-    """Yield the diagnostics of reading ``lines`` whole, then the text if it could be read."""
+class Document(NamedTuple):
+    """A gathered document's text and, when its bytes are not all UTF-8, where that stops:
+    ``cut``, the index in ``text`` of the first character that was no UTF-8 (the bytes from
+    there are kept as lone surrogates), and ``fault``, its diagnostic."""
+
+    text: str
+    cut: int | None = None
+    fault: Diagnostic | None = None
+
+
+def gather(lines: Iterable[bytes], file: str) -> Iterator[Diagnostic | Document]:
+    """Yield the diagnostic of a document that cannot be read whole, or the document."""
     parts: list[bytes] = []
     size = 0
     for number, line in enumerate(lines, start=1):
@@ -67,10 +79,14 @@ def gather(lines: Iterable[bytes], file: str) -> Iterator[Diagnostic | str]:
         parts.append(line)
     data = b"".join(parts)
     try:
-        yield data.decode("utf-8")
+        yield Document(data.decode("utf-8"))
     except UnicodeDecodeError as error:
+        # What comes before the first byte that is not UTF-8 is still read, as a document
+        # broken off there would be.
         where = data.count(b"\n", 0, error.start) + 1
-        yield Diagnostic(file, where, f"not UTF-8 ({error.reason} at byte {error.start})")
+        fault = Diagnostic(file, where, f"not UTF-8 ({error.reason} at byte {error.start})")
+        cut = len(data[: error.start].decode("utf-8"))
+        yield Document(data.decode("utf-8", "surrogateescape"), cut, fault)
 
 
 class Cursor:
@@ -124,51 +140,85 @@ class Cursor:
         return self.problem(self.position, f"expected {what}")
 
 
-def walk_array(cursor: Cursor) -> Iterator[Element | Diagnostic]:
+def walk_array(cursor: Cursor) -> Generator[Element | Diagnostic, None, bool]:
     """Yield the elements of the array that opens at ``cursor``, after whitespace (the caller
-    has seen its ``[``), each with its first line."""
+    has seen its ``[``), each with its first line; return whether it closed cleanly."""
     cursor.skip_space()
     cursor.move(cursor.position + 1)
     if cursor.skip_space() == "]":
         cursor.move(cursor.position + 1)
-        return
+        return True
     while True:
         cursor.skip_space()
         element = cursor.value()
         yield element
         if isinstance(element, Diagnostic):
-            return
+            return False
         separator = cursor.expect(",]", "',' or ']'")
         if separator != ",":
             if isinstance(separator, Diagnostic):
                 yield separator
-            return
+                return False
+            return True
+
+
+def document_array(cursor: Cursor) -> Iterator[Element | Diagnostic]:
+    """Yield the elements of the document that is one array, then a diagnostic if anything
+    but whitespace follows it."""
+    if (yield from walk_array(cursor)):
+        yield from _end(cursor)
 
 
 def walk_object(cursor: Cursor, key: str) -> Iterator[Element | Diagnostic]:
-    """Yield the elements of the array under ``key`` of the object at ``cursor`` (the other
-    members are decoded and dropped), each with its first line."""
+    """Yield the elements of the array under ``key`` of the document that is one object (the
+    other members are decoded and dropped), each with its first line; then a diagnostic if the
+    rest of the document is not JSON, or anything but whitespace follows it."""
     opened = cursor.expect("{", "an object")
     if isinstance(opened, Diagnostic):
         yield opened
         return
-    while cursor.skip_space() != "}":
-        name = cursor.value()
-        colon = name if isinstance(name, Diagnostic) else cursor.expect(":", "':'")
-        if isinstance(colon, Diagnostic):
-            yield colon
+    found = False
+    closed = cursor.skip_space() == "}"
+    if closed:
+        cursor.move(cursor.position + 1)
+    while not closed:
+        member = yield from _member(cursor, key if not found else None)
+        if member is None:
             return
-        if isinstance(name, Element) and name.value == key and cursor.skip_space() == "[":
-            yield from walk_array(cursor)
+        found = found or member
+        separator = cursor.expect(",}", "',' or '}'")
+        if isinstance(separator, Diagnostic):
+            yield separator
             return
-        cursor.skip_space()
-        member = cursor.value()
-        if isinstance(member, Diagnostic):
-            yield member
-            return
-        if cursor.skip_space() == ",":
-            cursor.move(cursor.position + 1)
-    yield cursor.problem(cursor.position, f"no {key!r} array in the document")
+        closed = separator == "}"
+    if not found:
+        yield cursor.problem(cursor.position, f"no {key!r} array in the document")
+        return
+    yield from _end(cursor)
+
+
+def _member(cursor: Cursor, key: str | None) -> Generator[Element | Diagnostic, None, bool | None]:
+    """Read one member: yield the elements when it is the array under ``key``; return whether
+    it was, or ``None`` after a diagnostic."""
+    cursor.skip_space()
+    name = cursor.value()
+    colon = name if isinstance(name, Diagnostic) else cursor.expect(":", "':'")
+    if isinstance(colon, Diagnostic):
+        yield colon
+        return None
+    if isinstance(name, Element) and name.value == key and cursor.skip_space() == "[":
+        return True if (yield from walk_array(cursor)) else None
+    cursor.skip_space()
+    value = cursor.value()
+    if isinstance(value, Diagnostic):
+        yield value
+        return None
+    return False
+
+
+def _end(cursor: Cursor) -> Iterator[Diagnostic]:
+    if cursor.skip_space():
+        yield cursor.problem(cursor.position, "text after the end of the document")
 
 
 def line_of(text: str, element: Element, needle: str) -> int:

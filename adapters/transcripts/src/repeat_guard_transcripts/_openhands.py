@@ -25,7 +25,7 @@ from typing import Final
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OPEN_CALLS, OpenCall, OpenCalls
-from ._document import Cursor, Element, walk_array, walk_object
+from ._document import Cursor, Element, document_array, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import json_lines
 from ._reading import document_items, file_session, string
@@ -173,7 +173,7 @@ class _OpenHandsFile:
 
     def _document(self, lines: Iterable[bytes], *, array: bool) -> Iterator[Item]:
         session = _Session(self.file, file_session(self.file))
-        elements = walk_array if array else _history
+        elements = document_array if array else _history
         yield from document_items(lines, self.file, session.session, elements, session.element)
         yield from session.end()
 
@@ -185,8 +185,11 @@ class _OpenHandsFile:
                 yield decoded
                 continue
             line, record = decoded
-            history = record.get("history") if isinstance(record, dict) else None
-            if isinstance(record, dict) and isinstance(history, list):
+            if not isinstance(record, dict):  # no event, nor an instance: no session either
+                yield Diagnostic(self.file, line, "expected a JSON object")
+                continue
+            history = record.get("history")
+            if isinstance(history, list):
                 yield from self._instance(line, record, history)
                 continue
             if not seen:

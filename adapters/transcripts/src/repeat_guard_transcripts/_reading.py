@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from ._document import Cursor, Element, cursor, gather
+from ._document import Cursor, Document, Element, cursor, gather
 from ._items import Diagnostic, Item, Location, SessionSeen
 from ._lines import json_lines
 
@@ -59,20 +59,35 @@ def document_items(
     on_element: Callable[[str, Element], Iterable[Item]],
 ) -> Iterator[Item]:
     """The items of a file that is one JSON document: the lines are gathered (a line that
-    cannot be read, a document too long or not UTF-8 gives its diagnostic and nothing else),
-    ``session`` is seen at line 1, and ``on_element(text, element)`` gives the items of each
-    element ``elements`` walks to (a document that breaks off ends with a diagnostic)."""
-    text: str | None = None
+    cannot be read or a document too long gives its diagnostic and nothing else), ``session``
+    is seen at line 1, and ``on_element(text, element)`` gives the items of each element
+    ``elements`` walks to (a document that breaks off ends with a diagnostic, as does one whose
+    bytes stop being UTF-8, after the elements before that byte)."""
+    document: Document | None = None
     for part in gather(lines, file):
         if isinstance(part, Diagnostic):
             yield part
         else:
-            text = part
-    if text is None:
+            document = part
+    if document is None:
         return
     yield SessionSeen(Location(file, 1, session))
-    for element in elements(cursor(text, file)):
+    for element in elements(cursor(document.text, file)):
+        if _past_the_cut(document, element):
+            break
         if isinstance(element, Diagnostic):
             yield element
         else:
-            yield from on_element(text, element)
+            yield from on_element(document.text, element)
+    if document.fault is not None:
+        yield document.fault
+
+
+def _past_the_cut(document: Document, element: Element | Diagnostic) -> bool:
+    """Whether ``element`` reaches the first byte that is not UTF-8 (a diagnostic, whether it
+    is on that byte's line or after it: the byte is then its likely cause)."""
+    if document.cut is None or document.fault is None:
+        return False
+    if isinstance(element, Diagnostic):
+        return element.line >= document.fault.line
+    return element.end > document.cut
