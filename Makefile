@@ -93,7 +93,7 @@ js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node 
 # still run after it). Each version is installed into .tools/npm/<host>/<version>, and the tests
 # get the executables from REPEAT_GUARD_E2E_HOST, separated by ":" (adapters/hooks/README.md,
 # "Hosts, tested"). A host is added to E2E_HOSTS with those three variables.
-E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI PI OPENCODE
+E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI PI OPENCODE QWEN_CODE
 CLAUDE_CODE_PACKAGE := @anthropic-ai/claude-code
 CLAUDE_CODE_BIN := claude
 CLAUDE_CODE_VERSIONS := 2.1.332 2.1.197
@@ -106,6 +106,9 @@ COPILOT_VERSIONS := 1.0.102
 GEMINI_PACKAGE := @google/gemini-cli
 GEMINI_BIN := gemini
 GEMINI_VERSIONS := 0.61.0
+QWEN_CODE_PACKAGE := @qwen-code/qwen-code
+QWEN_CODE_BIN := qwen
+QWEN_CODE_VERSIONS := 0.24.4
 # pi and opencode load the npm package adapters/js as a plugin (tests/adapters/js).
 PI_PACKAGE := @mariozechner/pi-coding-agent
 PI_BIN := pi

@@ -322,3 +322,39 @@ def run_gemini(
         timeout=TIMEOUT,
         check=True,
     )
+
+
+def run_qwen(
+    qwen: Host, sandbox: Sandbox, base_url: str, prompt: str, *arguments: str
+) -> dict[str, Any]:
+    """Run ``qwen -p PROMPT`` headless in the project against the OpenAI-compatible stand-in at
+    ``base_url``, every tool allowed; return its JSON result (the last event it prints)."""
+    done = subprocess.run(
+        [
+            str(qwen.executable),
+            "-p",
+            prompt,
+            "--auth-type",
+            "openai",
+            "--openai-api-key",
+            "offline",
+            "--openai-base-url",
+            f"{base_url}/v1",
+            "-m",
+            "stand-in",
+            "--approval-mode",
+            "yolo",
+            "-o",
+            "json",
+            *arguments,
+        ],
+        cwd=sandbox.project,
+        env=sandbox.env(QWEN_CODE_SUPPRESS_YOLO_WARNING="1"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    events: list[dict[str, Any]] = json.loads(done.stdout)
+    return events[-1]

@@ -67,6 +67,8 @@ __all__ = [
     "EXIT_BAD_CONFIG",
     "GEMINI",
     "HOOK_TIMEOUT_SECONDS",
+    "QWEN_CODE",
+    "QWEN_LABEL",
     "TOOL_ROLES",
     "AfterCall",
     "AgentEvent",
@@ -83,6 +85,7 @@ __all__ = [
     "decision_answer",
     "hook_input_or_reason",
     "hook_specific_output",
+    "labelled_answer",
     "millisecond_group",
     "parse_hook_input",
     "render_answer",
@@ -141,6 +144,8 @@ class Dialect(NamedTuple):
     ``settings``: the files ``install`` edits, the default scope first; ``entry``: the group
     our command is written as, for one event and its role; ``install_note``: what a user must
     still do after ``install`` (on stderr).
+    ``prompt_field``: where a prompt event holds the prompt, for a host that also sends the event
+    with none (a prompt event then starts the chain over only when the field is not empty).
     ``plugin``: for a host that loads in-process plugins instead of running command hooks (see
     ``PLUGIN_HOSTS``), the plugin module it is given, a file of ``repeat_guard_hooks/plugins``;
     ``install`` lists its path under the settings key ``plugin_key``.
@@ -161,6 +166,7 @@ class Dialect(NamedTuple):
     response_field: str = "tool_response"
     error_status: int = EXIT_BAD_CONFIG
     install_note: str = ""
+    prompt_field: str = ""
     plugin: str = ""
     plugin_key: str = ""
 
@@ -342,8 +348,48 @@ GEMINI = Dialect(
     entry=millisecond_group,
 )
 
+QWEN_LABEL = "[repeat-guard] "
+"""What Qwen Code's reminders start with: it escapes ``<`` and ``>`` in a hook's text, so no
+tag can mark where a reminder begins; this label does."""
+
+
+def labelled_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Qwen Code's answer: Claude Code's, with the reminder after ``QWEN_LABEL``, and put into
+    a refusal's reason (Qwen Code drops a ``PreToolUse`` answer's ``additionalContext``, and
+    no event follows a refused call)."""
+    labelled = None if context is None else f"{QWEN_LABEL}{context}"
+    if denied is not None and labelled is not None:
+        return hook_specific_output(hook_event, None, f"{denied}\n\n{labelled}")
+    return hook_specific_output(hook_event, labelled, denied)
+
+
+# Qwen Code sends Claude Code's fields and events, but drops PreToolUse's additionalContext and
+# appends PostToolUse's (or PostToolUseFailure's) to the call's result after a blank line, with
+# < and > escaped: the reminders PreToolUse counted wait in the store for that call's
+# PostToolUse, and carry a label rather than a tag. It fires UserPromptSubmit with an empty
+# prompt before every request that goes on after a tool's result; a subagent's calls carry its
+# agent_id. A call its permission check refuses in headless mode fires no hook at all, and it
+# halts a run itself at the fifth identical call in a row. Checked with Qwen Code 0.24.4.
+QWEN_CODE = CLAUDE_CODE._replace(
+    name="qwen-code",
+    events={
+        "PreToolUse": "call",
+        "PostToolUse": "after",
+        "PostToolUseFailure": "after",
+        "UserPromptSubmit": "prompt",
+        "SubagentStop": "subagent-end",
+        "SessionEnd": "session-end",
+    },
+    answer=labelled_answer,
+    prompt_field="prompt",
+    settings=(
+        SettingsFile("project", "cwd", ".qwen", "settings.json"),
+        SettingsFile("user", "home", ".qwen", "settings.json"),
+    ),
+)
+
 DIALECTS: Mapping[str, Dialect] = {
-    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI)
+    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI, QWEN_CODE)
 }
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
 
@@ -465,8 +511,7 @@ def _action(
         return f"{hook_event}: {dialect.agent_field} is not a string"
     agent = agent_key(session, agent_id)
     if role == "prompt":
-        # The user's message to the main agent, or (Codex) the task a subagent starts with.
-        return AgentEvent(session, PromptSubmitted(agent))
+        return _prompt(dialect, payload, session, agent)
     if role == "after":
         return AfterCall(session, agent)
     if role == "subagent-end":
@@ -474,6 +519,17 @@ def _action(
             return f"{hook_event}: {dialect.agent_field} is missing"
         return AgentEvent(session, AgentDisposed(agent))
     return _tool_event(dialect, hook_event, role, payload, (session, agent))
+
+
+def _prompt(
+    dialect: Dialect, payload: Mapping[str, object], session: str, agent: str
+) -> AgentEvent | Unused:
+    # The user's message to the main agent, or (Codex) the task a subagent starts with; with a
+    # prompt_field, only when it holds a prompt (Qwen Code also fires UserPromptSubmit with an
+    # empty one before each request that goes on after a tool's result).
+    if dialect.prompt_field and not _field(payload, dialect.prompt_field):
+        return Unused()
+    return AgentEvent(session, PromptSubmitted(agent))
 
 
 def _tool_event(
