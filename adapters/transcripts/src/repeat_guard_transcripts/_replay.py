@@ -5,11 +5,8 @@ yields it as a ``Step`` (the event where it was seen, the state ``reduce`` retur
 reminders it gave and the run the call extends); every fold consumes steps and none calls
 ``reduce`` itself. ``replay`` is the command's fold: it counts each step with the core's tally
 (through ``SessionTallies``, as the audit does) and passes the rest through, so the command's
-reports, ``--check`` and ``--annotate`` never know which format they read. Each session has
-its own ``GuardState`` (readers qualify agent ids by their session, so no chain is ever
-shared), so a session's state holds its own agents' chains only, however many sessions a file
-holds. Counts are kept per session, packed; the file's totals are their merge
-(``merge_packed``).
+reports, ``--check`` and ``--annotate`` never know which format they read. Counts are kept per
+session, packed; the file's totals are their merge (``merge_packed``).
 """
 
 from __future__ import annotations
