@@ -1,16 +1,85 @@
-"""A scripted model for the Agents SDK tests (the SDK's own ``ScriptedModel``), and what it saw."""
+"""A scripted model for the Agents SDK tests (a ``Model`` of its own, as the SDK's own tests
+write one), and what it saw."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import Agent, FunctionTool, RunContextWrapper, function_tool
-from agents.items import TResponseOutputItem
+from agents import Agent, FunctionTool, ModelResponse, RunContextWrapper, Usage, function_tool
+from agents.items import TResponseInputItem, TResponseOutputItem, TResponseStreamEvent
+from agents.models.interface import Model
 from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
-from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputRefusal,
+    ResponseOutputText,
+)
+
+Responder = Callable[[list[TResponseInputItem]], Awaitable[list[TResponseOutputItem]]]
+
+
+def function_call(name: str, arguments: Mapping[str, Any], *, call_id: str) -> TResponseOutputItem:
+    """One function-tool call, as a model's output item."""
+    text = json.dumps(arguments, separators=(",", ":"))
+    return ResponseFunctionToolCall(
+        id=call_id, call_id=call_id, type="function_call", name=name, arguments=text
+    )
+
+
+def assistant_message(text: str) -> TResponseOutputItem:
+    """One assistant text message, as a model's output item."""
+    content: list[ResponseOutputText | ResponseOutputRefusal] = [
+        ResponseOutputText(text=text, type="output_text", annotations=[])
+    ]
+    return ResponseOutputMessage(
+        id="message", type="message", role="assistant", status="completed", content=content
+    )
+
+
+class ScriptedModel(Model):
+    """A model whose every response is ``respond(input)``; ``inputs`` are what it was sent."""
+
+    def __init__(self, respond: Responder) -> None:
+        self.respond = respond
+        self.inputs: list[list[TResponseInputItem]] = []
+
+    async def _output(self, input: str | list[TResponseInputItem]) -> list[TResponseOutputItem]:
+        items: list[TResponseInputItem] = (
+            [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        )
+        self.inputs.append(items)
+        return await self.respond(items)
+
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        return ModelResponse(output=await self._output(input), usage=Usage(), response_id=None)
+
+    async def stream_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> AsyncIterator[TResponseStreamEvent]:
+        output = await self._output(input)
+        response = Response(
+            id="response",
+            created_at=0,
+            model="scripted",
+            object="response",
+            output=output,
+            parallel_tool_calls=False,
+            tool_choice="auto",
+            tools=[],
+        )
+        yield ResponseCompletedEvent(
+            type="response.completed", response=response, sequence_number=0
+        )
+
 
 GENTLE_MARK = "You are repeating the exact same tool call"
 DETAILED_MARK = "times in a row with identical arguments"
@@ -61,10 +130,9 @@ class LoopingModel:
     lockstep: asyncio.Barrier | None = None
     seen: list[list[Any]] = field(default_factory=list)
 
-    async def respond(self, call: ModelCall) -> list[TResponseOutputItem]:
+    async def respond(self, items: list[TResponseInputItem]) -> list[TResponseOutputItem]:
         if self.lockstep is not None:
             await self.lockstep.wait()
-        items = list(call.input) if isinstance(call.input, list) else []
         self.seen.append(items)
         turn = sum(_kind(item) == "function_call" for item in items)
         fresh = " ".join(reminder_texts(latest_turn(items)))
@@ -73,8 +141,8 @@ class LoopingModel:
         tool, arguments = self.calls[turn % len(self.calls)]
         return [function_call(tool, arguments, call_id=f"call-{turn + 1}")]
 
-    def model(self, turns: int = 40) -> ScriptedModel:
-        return ScriptedModel([ModelStep.respond(self.respond)] * turns)
+    def model(self) -> ScriptedModel:
+        return ScriptedModel(self.respond)
 
 
 def tools(calls: list[str], guardrails: Sequence[Any] = ()) -> list[FunctionTool]:

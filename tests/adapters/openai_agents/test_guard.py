@@ -19,10 +19,14 @@ from ._support import (
     DETAILED_MARK,
     GENTLE_MARK,
     LoopingModel,
+    ScriptedModel,
     agent_with,
+    assistant_message,
     filtered,
+    function_call,
     latest_turn,
     reminder_texts,
+    tools,
 )
 
 GREP = ("grep", {"pattern": "TODO"})
@@ -189,16 +193,15 @@ def test_deny_at_refuses_the_fourth_identical_call_and_the_model_reads_why() -> 
 
 
 def test_parallel_calls_of_one_response_are_admitted_in_order() -> None:
-    from agents.testing import ModelStep, ScriptedModel, function_call
-
     guard = RepeatGuard({"denyAt": 2})
     calls: list[str] = []
-    batch = [function_call("grep", {"pattern": "x"}, call_id=f"p{n}") for n in range(3)]
-    from agents.testing import assistant_message
 
-    model = ScriptedModel([ModelStep(output=batch), ModelStep(output=[assistant_message("ok")])])
-    from ._support import tools
+    async def batch_then_answer(items: list[Any]) -> list[Any]:
+        if any(item.get("type") == "function_call_output" for item in items):
+            return [assistant_message("ok")]
+        return [function_call("grep", {"pattern": "x"}, call_id=f"p{n}") for n in range(3)]
 
+    model = ScriptedModel(batch_then_answer)
     agent = Agent(name="main", model=model, tools=list(tools(calls, [guard.tool_input_guardrail])))
     result = run(agent, "Find.", guard)
     assert result.final_output == "ok"

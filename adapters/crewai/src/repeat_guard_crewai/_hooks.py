@@ -1,0 +1,248 @@
+"""The guard as CrewAI hooks: tool-call hooks that count and refuse, an LLM-call hook that
+delivers.
+
+Theory of operation: CrewAI runs every registered ``before_tool_call`` and ``after_tool_call``
+hook around each tool call of every agent, and every ``before_llm_call`` hook before each model
+call, with the executor's own message list, which the hook may append to. One task executed by
+one agent is one run: its messages start with the task's prompt and grow with every call, and
+the hooks of both kinds see the same agent and task objects. The guard keeps one state per run
+(keyed by those two objects) and maps:
+
+* ``before_llm_call`` at the run's first iteration: a new run, whose task prompt is the user's
+  message, so the chain starts over; at every iteration, the reminders the run's finished calls
+  produced are appended to the messages, each a user message of its own, after the tool's
+  result the executor appended before it;
+* ``before_tool_call``: the core's ``admit``, with the run's calls admitted and not yet finished
+  counted in; a ``Deny`` returns ``False`` (CrewAI does not run the tool) and remembers the
+  reason;
+* ``after_tool_call``: the finished call, with the tool's result for ``progress = "result"``;
+  a call the guard refused (its result is CrewAI's fixed "Tool execution blocked by hook." text,
+  and the guard kept a reason for it) counts as denied, and that result is replaced with the
+  core's reason, so the model reads why. Calls are matched by tool and arguments, so parallel
+  calls of one response pair up whichever finishes first.
+
+Fail open: an exception from the guard's own code is logged in one line; the call runs, its
+result is kept, the model call goes ahead with its messages as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import TracebackType
+from typing import Any, Protocol
+
+from crewai.hooks import (
+    register_after_tool_call_hook,
+    register_before_llm_call_hook,
+    register_before_tool_call_hook,
+    unregister_after_tool_call_hook,
+    unregister_before_llm_call_hook,
+    unregister_before_tool_call_hook,
+)
+
+from repeat_guard import (
+    SOURCE,
+    Deny,
+    Event,
+    GuardConfig,
+    GuardConfigError,
+    GuardState,
+    Reminder,
+    ToolCallFinished,
+    admit,
+    canonical_arguments,
+    reduce,
+    resolve_config,
+)
+
+__all__ = [
+    "AGENT",
+    "PLUGIN_NAME",
+    "GuardConfigError",
+    "ModelCall",
+    "Reducer",
+    "RepeatGuard",
+    "ToolCall",
+    "reminder_message",
+    "resolve_config",
+]
+
+PLUGIN_NAME = SOURCE["plugin"]
+"""The guard's name, in its log lines."""
+
+AGENT = "agent"
+"""The core's id for the agent of a run: each run has its own state, so one suffices."""
+
+Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
+
+_BLOCKED = "Tool execution blocked by hook."
+_log = logging.getLogger("repeat_guard_crewai")
+
+
+class ToolCall(Protocol):
+    """What the guard reads of CrewAI's ``ToolCallHookContext``."""
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    agent: Any
+    task: Any
+    tool_result: str | None
+
+
+class ModelCall(Protocol):
+    """What the guard reads of CrewAI's ``LLMCallHookContext``."""
+
+    messages: Any
+    agent: Any
+    task: Any
+    iterations: int
+
+
+def reminder_message(reminder: Reminder) -> dict[str, str]:
+    """Return the message carrying ``reminder``: a user message of its own."""
+    return {"role": "user", "content": reminder.text}
+
+
+def _fail_open(error: Exception, consequence: str) -> None:
+    _log.error("%s failed (%s: %s); %s", PLUGIN_NAME, type(error).__name__, error, consequence)
+
+
+@dataclass
+class _Run:
+    """One agent's execution of one task: its state, and what its calls left to do."""
+
+    state: GuardState
+    running: list[ToolCallFinished] = field(default_factory=list)
+    refused: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    pending: list[Reminder] = field(default_factory=list)
+
+
+class RepeatGuard:
+    """The repeat-tool-call guard as CrewAI hooks: ``RepeatGuard().register()``, or ``with
+    RepeatGuard():`` around the kickoff.
+
+    ``config`` is a ``repeat_guard.GuardConfig``, a mapping in the core's keys (parsed with the
+    core's ``resolve_config``, raising ``GuardConfigError`` when invalid) or ``None`` for the
+    defaults. CrewAI's hooks are process-wide: a registered guard sees every crew's and agent's
+    calls, and keeps each run apart. ``reducer`` is the transition function, injectable for
+    tests.
+    """
+
+    def __init__(
+        self,
+        config: GuardConfig | Mapping[str, object] | None = None,
+        *,
+        reducer: Reducer = reduce,
+    ) -> None:
+        self.config = resolve_config(config)
+        self.reducer = reducer
+        self._runs: dict[tuple[int, int], _Run] = {}
+
+    def register(self) -> None:
+        """Register the guard's three hooks with CrewAI (after those already registered)."""
+        register_before_llm_call_hook(self.before_llm_call)
+        register_before_tool_call_hook(self.before_tool_call)
+        register_after_tool_call_hook(self.after_tool_call)
+
+    def unregister(self) -> None:
+        """Remove the guard's hooks; the runs it kept are forgotten."""
+        unregister_before_llm_call_hook(self.before_llm_call)
+        unregister_before_tool_call_hook(self.before_tool_call)
+        unregister_after_tool_call_hook(self.after_tool_call)
+        self._runs.clear()
+
+    def __enter__(self) -> RepeatGuard:
+        self.register()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.unregister()
+
+    def before_llm_call(self, context: ModelCall) -> None:
+        """Start a run at its first iteration; append the run's new reminders to the messages."""
+        try:
+            key = _key(context)
+            if context.iterations == 0:
+                self._runs[key] = _Run(GuardState.initial(self.config))
+            run = self._run(key)
+            context.messages.extend(reminder_message(reminder) for reminder in run.pending)
+            run.pending.clear()
+        except Exception as error:
+            _fail_open(error, "the model is called with its messages as they are")
+
+    def before_tool_call(self, context: ToolCall) -> bool | None:
+        """``False`` (CrewAI does not run the tool) when the core refuses the call."""
+        try:
+            run = self._run(_key(context))
+            call = ToolCallFinished(AGENT, context.tool_name, dict(context.tool_input))
+            verdict = admit(run.state, call, run.running)
+            if isinstance(verdict, Deny):
+                run.refused.setdefault(_call_key(call), []).append(verdict.reason)
+                return False
+            run.running.append(call)
+        except Exception as error:
+            _fail_open(error, "the call runs unguarded")
+        return None
+
+    def after_tool_call(self, context: ToolCall) -> str | None:
+        """Count the finished call; a refused call's result becomes the core's reason."""
+        try:
+            run = self._run(_key(context))
+            call = ToolCallFinished(AGENT, context.tool_name, dict(context.tool_input))
+            reason = None
+            if _was_blocked(context):
+                reason = _reason(run, call)
+            else:
+                _forget_running(run, call)
+            finished = replace(
+                call,
+                denied=reason is not None,
+                result=None if reason is not None else context.tool_result,
+            )
+            run.state, reminders = self.reducer(run.state, finished)
+            run.pending.extend(reminders)
+        except Exception as error:
+            _fail_open(error, "the call's result is kept as it is")
+            return None
+        return reason
+
+    def _run(self, key: tuple[int, int]) -> _Run:
+        run = self._runs.get(key)
+        if run is None:
+            run = self._runs[key] = _Run(GuardState.initial(self.config))
+        return run
+
+
+def _key(context: ToolCall | ModelCall) -> tuple[int, int]:
+    # The executor's agent and task are the same objects in both kinds of hooks for a run.
+    return id(context.agent), id(context.task)
+
+
+def _call_key(call: ToolCallFinished) -> tuple[str, str]:
+    return call.tool, canonical_arguments(call.arguments)
+
+
+def _was_blocked(context: ToolCall) -> bool:
+    # CrewAI's own result for a call a before hook refused; the same for every executor.
+    return (context.tool_result or "").startswith(_BLOCKED)
+
+
+def _reason(run: _Run, call: ToolCallFinished) -> str | None:
+    """The guard's reason for refusing ``call``, or ``None`` when another hook refused it."""
+    reasons = run.refused.get(_call_key(call))
+    return reasons.pop(0) if reasons else None
+
+
+def _forget_running(run: _Run, call: ToolCallFinished) -> None:
+    """Forget the earliest running call like ``call``: it has finished."""
+    for index, running in enumerate(run.running):
+        if _call_key(running) == _call_key(call):
+            del run.running[index]
+            return

@@ -1,0 +1,88 @@
+"""The testing kit's state machine over the hooks: each agent is one run of CrewAI's hook
+contexts (a task executed by an agent), its calls asked about by the before-tool hook, counted by
+the after-tool hook, and its reminders read from the messages the before-LLM hook appends,
+call for call against the reference model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from repeat_guard import (
+    AgentDisposed,
+    Event,
+    GuardConfig,
+    GuardState,
+    PromptSubmitted,
+    Reminder,
+    ToolCallFinished,
+    reduce,
+)
+from repeat_guard_crewai import RepeatGuard, reminder_message
+from repeat_guard_testing import ARGUMENTS, HarnessMachine, events, policy_configs
+
+from ._support import Run
+
+# CrewAI hands tools their arguments as a dict, always
+DICT_ARGUMENTS = [arguments for arguments in ARGUMENTS if isinstance(arguments, dict)]
+
+
+class CrewAIHarness(HarnessMachine):
+    configs = policy_configs()
+    events = events(arguments=DICT_ARGUMENTS)
+    produced: tuple[Reminder, ...] = ()
+
+    def start(self, config: GuardConfig) -> None:
+        def recording(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
+            state, self.produced = reduce(state, event)
+            return state, self.produced
+
+        self.guard = RepeatGuard(config, reducer=recording)
+        self.runs: dict[str, Run] = {}
+        self.retired: list[Run] = []  # kept alive, so no new run reuses their objects' ids
+        self.blocked: set[str] = set()
+
+    def _run(self, agent: str) -> Run:
+        if agent not in self.runs:
+            run = self.runs[agent] = Run()
+            self.guard.before_llm_call(run.model_call())  # a run starts with a model call
+        return self.runs[agent]
+
+    def admit(self, call: ToolCallFinished) -> bool | None:
+        if call.agent is None:
+            return None
+        assert isinstance(call.arguments, dict)
+        context = self._run(call.agent).tool_call(call.tool, dict(call.arguments))
+        allowed = self.guard.before_tool_call(context) is None
+        if not allowed:
+            self.blocked.add(call.agent)
+        return allowed
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        if event.agent is None:
+            return ()
+        if isinstance(event, AgentDisposed):
+            if event.agent in self.runs:
+                self.retired.append(self.runs.pop(event.agent))
+            return ()
+        run = self._run(event.agent)
+        if isinstance(event, PromptSubmitted):
+            run.iterations = 0  # the agent kicked off again: a new run of the same task
+            self.guard.before_llm_call(run.model_call())
+            return ()
+        assert isinstance(event, ToolCallFinished)
+        assert isinstance(event.arguments, dict)
+        self.produced = ()
+        blocked = event.agent in self.blocked
+        self.blocked.discard(event.agent)
+        result = f"Tool execution blocked by hook. Tool: {event.tool}" if blocked else "done"
+        self.guard.after_tool_call(run.tool_call(event.tool, dict(event.arguments), result))
+        produced: tuple[Reminder, ...] = self.produced
+        before = len(run.messages)
+        self.guard.before_llm_call(run.model_call())
+        # the call's reminders are exactly the messages the next model call was given
+        assert run.messages[before:] == [reminder_message(reminder) for reminder in produced]
+        return tuple(replace(each, agent=event.agent) for each in produced)
+
+
+TestCrewAIHarness = CrewAIHarness.TestCase
