@@ -41,6 +41,7 @@ class Context:
     agent_name: str
     session: Session
     state: dict[str, Any] = field(default_factory=dict)
+    function_call_id: str | None = None
 
 
 @dataclass
@@ -75,7 +76,9 @@ class AdkHarness(HarnessMachine):
     def admit(self, call: ToolCallFinished) -> bool | None:
         if call.agent is None:
             return None
-        context = cast(ToolContext, self._context(call.agent))
+        stand_in = self._context(call.agent)
+        stand_in.function_call_id = f"c{self.calls + 1}"
+        context = cast(ToolContext, stand_in)
         assert isinstance(call.arguments, dict)
         refusal = self.loop.run_until_complete(
             self.guard.before_tool_callback(

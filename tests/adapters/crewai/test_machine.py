@@ -53,6 +53,7 @@ class CrewAIHarness(HarnessMachine):
             return None
         assert isinstance(call.arguments, dict)
         context = self._run(call.agent).tool_call(call.tool, dict(call.arguments))
+        self.produced = ()  # a refused attempt is counted here, its reminders with it
         allowed = self.guard.before_tool_call(context) is None
         if not allowed:
             self.blocked.add(call.agent)
@@ -72,9 +73,10 @@ class CrewAIHarness(HarnessMachine):
             return ()
         assert isinstance(event, ToolCallFinished)
         assert isinstance(event.arguments, dict)
-        self.produced = ()
         blocked = event.agent in self.blocked
         self.blocked.discard(event.agent)
+        if not blocked:
+            self.produced = ()
         result = f"Tool execution blocked by hook. Tool: {event.tool}" if blocked else "done"
         self.guard.after_tool_call(run.tool_call(event.tool, dict(event.arguments), result))
         produced: tuple[Reminder, ...] = self.produced

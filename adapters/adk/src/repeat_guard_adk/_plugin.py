@@ -20,10 +20,11 @@ events are left as they are; the fold is the same on every request, so the model
 same reminders in the same places every time, and a session resumed later (from a persistent
 session service too) finds them again.
 
-Before a tool runs, ``before_tool_callback`` asks the core's ``admit``, against the state of
+Before a tool runs, ``before_tool_callback`` asks the core's ``attempt``, against the state of
 the agent's latest fold kept in the session's ``temp:`` state (per invocation, never stored)
-with the calls admitted since folded in; a ``Deny`` returns the refusal as the tool's response
-(ADK skips a tool whose callback returns a dict), so the model reads why.
+with the calls admitted since (``Running``) counted in, and a refused attempt counted at once;
+a ``Deny`` returns the refusal as the tool's response (ADK skips a tool whose callback returns
+a dict), so the model reads why.
 
 Fail open: an exception from the guard's own code is logged in one line; the request goes out
 unchanged, or the call runs.
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.callback_context import CallbackContext
@@ -44,7 +45,6 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
-from returns.pipeline import is_successful
 
 from repeat_guard import (
     PLUGIN_NAME,
@@ -55,10 +55,9 @@ from repeat_guard import (
     PromptSubmitted,
     Reducer,
     Reminder,
+    Running,
     ToolCallFinished,
-    admit,
-    decode_state,
-    encode_state,
+    attempt,
     reduce,
     resolve_config,
 )
@@ -117,7 +116,7 @@ class RepeatGuard(BasePlugin):
         try:
             agent = callback_context.agent_name
             state, steps = self._fold(callback_context.session.events, agent)
-            _store(callback_context, agent, state)
+            _store(callback_context, agent, state, Running())
             llm_request.contents = _with_reminders(llm_request.contents, steps)
         except Exception as error:
             _fail_open(error, "the request goes out unchanged")
@@ -137,26 +136,26 @@ class RepeatGuard(BasePlugin):
         self, name: str, arguments: dict[str, Any], context: ToolContext
     ) -> dict[str, Any] | None:
         agent = context.agent_name
-        state = self._stored(context, agent)
+        state, running = self._stored(context, agent)
         event = ToolCallFinished(agent, name, arguments)
-        verdict = admit(state, event)
-        denied = isinstance(verdict, Deny)
-        # Admitted or not, the attempt counts as if it had finished before the next is asked.
-        state, _ = self.reducer(state, replace(event, denied=denied))
-        _store(context, agent, state)
+        # The refused attempt counts at once; an admitted call waits among the running ones
+        # until the next model request folds its response.
+        verdict, state, _ = attempt(state, event, running, reducer=self.reducer)
+        if not isinstance(verdict, Deny):
+            running = running.admitted(context.function_call_id or "", event)
+        _store(context, agent, state, running)
         if isinstance(verdict, Deny):
             return {"error": verdict.reason, REFUSED_BY: PLUGIN_NAME}
         return None
 
-    def _stored(self, context: ToolContext, agent: str) -> GuardState:
+    def _stored(self, context: ToolContext, agent: str) -> tuple[GuardState, Running]:
         stored = context.state.get(STATE_KEY, {})
-        raw = stored.get(agent) if isinstance(stored, Mapping) else None
-        if raw is None:
-            return GuardState.initial(self.config)
-        decoded = decode_state(raw, self.config)
-        if not is_successful(decoded):
-            raise ValueError(f"unreadable {STATE_KEY}: {decoded.failure()}")
-        return decoded.unwrap()
+        turn = stored.get(agent) if isinstance(stored, Mapping) else None
+        if turn is None:
+            return GuardState.initial(self.config), Running()
+        if not isinstance(turn, _Turn):
+            raise TypeError(f"unreadable {STATE_KEY}: {turn!r}")
+        return turn.state, turn.running
 
     def _fold(
         self, events: Sequence[AdkEvent], agent: str
@@ -213,10 +212,20 @@ def _is_prompt(event: AdkEvent) -> bool:
     return any(part.text for part in parts)
 
 
-def _store(context: CallbackContext, agent: str, state: GuardState) -> None:
+@dataclass(frozen=True)
+class _Turn:
+    """An agent's state as of its latest model request (with the refusals since), and the calls
+    admitted since, still running."""
+
+    state: GuardState
+    running: Running
+
+
+def _store(context: CallbackContext, agent: str, state: GuardState, running: Running) -> None:
+    """Keep the agent's turn in the invocation's ``temp:`` state (never stored)."""
     stored = context.state.get(STATE_KEY)
     agents = dict(stored) if isinstance(stored, Mapping) else {}
-    agents[agent] = encode_state(state)
+    agents[agent] = _Turn(state, running)
     context.state[STATE_KEY] = agents
 
 

@@ -12,13 +12,13 @@ the hooks of both kinds see the same agent and task objects. The guard keeps one
   message, so the chain starts over; at every iteration, the reminders the run's finished calls
   produced are appended to the messages, each a user message of its own, after the tool's
   result the executor appended before it;
-* ``before_tool_call``: the core's ``admit``, with the run's calls admitted and not yet finished
-  counted in; a ``Deny`` returns ``False`` (CrewAI does not run the tool) and remembers the
-  reason;
+* ``before_tool_call``: the core's ``attempt``, with the run's calls admitted and not yet
+  finished (``Running``) counted in; a ``Deny`` counts the refused attempt at once, returns
+  ``False`` (CrewAI does not run the tool) and remembers the reason;
 * ``after_tool_call``: the finished call, with the tool's result for ``progress = "result"``;
-  a call the guard refused (its result is CrewAI's fixed "Tool execution blocked by hook." text,
-  and the guard kept a reason for it) counts as denied, and that result is replaced with the
-  core's reason, so the model reads why. Calls are matched by tool and arguments, so parallel
+  for a call the guard refused (its result is CrewAI's fixed "Tool execution blocked by hook."
+  text, and the guard kept a reason for it) that result is replaced with the core's reason, so
+  the model reads why. Calls are matched by tool and arguments, so parallel
   calls of one response pair up whichever finishes first.
 
 Fail open: an exception from the guard's own code is logged in one line; the call runs, its
@@ -28,7 +28,7 @@ result is kept, the model call goes ahead with its messages as they are.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Protocol
@@ -43,15 +43,16 @@ from crewai.hooks import (
 )
 
 from repeat_guard import (
-    SOURCE,
+    PLUGIN_NAME,
     Deny,
-    Event,
     GuardConfig,
     GuardConfigError,
     GuardState,
+    Reducer,
     Reminder,
+    Running,
     ToolCallFinished,
-    admit,
+    attempt,
     canonical_arguments,
     reduce,
     resolve_config,
@@ -69,13 +70,8 @@ __all__ = [
     "resolve_config",
 ]
 
-PLUGIN_NAME = SOURCE["plugin"]
-"""The guard's name, in its log lines."""
-
 AGENT = "agent"
 """The core's id for the agent of a run: each run has its own state, so one suffices."""
-
-Reducer = Callable[[GuardState, Event], tuple[GuardState, tuple[Reminder, ...]]]
 
 _BLOCKED = "Tool execution blocked by hook."
 _log = logging.getLogger("repeat_guard_crewai")
@@ -114,9 +110,13 @@ class _Run:
     """One agent's execution of one task: its state, and what its calls left to do."""
 
     state: GuardState
-    running: list[ToolCallFinished] = field(default_factory=list)
+    running: Running = field(default_factory=Running)
+    # CrewAI's hooks carry no call id: admitted calls get one here, and a finished call is the
+    # earliest admitted one with its tool and arguments (likewise a refusal's reason).
+    waiting: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     refused: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     pending: list[Reminder] = field(default_factory=list)
+    admitted: int = 0
 
 
 class RepeatGuard:
@@ -182,11 +182,18 @@ class RepeatGuard:
         try:
             run = self._run(_key(context))
             call = ToolCallFinished(AGENT, context.tool_name, dict(context.tool_input))
-            verdict = admit(run.state, call, run.running)
+            # A refused attempt counts at once; an admitted call counts when it finishes.
+            verdict, run.state, reminders = attempt(
+                run.state, call, run.running, reducer=self.reducer
+            )
             if isinstance(verdict, Deny):
+                run.pending.extend(reminders)
                 run.refused.setdefault(_call_key(call), []).append(verdict.reason)
                 return False
-            run.running.append(call)
+            run.admitted += 1
+            call_id = str(run.admitted)
+            run.running = run.running.admitted(call_id, call)
+            run.waiting.setdefault(_call_key(call), []).append(call_id)
         except Exception as error:
             _fail_open(error, "the call runs unguarded")
         return None
@@ -196,22 +203,19 @@ class RepeatGuard:
         try:
             run = self._run(_key(context))
             call = ToolCallFinished(AGENT, context.tool_name, dict(context.tool_input))
-            reason = None
-            if _was_blocked(context):
-                reason = _reason(run, call)
-            else:
-                _forget_running(run, call)
-            finished = replace(
-                call,
-                denied=reason is not None,
-                result=None if reason is not None else context.tool_result,
+            reason = _earliest(run.refused, call) if _was_blocked(context) else None
+            if reason is not None:
+                return reason  # counted when it was refused
+            call_id = _earliest(run.waiting, call)
+            if call_id is not None:
+                run.running = run.running.finished(AGENT, call_id)
+            run.state, reminders = self.reducer(
+                run.state, replace(call, result=context.tool_result)
             )
-            run.state, reminders = self.reducer(run.state, finished)
             run.pending.extend(reminders)
         except Exception as error:
             _fail_open(error, "the call's result is kept as it is")
-            return None
-        return reason
+        return None
 
     def _run(self, key: tuple[int, int]) -> _Run:
         run = self._runs.get(key)
@@ -234,15 +238,8 @@ def _was_blocked(context: ToolCall) -> bool:
     return (context.tool_result or "").startswith(_BLOCKED)
 
 
-def _reason(run: _Run, call: ToolCallFinished) -> str | None:
-    """The guard's reason for refusing ``call``, or ``None`` when another hook refused it."""
-    reasons = run.refused.get(_call_key(call))
-    return reasons.pop(0) if reasons else None
-
-
-def _forget_running(run: _Run, call: ToolCallFinished) -> None:
-    """Forget the earliest running call like ``call``: it has finished."""
-    for index, running in enumerate(run.running):
-        if _call_key(running) == _call_key(call):
-            del run.running[index]
-            return
+def _earliest(entries: dict[tuple[str, str], list[str]], call: ToolCallFinished) -> str | None:
+    """Take the earliest entry kept for calls like ``call`` (none: another hook refused it, or
+    the guard was registered while it ran)."""
+    kept = entries.get(_call_key(call))
+    return kept.pop(0) if kept else None

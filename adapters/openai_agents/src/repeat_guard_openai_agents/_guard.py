@@ -21,9 +21,10 @@ own, right after the output that reached the threshold. The fold is the same eve
 model sees the same reminders at the same places in every later request, as if they were
 stored, and a session resumed later (in another process too) finds them again.
 
-Before a function tool runs, its ``ToolInputGuardrail`` asks the core's ``admit``, against the
-state of the turn's fold with the calls admitted since counted in; a ``Deny`` answers with
-``reject_content(reason)``: the tool does not run and the model reads the reason as its output.
+Before a function tool runs, its ``ToolInputGuardrail`` asks the core's ``attempt``, against
+the state of the turn's fold with the calls admitted since (``Running``) counted in; a ``Deny``
+answers with ``reject_content(reason)``: the tool does not run, the model reads the reason as
+its output, and the refused attempt counts at once.
 The guardrail finds its run's fold through the ``RunConfig`` that ``run_config()`` made, which
 the SDK hands to every tool call of the run (``ToolContext.run_config``).
 
@@ -56,9 +57,10 @@ from repeat_guard import (
     PromptSubmitted,
     Reducer,
     Reminder,
+    Running,
     ToolCallFinished,
-    admit,
     arguments_from_text,
+    attempt,
     reduce,
     resolve_config,
 )
@@ -138,21 +140,23 @@ class RepeatGuard:
         event = ToolCallFinished(
             AGENT, context.tool_name, arguments_from_text(context.tool_arguments)
         )
-        verdict = admit(turn.state, event, turn.admitted)
+        # The refused attempt counts at once; an admitted call waits among the running ones
+        # until the next model call folds its output.
+        verdict, turn.state, _ = attempt(turn.state, event, turn.running, reducer=self.reducer)
         if isinstance(verdict, Deny):
             run.denied.add(context.tool_call_id)
-            turn.admitted.append(replace(event, denied=True))
             return verdict.reason
-        turn.admitted.append(event)
+        turn.running = turn.running.admitted(context.tool_call_id, event)
         return None
 
 
 @dataclass
 class _Turn:
-    """One agent's state as of its latest model call, and the calls asked about since."""
+    """One agent's state as of its latest model call (with the refusals since), and the calls
+    admitted since, still running."""
 
     state: GuardState
-    admitted: list[ToolCallFinished] = field(default_factory=list)
+    running: Running = field(default_factory=Running)
 
 
 class _RunFilter:
@@ -167,8 +171,11 @@ class _RunFilter:
         self.denied: set[str] = set()
 
     def turn(self, agent: object) -> _Turn:
+        """The agent's turn (an empty one before its first model call)."""
         found = self.turns.get(id(agent))
-        return _Turn(GuardState.initial(self.guard.config)) if found is None else found
+        if found is None:
+            found = self.turns[id(agent)] = _Turn(GuardState.initial(self.guard.config))
+        return found
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data

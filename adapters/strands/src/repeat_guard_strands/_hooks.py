@@ -21,12 +21,12 @@ carries the results of its step, in the messages sent to the model only. The fol
 on every call, so the model sees the same reminders in the same places every time, and an
 agent restored from a session finds them again.
 
-Before a tool runs, ``BeforeToolCallEvent`` asks the core's ``admit`` against the state of the
-latest fold, kept in the invocation's ``invocation_state`` (per agent), with the calls admitted
-since folded in; a ``Deny`` sets ``cancel_tool`` to the reason, which Strands puts into the
-call's result (``status: "error"``), so the model reads why; the call's id is kept in the
-agent state (``agent.state["repeat_guard"]``, stored with a session) so the fold counts it as
-refused.
+Before a tool runs, ``BeforeToolCallEvent`` asks the core's ``attempt`` against the state of
+the latest fold, kept in the invocation's ``invocation_state`` (per agent), with the calls
+admitted since (``Running``) counted in, and a refused attempt counted at once; a ``Deny``
+sets ``cancel_tool`` to the reason, which Strands puts into the call's result (``status:
+"error"``), so the model reads why; the call's id is kept in the agent state
+(``agent.state["repeat_guard"]``, stored with a session) so the fold counts it as refused.
 
 Fail open: an exception from the guard's own code is logged in one line; the model is sent
 the conversation unchanged, or the call runs.
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from strands.hooks import AgentInitializedEvent, BeforeToolCallEvent, HookProvider, HookRegistry
@@ -53,8 +53,9 @@ from repeat_guard import (
     PromptSubmitted,
     Reducer,
     Reminder,
+    Running,
     ToolCallFinished,
-    admit,
+    attempt,
     reduce,
     resolve_config,
 )
@@ -119,7 +120,7 @@ class RepeatGuard(HookProvider):
         """Fold the conversation; send it with each reminder after the results of its step."""
         try:
             state, messages = self._fold(context.messages, _refused(context.agent))
-            _turns(context.invocation_state)[id(context.agent)] = state
+            _turns(context.invocation_state)[id(context.agent)] = _Turn(state)
             return context.replace(messages=messages)
         except Exception as error:
             _fail_open(error, "the model is sent the conversation unchanged")
@@ -135,14 +136,16 @@ class RepeatGuard(HookProvider):
         use = event.tool_use
         turns = _turns(event.invocation_state)
         agent = event.agent
-        found = turns.get(id(agent))
-        state = GuardState.initial(self.config) if found is None else found
+        turn = turns.get(id(agent))
+        if turn is None:
+            turn = turns[id(agent)] = _Turn(GuardState.initial(self.config))
         call = ToolCallFinished(AGENT, use["name"], use["input"])
-        verdict = admit(state, call)
-        denied = isinstance(verdict, Deny)
-        # Admitted or not, the attempt counts as if it had finished before the next is asked.
-        turns[id(agent)], _ = self.reducer(state, replace(call, denied=denied))
-        if isinstance(verdict, Deny):
+        # The refused attempt counts at once; an admitted call waits among the running ones
+        # until the next model call folds its result.
+        verdict, turn.state, _ = attempt(turn.state, call, turn.running, reducer=self.reducer)
+        if not isinstance(verdict, Deny):
+            turn.running = turn.running.admitted(use["toolUseId"], call)
+        else:
             stored = agent.state.get(STATE_KEY)
             refused = list(stored.get("refused", ())) if isinstance(stored, Mapping) else []
             agent.state.set(STATE_KEY, {"refused": [*refused, use["toolUseId"]]})
@@ -202,9 +205,18 @@ def _with_reminders(message: Message, step: Sequence[Reminder]) -> Message:
     return {**message, "content": blocks}
 
 
-def _turns(invocation_state: dict[str, Any]) -> dict[int, GuardState]:
-    """The invocation's latest state of each agent (a multi-agent run shares one dict)."""
-    turns: dict[int, GuardState] = invocation_state.setdefault(STATE_KEY, {})
+@dataclass
+class _Turn:
+    """One agent's state as of its latest model call (with the refusals since), and the calls
+    admitted since, still running."""
+
+    state: GuardState
+    running: Running = field(default_factory=Running)
+
+
+def _turns(invocation_state: dict[str, Any]) -> dict[int, _Turn]:
+    """The invocation's latest turn of each agent (a multi-agent run shares one dict)."""
+    turns: dict[int, _Turn] = invocation_state.setdefault(STATE_KEY, {})
     return turns
 
 
