@@ -326,3 +326,28 @@ def test_admitting_a_call_before_any_model_call_uses_an_empty_state() -> None:
     data = ToolInputGuardrailData(context=context, agent=Agent(name="a"))
     verdict = asyncio.run(guard.tool_input_guardrail.run(data))
     assert verdict.behavior == {"type": "allow"}
+
+
+def test_a_handoff_ends_the_chain_before_it() -> None:
+    helper_script, calls = LoopingModel(), list[str]()
+    helper = agent_with(helper_script, calls, name="helper")
+    seen: list[list[Any]] = []
+
+    async def two_greps_then_hand_off(items: list[Any]) -> list[Any]:
+        seen.append(items)
+        if len(seen) > 2:
+            return [function_call("transfer_to_helper", {}, call_id="handoff")]
+        return [function_call("grep", {"pattern": "TODO"}, call_id=f"main-{len(seen)}")]
+
+    main = Agent(
+        name="main",
+        model=ScriptedModel(two_greps_then_hand_off),
+        tools=list(tools(calls)),
+        handoffs=[helper],
+    )
+    result = run(main, "Find the TODOs.", RepeatGuard())
+    # two greps, the handoff, then the helper's own three: the reminder after its third only
+    assert calls == ["grep"] * 5
+    assert result.last_agent is helper
+    assert result.final_output == "stopped after 6 calls"  # the handoff is a function call too
+    assert [len(reminder_texts(items)) for items in helper_script.seen] == [0, 0, 0, 1]
