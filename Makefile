@@ -93,7 +93,7 @@ js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node 
 # still run after it). Each version is installed into .tools/npm/<host>/<version>, and the tests
 # get the executables from REPEAT_GUARD_E2E_HOST, separated by ":" (adapters/hooks/README.md,
 # "Hosts, tested"). A host is added to E2E_HOSTS with those three variables.
-E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI PI OPENCODE QWEN_CODE
+E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI CLINE PI OPENCODE QWEN_CODE
 CLAUDE_CODE_PACKAGE := @anthropic-ai/claude-code
 CLAUDE_CODE_BIN := claude
 CLAUDE_CODE_VERSIONS := 2.1.332 2.1.197
@@ -109,6 +109,9 @@ GEMINI_VERSIONS := 0.61.0
 QWEN_CODE_PACKAGE := @qwen-code/qwen-code
 QWEN_CODE_BIN := qwen
 QWEN_CODE_VERSIONS := 0.24.4
+CLINE_PACKAGE := cline
+CLINE_BIN := cline
+CLINE_VERSIONS := 3.0.65
 # pi and opencode load the npm package adapters/js as a plugin (tests/adapters/js).
 PI_PACKAGE := @mariozechner/pi-coding-agent
 PI_BIN := pi
@@ -136,7 +139,7 @@ endef
 $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(eval $(call npm_install,$(h),$(v)))))
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, Gemini CLI, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, Gemini CLI, Qwen Code, Cline, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(E2E_ENV) $(RUN) pytest -m e2e -p no:cacheprovider
 

@@ -1,5 +1,5 @@
-"""Running the real host binaries (Claude Code, Codex, Copilot CLI, Gemini CLI) offline,
-against a scripted stand-in model.
+"""Running the real host binaries (Claude Code, Codex, Copilot CLI, Gemini CLI, Qwen Code,
+Cline) offline, against a scripted stand-in model.
 
 Which binaries: ``host_params`` reads ``$REPEAT_GUARD_E2E_<HOST>`` (the host's dialect name in
 capitals, dashes as underscores: ``REPEAT_GUARD_E2E_CLAUDE_CODE``), executables separated by
@@ -358,3 +358,42 @@ def run_qwen(
     )
     events: list[dict[str, Any]] = json.loads(done.stdout)
     return events[-1]
+
+
+def cline_hooks(sandbox: Sandbox, *events: str) -> None:
+    """Give the project Cline hook files (``.clinerules/hooks/<event>``) that run this
+    ``repeat-guard hook cline``, and make it a git repository, which Cline takes for its
+    workspace root."""
+    subprocess.run(["git", "init", "-q", str(sandbox.project)], check=True)
+    folder = sandbox.project / ".clinerules" / "hooks"
+    folder.mkdir(parents=True)
+    for event in events:
+        (folder / event).write_text(f"#!/bin/sh\nexec {REPEAT_GUARD} hook cline\n")
+
+
+def run_cline(
+    cline: Host, sandbox: Sandbox, base_url: str, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    """Point Cline at the stand-in as an OpenAI-compatible provider (``cline auth``), then run
+    ``cline --json PROMPT`` in the project (act mode, every tool approved)."""
+    env = sandbox.env()
+    auth = [str(cline.executable), "auth", "-p", "openai", "-k", "offline", "-m", "gpt-4.1"]
+    subprocess.run(
+        [*auth, "-b", f"{base_url}/v1"],
+        cwd=sandbox.project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    return subprocess.run(
+        [str(cline.executable), "--json", prompt],
+        cwd=sandbox.project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )

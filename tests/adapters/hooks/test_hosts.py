@@ -1,10 +1,10 @@
 """The hosts beyond Claude Code and Codex, from the hook inputs their real binaries sent.
 
-The fixtures under ``fixtures/<host>/`` were recorded from GitHub Copilot CLI 1.0.102 and
-Gemini CLI 0.61.0 run offline against a scripted model, with hooks that saved their stdin
-(paths rewritten to ``/tmp/project`` and ``/tmp/home``): ``loop`` is one session asking for the
-same ``ls`` several times, ``subagent`` adds a subagent that asks for it three times, and
-``permission-deny`` / ``policy-deny`` has the calls refused by the host's own permissions
+The fixtures under ``fixtures/<host>/`` were recorded from GitHub Copilot CLI 1.0.102,
+Gemini CLI 0.61.0 and Cline 3.0.65 run offline against a scripted model, with hooks that saved
+their stdin (paths rewritten to ``/tmp/project`` and ``/tmp/home``): ``loop`` is one session
+asking for the same ``ls`` several times, ``subagent`` adds a subagent that asks for it three
+times, and ``permission-deny`` / ``policy-deny`` has the calls refused by the host's own permissions
 (Copilot's ``--deny-tool 'shell(ls)'``, a Gemini CLI policy rule denying ``ls``). The
 ``*.request.json`` files are the end of a request that reached the model, for the README.
 """
@@ -27,6 +27,7 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_hooks import (
+    CLINE,
     COPILOT,
     DIALECTS,
     GEMINI,
@@ -35,6 +36,7 @@ from repeat_guard_hooks import (
     HookOptions,
     SessionEnded,
     Unused,
+    cancel_answer,
     decision_answer,
     hook_input_or_reason,
     millisecond_group,
@@ -231,3 +233,72 @@ def test_gemini_refuses_with_a_decision_and_says_the_reminder_with_it() -> None:
         "matcher": "*",
         "hooks": [{"type": "command", "command": "rg hook gemini", "timeout": 10000}],
     }
+
+
+def test_cline_events_and_where_they_sit() -> None:
+    inputs = _inputs("cline", "subagent.hooks.jsonl")
+    root = inputs[0]["sessionContext"]["rootSessionId"]
+    main, sub = inputs[0]["agent_id"], inputs[6]["agent_id"]
+    assert inputs[6]["parent_agent_id"] == main
+    actions = [hook_input_or_reason(CLINE, json.dumps(p).encode()) for p in inputs]
+    meaning = [(a.hook_event, a.cwd, a.action) for a in actions if not isinstance(a, str)]
+    assert len(meaning) == len(inputs)
+    assert {cwd for _, cwd, _ in meaning} == {"/tmp/project"}
+    calls = [
+        (action.event.agent, action.event.tool)
+        for _, _, action in meaning
+        if isinstance(action, AgentEvent) and isinstance(action.event, ToolCallFinished)
+    ]
+    ls = "run_commands"
+    main_key, sub_key = f"{root}/{main}", f"{root}/{sub}"
+    assert calls == [
+        (main_key, ls),
+        (main_key, ls),
+        (main_key, "spawn_agent"),
+        (sub_key, ls),
+        (sub_key, ls),
+        (sub_key, ls),
+        (main_key, ls),
+    ]
+    ends = [action for event, _, action in meaning if event == "agent_end"]
+    assert ends == [
+        AgentEvent(root, AgentDisposed(sub_key)),
+        AgentEvent(root, AgentDisposed(main_key)),
+    ]
+
+
+def test_cline_answers_the_third_call_with_context(tmp_path: Path) -> None:
+    options = HookOptions(dialect=CLINE, state=str(tmp_path / "state.sqlite3"))
+    answers = [
+        run_hook(options, json.dumps(p).encode(), 100.0).stdout
+        for p in _inputs("cline", "loop.hooks.jsonl")
+    ]
+    body = _reminder(3, "run_commands", {"commands": ["ls"]}).body
+    assert [json.loads(a) for a in answers if a] == [{"context": body}]
+
+
+def test_cline_refuses_by_cancelling() -> None:
+    assert cancel_answer("tool_call", None, "no") == {"cancel": True, "errorMessage": "no"}
+    assert cancel_answer("tool_call", "stop", "no") == {
+        "cancel": True,
+        "errorMessage": "no\n\nstop",
+    }
+    with pytest.raises(NotImplementedError):
+        CLINE.entry("tool_call", "call", "repeat-guard hook cline")
+
+
+def test_cline_prompt_starts_the_agent_over(tmp_path: Path) -> None:
+    # Not recorded (a headless run is one prompt): a recorded call with Cline's prompt_submit.
+    options = HookOptions(dialect=CLINE, state=str(tmp_path / "state.sqlite3"))
+    call = _inputs("cline", "loop.hooks.jsonl")[1]
+    prompt = {**call, "hookName": "prompt_submit"}
+    del prompt["tool_call"]
+    root, agent = call["sessionContext"]["rootSessionId"], call["agent_id"]
+    parsed = hook_input_or_reason(CLINE, json.dumps(prompt).encode())
+    assert not isinstance(parsed, str)
+    assert parsed.action == AgentEvent(root, PromptSubmitted(f"{root}/{agent}"))
+    for data in (call, call, prompt, call, call):
+        assert run_hook(options, json.dumps(data).encode(), 100.0).stdout == b""
+    # Without the reset this would be the fifth identical call; it is the third.
+    answer = json.loads(run_hook(options, json.dumps(call).encode(), 100.0).stdout)
+    assert answer == {"context": _reminder(3, "run_commands", {"commands": ["ls"]}).body}

@@ -114,7 +114,8 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
 
     hosts = tuple(DIALECTS)
-    installable = {**DIALECTS, **PLUGIN_HOSTS}
+    # A host whose hooks are not settings entries (Cline's hook files) has no settings to edit.
+    installable = {name: d for name, d in {**DIALECTS, **PLUGIN_HOSTS}.items() if d.settings}
     scope_names = sorted({file.scope for d in installable.values() for file in d.settings})
     hook = commands.add_parser(
         "hook",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     )
     from ._dialects import (
         CLAUDE_CODE,
+        CLINE,
         CODEX,
         COPILOT,
         DIALECTS,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         SettingsFile,
         Unused,
         agent_key,
+        cancel_answer,
         carries,
         command_group,
         decision_answer,
@@ -111,6 +113,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUSY_TIMEOUT",
     "CLAUDE_CODE",
+    "CLINE",
     "CODEX",
     "CONFIG_FILE_NAME",
     "CONFIG_LIMIT",
@@ -154,6 +157,7 @@ __all__ = [
     "apply_action",
     "apply_change",
     "ask_daemon",
+    "cancel_answer",
     "carries",
     "command_group",
     "daemon_paths",
@@ -215,6 +219,8 @@ _HOMES = {
     "GEMINI": "._dialects",
     "QWEN_CODE": "._dialects",
     "QWEN_LABEL": "._dialects",
+    "CLINE": "._dialects",
+    "cancel_answer": "._dialects",
     "AfterCall": "._dialects",
     "carries": "._dialects",
     "decision_answer": "._dialects",

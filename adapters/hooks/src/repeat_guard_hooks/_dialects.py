@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAUDE_CODE",
+    "CLINE",
     "CODEX",
     "COPILOT",
     "DIALECTS",
@@ -80,6 +81,7 @@ __all__ = [
     "SettingsFile",
     "Unused",
     "agent_key",
+    "cancel_answer",
     "carries",
     "command_group",
     "decision_answer",
@@ -388,8 +390,50 @@ QWEN_CODE = CLAUDE_CODE._replace(
     ),
 )
 
+
+def cancel_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Cline's answer: a reminder is ``context`` (the model reads it in a ``<hook_context>``
+    message after the call's result); a refusal is ``cancel: true`` with an ``errorMessage``,
+    which in Cline 3.0.65 stops the whole task, not the call alone."""
+    if denied is not None:
+        return {
+            "cancel": True,
+            "errorMessage": denied if context is None else f"{denied}\n\n{context}",
+        }
+    return {"context": context}
+
+
+def _no_entry(event: str, role: Role, command: str) -> dict[str, object]:
+    raise NotImplementedError("Cline's hooks are files, not settings entries")
+
+
+# Cline (the cline CLI, 3.0.65) runs a hook file per event (``.clinerules/hooks/PreToolUse``,
+# ``~/.cline/hooks/PreToolUse``) and names the event in ``hookName`` by its own names. Every
+# agent has an ``agent_id`` (a subagent's ``parent_agent_id`` names its parent), and the agents
+# of one run share ``sessionContext.rootSessionId``. Its input has no ``cwd``: the workspace root
+# is ``workspaceInfo.rootPath``. ``install`` does not write hook files (no settings): see the
+# hooks README for the two lines a hook file holds.
+CLINE = Dialect(
+    name="cline",
+    events={
+        "tool_call": "call",
+        "prompt_submit": "prompt",
+        "agent_end": "subagent-end",
+        "session_shutdown": "session-end",
+    },
+    answer=cancel_answer,
+    wraps_context=True,
+    settings=(),
+    entry=_no_entry,
+    event_field="hookName",
+    cwd_field="workspaceInfo.rootPath",
+    session_field="sessionContext.rootSessionId",
+    tool_field="tool_call.name",
+    arguments_field="tool_call.input",
+)
+
 DIALECTS: Mapping[str, Dialect] = {
-    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI, QWEN_CODE)
+    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI, QWEN_CODE, CLINE)
 }
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
 
