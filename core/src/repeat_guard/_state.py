@@ -227,13 +227,7 @@ class GuardState:
 
     def _with_chain(self, agent: str, chain: Stored) -> GuardState:
         """Return this state with ``agent``'s chain set."""
-        config, recent, middle, shards, stored, memories = self._parts
-        if agent not in recent and len(recent) >= _RECENT_SLOTS:
-            middle, shards, stored = _spilled(recent, middle, shards, stored)
-            recent = _NO_CHAINS
-        fresh = recent.copy()
-        fresh[agent] = chain
-        return _new_state((config, fresh, middle, shards, stored, memories))
+        return _with(self._parts, agent, chain, agent in self._parts[1])
 
     def _with_memory(self, agent: str, memory: Memory) -> GuardState:
         """Return this state with ``agent``'s memory set (itself when nothing changed)."""
@@ -256,6 +250,20 @@ class GuardState:
         middle = {key: chain for key, chain in middle.items() if key != agent}
         memories = memories.discard(agent)
         return _new_state((config, recent, middle, shards, stored, memories))
+
+
+def _with(parts: Parts, agent: str, chain: Stored, recent_holds: bool) -> GuardState:
+    """The state of ``parts`` with ``agent``'s chain set; ``recent_holds``: the small dict
+    already holds one for ``agent`` (else, when full, its chains move down first)."""
+    config, recent, middle, shards, stored, memories = parts
+    if not recent_holds and len(recent) >= _RECENT_SLOTS:
+        middle, shards, stored = _spilled(recent, middle, shards, stored)
+        recent = _NO_CHAINS
+    fresh = recent.copy()
+    fresh[agent] = chain
+    state: GuardState = _object_new(GuardState)  # _new_state, inline: every call comes here
+    _set_parts(state, (config, fresh, middle, shards, stored, memories))
+    return state
 
 
 def _shard_of(shards: Shards, agent: str) -> Mapping[str, Stored]:
@@ -363,18 +371,27 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
 
 
 def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tuple[Reminder, ...]]:
-    agent, tool, config = event.agent, event.tool, state.config
+    # Every call a harness makes comes here: written against the layers, and answering before
+    # the reminder's function when no threshold is reached (see the README's Performance).
+    parts = state._parts
+    agent, tool, config = event.agent, event.tool, parts[0]
     if agent is None:
         return state, ()
-    if not config._plain:  # the default config skips both questions: see the README's Performance
+    if not config._plain:  # the default config skips both questions
         if config.policies:
             return _on_call_with_policies(state, event, agent)
         if not config.tracks(tool):
             return state, ()
     arguments = canonical_arguments(event.arguments)
     key = argument_key(arguments)
-    count = _count(state._stored(agent), tool, key)
-    after = state._with_chain(agent, (tool, key, count))
+    previous = parts[1].get(agent)
+    recent_holds = previous is not None
+    if previous is None:
+        previous = parts[2].get(agent) or _shard_of(parts[3], agent).get(agent)
+    count = _count(previous, tool, key)
+    after = _with(parts, agent, (tool, key, count), recent_holds)
+    if count not in config.thresholds:
+        return after, ()
     return after, _chain_reminders(config, agent, tool, arguments, count)
 
 
