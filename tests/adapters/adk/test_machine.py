@@ -16,6 +16,7 @@ from google.adk.sessions import Session
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
+from hypothesis import settings
 
 from repeat_guard import (
     AgentDisposed,
@@ -139,4 +140,7 @@ class AdkHarness(HarnessMachine):
         return tuple(replace(each, agent=context.agent_name) for each in produced)
 
 
+# as the other adapters' model checks: each step runs the framework's own objects, and no
+# deadline, since a loaded machine may take longer than Hypothesis's default for one
+AdkHarness.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 TestAdkHarness = AdkHarness.TestCase

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from hypothesis import settings
+
 from repeat_guard import (
     AgentDisposed,
     Event,
@@ -87,4 +89,7 @@ class CrewAIHarness(HarnessMachine):
         return tuple(replace(each, agent=event.agent) for each in produced)
 
 
+# as the other adapters' model checks: each step runs the framework's own objects, and no
+# deadline, since a loaded machine may take longer than Hypothesis's default for one
+CrewAIHarness.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 TestCrewAIHarness = CrewAIHarness.TestCase

@@ -14,6 +14,7 @@ from agents import Agent, RunConfig
 from agents.run_config import CallModelData, ModelInputData
 from agents.tool_context import ToolContext
 from agents.tool_guardrails import ToolInputGuardrailData
+from hypothesis import settings
 
 from repeat_guard import (
     AgentDisposed,
@@ -119,4 +120,9 @@ class AgentsSdkHarness(HarnessMachine):
         return tuple(replace(each, agent=conversation.agent.name) for each in produced)
 
 
+# as the other adapters' model checks: each step runs the framework's own objects, and no
+# deadline, since a loaded machine may take longer than Hypothesis's default for one
+AgentsSdkHarness.TestCase.settings = settings(
+    max_examples=40, stateful_step_count=40, deadline=None
+)
 TestAgentsSdkHarness = AgentsSdkHarness.TestCase

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from hypothesis import settings
 from strands import Agent
 from strands.hooks import BeforeToolCallEvent, HookRegistry
 from strands.middleware.stages import InvokeModelContext
@@ -104,4 +105,7 @@ class StrandsHarness(HarnessMachine):
         return tuple(replace(each, agent=agent.name) for each in produced)
 
 
+# as the other adapters' model checks: each step runs the framework's own objects, and no
+# deadline, since a loaded machine may take longer than Hypothesis's default for one
+StrandsHarness.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 TestStrandsHarness = StrandsHarness.TestCase
