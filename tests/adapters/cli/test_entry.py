@@ -14,6 +14,7 @@ import pytest
 
 from repeat_guard_cli import build_parser, main
 from repeat_guard_cli._hook_process import HookArguments, parse_hook_arguments
+from repeat_guard_hooks import DIALECTS, EXIT_BAD_CONFIG
 
 PRE = {
     "session_id": "s",
@@ -197,3 +198,36 @@ def test_the_hook_process_loads_only_what_it_uses(tmp_path: Path) -> None:
     (tmp_path / ".repeat-guard.toml").write_text("thresholds = [2]\n")
     (tmp_path / ".git").mkdir()
     assert _loaded(tmp_path / "st.db", {**PRE, "cwd": str(tmp_path)}) == "0 ['tomllib']"
+
+
+# A bad hook command line, and the host it names (None: none can be read from it).
+BAD_HOOK_LINES = [
+    (["hook", "copilot", "--bogus"], "copilot"),
+    (["hook", "copilot", "extra"], "copilot"),
+    (["hook", "--state", "s", "copilot", "--bogus"], "copilot"),
+    (["hook", "--sta", "s", "copilot", "--bogus"], "copilot"),
+    (["hook", "--state=s", "--help-me", "copilot"], "copilot"),
+    (["hook", "--", "copilot", "x"], "copilot"),
+    (["hook", "claude-code", "--state"], "claude-code"),
+    (["hook", "gemini", "--expire-days", "seven"], "gemini"),
+    (["hook"], None),
+    (["hook", "copilt"], None),
+    (["hook", "-", "copilot"], None),
+    (["hook", "--state", "copilot"], None),
+    (["hook", "--config", "c", "--"], None),
+]
+
+
+@pytest.mark.parametrize(("argv", "host"), BAD_HOOK_LINES)
+def test_a_bad_hook_command_line_exits_with_the_named_hosts_non_blocking_status(
+    argv: list[str], host: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Copilot denies a call on any status but 0, Claude Code on 2: a bad command line must not.
+    expected = EXIT_BAD_CONFIG if host is None else DIALECTS[host].error_status
+    assert main(argv) == expected
+    assert " error: " in capsys.readouterr().err  # argparse says why
+
+
+@pytest.mark.parametrize("host", sorted(DIALECTS))
+def test_every_hosts_bad_hook_command_line_gets_its_own_status(host: str) -> None:
+    assert main(["hook", host, "--no-such-option"]) == DIALECTS[host].error_status

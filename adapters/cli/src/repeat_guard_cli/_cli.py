@@ -384,15 +384,32 @@ def run_command_line(arguments: Sequence[str]) -> int:
     except SystemExit as exit_:
         # argparse exits 0 after --help and 2 after a usage error; return it instead.
         status = exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-        return _hook_usage_status() if hook and status == EXIT_USAGE else status
+        return _hook_usage_status(arguments) if hook and status == EXIT_USAGE else status
     return _run_to_status(args)
 
 
-def _hook_usage_status() -> int:
-    # Claude Code takes 2 from a PreToolUse hook for "block the call": a hook's bad command line
-    # gets the status of a bad configuration, an error it shows without blocking the call.
-    from repeat_guard_hooks import EXIT_BAD_CONFIG  # noqa: PLC0415  # only on this error
+# The hook's options that take a value (argparse also reads a prefix of one, and ``--opt=value``).
+_HOOK_VALUE_OPTIONS = ("--state", "--config", "--expire-days")
 
+
+def _hook_usage_status(arguments: Sequence[str]) -> int:
+    # A hook's bad command line must not block the call (Claude Code takes 2 from a PreToolUse
+    # hook for "block it"; Copilot, any status but 0): it gets the named host's status for a
+    # bad configuration, an error the host shows without blocking. The host is the first word
+    # after ``hook`` that is no option or option's value; where that names no host (missing,
+    # misspelt), the status most hosts show without blocking, EXIT_BAD_CONFIG.
+    from repeat_guard_hooks import DIALECTS, EXIT_BAD_CONFIG  # noqa: PLC0415  # only on this error
+
+    words = iter(arguments[1:])
+    for word in words:
+        if word == "--":  # what follows is positional
+            word = next(words, "")  # noqa: PLW2901
+        elif word.startswith("-") and word != "-":
+            if "=" not in word and any(o.startswith(word) for o in _HOOK_VALUE_OPTIONS):
+                next(words, None)
+            continue
+        host = DIALECTS.get(word)
+        return EXIT_BAD_CONFIG if host is None else host.error_status
     return EXIT_BAD_CONFIG
 
 
