@@ -64,6 +64,7 @@ __all__ = [
     "CLINE",
     "CODEX",
     "COPILOT",
+    "CRUSH",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
     "GEMINI",
@@ -84,7 +85,9 @@ __all__ = [
     "cancel_answer",
     "carries",
     "command_group",
+    "context_answer",
     "decision_answer",
+    "flat_entry",
     "hook_input_or_reason",
     "hook_specific_output",
     "labelled_answer",
@@ -432,8 +435,56 @@ CLINE = Dialect(
     arguments_field="tool_call.input",
 )
 
+
+def context_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Crush's answer: a reminder is ``context`` (appended to the call's result after a line
+    break); a refusal is ``decision: "deny"`` with its ``reason``, which the model reads as
+    the call's error, with the reminders in it (a refused call's ``context`` is dropped). No
+    ``decision`` otherwise: ``"allow"`` would skip Crush's permission prompt."""
+    if denied is not None:
+        return {
+            "decision": "deny",
+            "reason": denied if context is None else f"{denied}\n\n{context}",
+        }
+    return {"context": context}
+
+
+def flat_entry(event: str, role: Role, command: str) -> dict[str, object]:
+    """Crush's settings entry: the hook itself, flat in the event's list (no matcher: every
+    tool), with its timeout in seconds."""
+    return {"command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+
+
+# Crush, from its documented schema and source (charmbracelet/crush docs/hooks/README.md and
+# internal/hooks/input.go, internal/agent/hooked_tool.go at 37f36e9), not run against the
+# binary: only PreToolUse, fired for the top-level agent's calls alone (a subagent's calls fire
+# no hook; the call that starts one does), with the event's name in ``event``. A hook's
+# ``context`` is appended to the call's result as it is, so the reminder goes with the core's
+# envelope; a refused call's result is "Tool call blocked by hook. Reason: <reason>". Exit 2
+# blocks, 49 halts the turn, any other status is a non-blocking error. There is no prompt
+# event: a new prompt does not start a chain over.
+CRUSH = Dialect(
+    name="crush",
+    events={"PreToolUse": "call"},
+    answer=context_answer,
+    wraps_context=False,
+    settings=(
+        SettingsFile("project", "cwd", "", "crush.json"),
+        SettingsFile(
+            "user",
+            "home",
+            os.path.join(".config", "crush"),
+            "crush.json",
+            env="CRUSH_GLOBAL_CONFIG",
+        ),
+    ),
+    entry=flat_entry,
+    event_field="event",
+)
+
 DIALECTS: Mapping[str, Dialect] = {
-    dialect.name: dialect for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI, QWEN_CODE, CLINE)
+    dialect.name: dialect
+    for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI, QWEN_CODE, CLINE, CRUSH)
 }
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
 

@@ -3,15 +3,17 @@
 What to write where is the host's ``Dialect`` row: its settings files (``Dialect.settings``,
 by scope), the events it must report (``Dialect.events``) and the group our command is written
 as (``Dialect.entry``). Claude Code and Codex read the same shape: ``{"hooks": {Event:
-[{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]}}``. ``install`` appends one
-group of its own per event, whose command runs the installed ``repeat-guard`` by its absolute
-path; every other key, group and hook stays as it was. With ``results``, the events that carry
-each call's result (roles ``result`` and ``failure``) are among them, so that ``progress =
-"result"`` sees it; an install without it takes those entries out again. An entry is ours when
-its command runs ``repeat-guard hook <host>``, so a second install changes nothing (or only
-updates our command when the executable moved), and ``uninstall`` removes exactly our entries,
-then the lists and the ``hooks`` table it left empty; the file stays, even when it is left an
-empty object.
+[{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]}}``; Crush lists each hook
+flat, ``{"hooks": {Event: [{"command": ...}]}}``, and an entry of ours is found and taken out in
+either shape. ``install`` appends one
+entry of its own per event (``Dialect.entry``), whose command runs the installed
+``repeat-guard`` by its absolute path; every other key, group and hook stays as it was. With
+``results``, the events that carry each call's result (roles ``result`` and ``failure``) are
+among them, so that ``progress = "result"`` sees it; an install without it takes those entries
+out again. An entry is ours when its command (a flat entry's, or a hook's in a group) runs
+``repeat-guard hook <host>``, so a second install changes nothing (or only updates our command
+when the executable moved), and ``uninstall`` removes exactly our entries, then the lists and
+the ``hooks`` table it left empty; the file stays, even when it is left an empty object.
 
 The file keeps every byte but those of the entries we add or take out (``splice_json``, which
 any installer of a JSON settings file uses the same way: read the value, change it, splice it
@@ -255,11 +257,14 @@ def _hooks_table(path: str, settings: dict[str, object]) -> dict[str, object]:
 
 
 def _without_ours(groups: list[object], dialect: Dialect) -> list[object]:
+    # An event's list holds matcher groups, each with a ``hooks`` list (Claude Code's shape),
+    # or flat entries, each one hook (Crush's, ``flat_entry``): ours goes either way.
     kept: list[object] = []
     for group in groups:
         hooks = group.get("hooks") if isinstance(group, dict) else None
         if not isinstance(group, dict) or not isinstance(hooks, list):
-            kept.append(group)
+            if not _is_ours(group, dialect):
+                kept.append(group)
             continue
         remaining = [hook for hook in hooks if not _is_ours(hook, dialect)]
         if len(remaining) == len(hooks):
