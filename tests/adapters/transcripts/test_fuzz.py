@@ -300,7 +300,8 @@ def test_a_document_damaged_anywhere_keeps_the_steps_before_the_damage(
         document = items
     lines = json.dumps(document, indent=1).encode().splitlines(keepends=True)
     lines[-1] += b"\n"
-    line = len(lines) if at_the_end else where % len(lines)
+    # Not before the first line: the OpenHands reader tells a document from JSON Lines by it.
+    line = len(lines) if at_the_end else 1 + where % (len(lines) - 1)
     lines.insert(line, damage + b"\n")
     outcomes = run_reader(fmt, lines)
     found = diagnostics(outcomes)

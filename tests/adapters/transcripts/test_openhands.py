@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
 from repeat_guard_transcripts import READERS, Located
 
@@ -187,3 +189,14 @@ def test_delegates_that_never_end_are_bounded() -> None:
     list(session.event(1, event(10**6, observation="delegate", cause=OPEN_CALLS + 1)))
     assert session.agent == f"e/delegate-{OPEN_CALLS}"
     assert session.delegates[0][0] == "e/delegate-2"  # the two outermost were forgotten
+
+
+def test_a_trajectory_read_in_chunks_of_any_size_reads_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import repeat_guard_transcripts._document as document_module
+
+    samples = [path.read_bytes().splitlines(keepends=True) for path in (EXCERPT, RENAME)]
+    whole = [run_reader("openhands", lines) for lines in samples]
+    monkeypatch.setattr(document_module, "_CHUNK", 5)
+    assert [run_reader("openhands", lines) for lines in samples] == whole

@@ -121,7 +121,7 @@ def test_a_line_that_could_not_be_read_stops_the_document(monkeypatch: pytest.Mo
     assert diagnostics(outcomes) == [(2, "read failed: EIO")]
     monkeypatch.setattr(document_module, "MAX_DOCUMENT_BYTES", 10)
     outcomes = run_reader("swe-agent", [b'{"trajectory":\n', b"[]}\n"])
-    assert diagnostics(outcomes) == [(1, "document longer than the limit of 10 bytes")]
+    assert diagnostics(outcomes) == [(1, "a JSON value longer than the limit of 10 bytes")]
     assert MAX_DOCUMENT_BYTES > 10
 
 
@@ -153,3 +153,25 @@ def test_the_steps_before_a_byte_that_is_not_utf8_are_kept() -> None:
     # Broken JSON before the byte is said first, then the byte.
     broken = [steps[0], b"  {bad},\n", steps[3]]
     assert [line for line, _ in diagnostics(run_reader("swe-agent", broken))] == [2, 3]
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 300])
+def test_a_document_read_in_chunks_of_any_size_reads_the_same(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    # The text walked past is dropped as more is read: a value cut between two chunks is
+    # scanned again with more text, and nothing else changes.
+    import repeat_guard_transcripts._document as document_module
+
+    broken = b'{"trajectory": [\n  {"action": "ls",\n   "observation": 12\n  },\n  {"act\n'
+    samples = [
+        EPS.read_bytes(),
+        broken,
+        b'{"trajectory": [{"action": "ls", "observation": 1}]}',
+        b'{"trajectory": [\n{bad},\n{"action": "ls"}\n]}\n',  # broken in the middle
+        b'{"trajectory": [12',  # a number at the end of the text read: is it whole?
+    ]
+    whole = [run_reader("swe-agent", sample.splitlines(keepends=True)) for sample in samples]
+    monkeypatch.setattr(document_module, "_CHUNK", chunk)
+    for sample, expected in zip(samples, whole, strict=True):
+        assert run_reader("swe-agent", sample.splitlines(keepends=True)) == expected

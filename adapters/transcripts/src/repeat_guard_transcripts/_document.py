@@ -22,22 +22,27 @@ from ._lines import LineFault, scan_json
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "Cursor",
-    "Document",
     "Element",
-    "cursor",
     "document_array",
-    "gather",
     "line_of",
     "walk_array",
     "walk_object",
 ]
 
 MAX_DOCUMENT_BYTES: Final = 512 * 1024 * 1024
-"""The largest document a whole-document reader holds; a larger one gets a diagnostic."""
+"""The most text a whole-document reader holds at once: the rest of a JSON value it is reading
+(one step, one event) and what is left of the chunk around it. A longer value gets a
+diagnostic."""
+
+# Text is read a chunk of lines at a time, and the text already walked past is dropped.
+_CHUNK = 1 << 20
+# How near the end of the text read so far a JSON error may be and still be the cut between
+# two chunks (a literal, a number or an escape cut short) rather than invalid JSON.
+_NEAR_THE_END = 16
 
 
 class Element(NamedTuple):
-    """A decoded value, the line it starts on, and where it lies in the text."""
+    """A decoded value, the line it starts on, and where it lies in the cursor's text."""
 
     line: int
     value: object
@@ -52,60 +57,83 @@ class Element(NamedTuple):
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
-class Document(NamedTuple):
-    """A gathered document's text and, when its bytes are not all UTF-8, where that stops:
-    ``cut``, the index in ``text`` of the first character that was no UTF-8 (the bytes from
-    there are kept as lone surrogates), and ``fault``, its diagnostic."""
+class _Stopped(NamedTuple):
+    """Where scanning a value stopped, and why (``None``: a value that ends where the text
+    read so far does, which more text could make longer)."""
 
-    text: str
-    cut: int | None = None
-    fault: Diagnostic | None = None
-
-
-def gather(lines: Iterable[bytes], file: str) -> Iterator[Diagnostic | Document]:
-    """Yield the diagnostic of a document that cannot be read whole, or the document."""
-    parts: list[bytes] = []
-    size = 0
-    for number, line in enumerate(lines, start=1):
-        if isinstance(line, LineFault):
-            yield Diagnostic(file, number, line.message)
-            return
-        size += len(line)
-        if size > MAX_DOCUMENT_BYTES:
-            yield Diagnostic(
-                file, number, f"document longer than the limit of {MAX_DOCUMENT_BYTES} bytes"
-            )
-            return
-        parts.append(line)
-    data = b"".join(parts)
-    try:
-        yield Document(data.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        # What comes before the first byte that is not UTF-8 is still read, as a document
-        # broken off there would be.
-        where = data.count(b"\n", 0, error.start) + 1
-        fault = Diagnostic(file, where, f"not UTF-8 ({error.reason} at byte {error.start})")
-        cut = len(data[: error.start].decode("utf-8"))
-        yield Document(data.decode("utf-8", "surrogateescape"), cut, fault)
+    position: int
+    problem: str | None
 
 
 class Cursor:
-    """A position in the text, and its line, advanced monotonically."""
+    """A position in a document read a chunk of lines at a time, and its line.
 
-    def __init__(self, text: str, file: str) -> None:
-        self.text = text
+    ``text`` holds the document from a little before the position to as far as it was read:
+    what the cursor has passed is dropped when more is read, so memory follows the largest
+    value, not the document. Reading stops for good at the end, at a line that could not be
+    read, at a byte that is not UTF-8 (the text before it is kept) or when one value would
+    take more than ``MAX_DOCUMENT_BYTES``; ``fault`` is then the diagnostic that says so.
+    """
+
+    def __init__(self, lines: Iterable[bytes], file: str) -> None:
+        self.lines = iter(lines)
         self.file = file
+        self.text = ""
         self.position = 0
         self.line = 1
+        self.ended = False
+        self.fault: Diagnostic | None = None
+        self._number = 0  # lines read
+        self._bytes = 0  # bytes read
+
+    def _fill(self) -> bool:
+        """Read about a chunk more, dropping the text passed; return whether any came."""
+        parts: list[str] = []
+        size = 0
+        while size < _CHUNK and not self.ended:
+            part = self._next_line()
+            if part is not None:
+                parts.append(part)
+                size += len(part)
+        if len(self.text) - self.position + size > MAX_DOCUMENT_BYTES:
+            message = f"a JSON value longer than the limit of {MAX_DOCUMENT_BYTES} bytes"
+            self._stop(message)
+            self.fault = Diagnostic(self.file, self.end_line(), message)
+            return False
+        self.text = self.text[self.position :] + "".join(parts)
+        self.position = 0
+        return bool(parts)
+
+    def _next_line(self) -> str | None:
+        line = next(self.lines, None)
+        if line is None:
+            self.ended = True
+            return None
+        self._number += 1
+        if isinstance(line, LineFault):
+            self._stop(line.message)
+            return None
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            where = self._bytes + error.start
+            self._stop(f"not UTF-8 ({error.reason} at byte {where})")
+            return line[: error.start].decode("utf-8")  # what comes before it is still read
+        self._bytes += len(line)
+        return text
+
+    def _stop(self, message: str) -> None:
+        self.ended = True
+        self.fault = Diagnostic(self.file, self._number, message)
 
     def skip_space(self) -> str:
         """Skip whitespace; return the next character ("" at the end)."""
-        text = self.text
-        space = _SPACE.match(text, self.position)
-        assert space is not None  # the pattern matches the empty string
-        position = space.end()
-        self.move(position)
-        return text[position : position + 1]
+        while True:
+            space = _SPACE.match(self.text, self.position)
+            assert space is not None  # the pattern matches the empty string
+            self.move(space.end())
+            if self.position < len(self.text) or not self._fill():
+                return self.text[self.position : self.position + 1]
 
     def move(self, position: int) -> None:
         self.line += self.text.count("\n", self.position, position)
@@ -113,20 +141,46 @@ class Cursor:
 
     def value(self) -> Element | Diagnostic:
         """Decode the value here; return it as an element, or a diagnostic."""
-        start = self.line
-        position = self.position
+        while True:
+            found = self._scan()
+            if not isinstance(found, _Stopped) or self.ended:
+                return self._decoded(found)
+            position, problem = found
+            held = len(self.text) - self.position
+            if isinstance(problem, str) and not _maybe_cut(self.text, position, problem):
+                return self._decoded(found)
+            # Cut between two chunks: read on until the text held is twice as long, so that a
+            # long value is scanned a bounded number of times.
+            while len(self.text) - self.position < 2 * held and self._fill():
+                pass
+
+    def _scan(self) -> Element | Diagnostic | _Stopped:
+        """The value here, a diagnostic, or where scanning stopped and why."""
+        start, position = self.line, self.position
         try:
             value, end = scan_json(self.text, position)
         except StopIteration as stop:
-            return self.problem(stop.value, "invalid JSON: Expecting value")
+            return _Stopped(stop.value, "Expecting value")
         except json.JSONDecodeError as error:
-            return self.problem(error.pos, f"invalid JSON: {error.msg}")
+            return _Stopped(error.pos, error.msg)
         except RecursionError:
             return Diagnostic(self.file, start, "JSON nested too deeply to parse")
         except ValueError as error:  # a number too long to convert, whole or not
             return Diagnostic(self.file, start, parse_error_reason(error))
+        if end == len(self.text) and not self.ended:
+            return _Stopped(end, None)
         self.move(end)
         return Element(start, value, position, end)
+
+    def _decoded(self, found: Element | Diagnostic | _Stopped) -> Element | Diagnostic:
+        if isinstance(found, _Stopped):
+            position, problem = found
+            return self.problem(position, f"invalid JSON: {problem}")
+        return found
+
+    def end_line(self) -> int:
+        """The line the text read so far ends on."""
+        return self.line + self.text.count("\n", self.position)
 
     def problem(self, position: int, message: str) -> Diagnostic:
         line = self.line + self.text.count("\n", self.position, max(position, self.position))
@@ -138,6 +192,11 @@ class Cursor:
             self.move(self.position + 1)
             return found
         return self.problem(self.position, f"expected {what}")
+
+
+def _maybe_cut(text: str, position: int, problem: str) -> bool:
+    """Whether a JSON error at ``position`` may come from the text being cut short there."""
+    return problem.startswith("Unterminated string") or position >= len(text) - _NEAR_THE_END
 
 
 def walk_array(cursor: Cursor) -> Generator[Element | Diagnostic, None, bool]:
@@ -206,8 +265,15 @@ def _member(cursor: Cursor, key: str | None) -> Generator[Element | Diagnostic, 
     if isinstance(colon, Diagnostic):
         yield colon
         return None
-    if isinstance(name, Element) and name.value == key and cursor.skip_space() == "[":
-        return True if (yield from walk_array(cursor)) else None
+    if isinstance(name, Element) and cursor.skip_space() == "[":
+        if name.value == key:
+            return True if (yield from walk_array(cursor)) else None
+        # Another array (SWE-agent's ``history``), read element by element and dropped.
+        for element in walk_array(cursor):
+            if isinstance(element, Diagnostic):
+                yield element
+                return None
+        return False
     cursor.skip_space()
     value = cursor.value()
     if isinstance(value, Diagnostic):
@@ -225,8 +291,3 @@ def line_of(text: str, element: Element, needle: str) -> int:
     """The line of the first ``needle`` inside ``element`` (its first line when absent)."""
     found = text.find(needle, element.start, element.end)
     return element.line if found < 0 else element.line + text.count("\n", element.start, found)
-
-
-def cursor(text: str, file: str) -> Cursor:
-    """A cursor at the start of ``text``."""
-    return Cursor(text, file)

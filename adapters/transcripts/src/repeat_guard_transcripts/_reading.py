@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from ._document import Cursor, Document, Element, cursor, gather
+from ._document import Cursor, Element
 from ._items import Diagnostic, Item, Location, SessionSeen
 from ._lines import json_lines
 
@@ -58,36 +58,19 @@ def document_items(
     elements: Callable[[Cursor], Iterator[Element | Diagnostic]],
     on_element: Callable[[str, Element], Iterable[Item]],
 ) -> Iterator[Item]:
-    """The items of a file that is one JSON document: the lines are gathered (a line that
-    cannot be read or a document too long gives its diagnostic and nothing else), ``session``
-    is seen at line 1, and ``on_element(text, element)`` gives the items of each element
-    ``elements`` walks to (a document that breaks off ends with a diagnostic, as does one whose
-    bytes stop being UTF-8, after the elements before that byte)."""
-    document: Document | None = None
-    for part in gather(lines, file):
-        if isinstance(part, Diagnostic):
-            yield part
-        else:
-            document = part
-    if document is None:
-        return
-    yield SessionSeen(Location(file, 1, session))
-    for element in elements(cursor(document.text, file)):
-        if _past_the_cut(document, element):
-            break
-        if isinstance(element, Diagnostic):
-            yield element
-        else:
-            yield from on_element(document.text, element)
-    if document.fault is not None:
-        yield document.fault
-
-
-def _past_the_cut(document: Document, element: Element | Diagnostic) -> bool:
-    """Whether ``element`` reaches the first byte that is not UTF-8 (a diagnostic, whether it
-    is on that byte's line or after it: the byte is then its likely cause)."""
-    if document.cut is None or document.fault is None:
-        return False
-    if isinstance(element, Diagnostic):
-        return element.line >= document.fault.line
-    return element.end > document.cut
+    """The items of a file that is one JSON document, read a chunk at a time: ``session`` is
+    seen at line 1 once there is text, and ``on_element(text, element)`` gives the items of
+    each element ``elements`` walks to, ``text`` holding it. A document that breaks off ends
+    with a diagnostic where it does; so does one whose reading stops (a line that cannot be
+    read, a byte that is not UTF-8, a value too long), after the elements before that point,
+    with the reason instead of the broken JSON it leaves."""
+    walked = Cursor(lines, file)
+    if walked.skip_space():
+        yield SessionSeen(Location(file, 1, session))
+        for element in elements(walked):
+            if not isinstance(element, Diagnostic):
+                yield from on_element(walked.text, element)
+            elif walked.fault is None or element.line < walked.end_line():
+                yield element  # the walk ends with it
+    if walked.fault is not None:
+        yield walked.fault
