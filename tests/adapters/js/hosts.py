@@ -41,13 +41,23 @@ def texts(message: Mapping[str, Any]) -> list[str]:
     return [str(b["text"]) for b in blocks(message) if b.get("type") == "text"]
 
 
+# OpenClaw follows a batch of tool results with a user message of its own context, no prompt.
+OPENCLAW_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+
+
 def results_since_prompt(request: Mapping[str, Any]) -> int:
     """How many tool results the conversation holds since the user's last prompt."""
     count = 0
     for message in request["messages"]:
         kinds = {b.get("type") for b in blocks(message)}
-        reminder = any("<system-reminder>" in t for t in texts(message))
-        if message.get("role") == "user" and "tool_result" not in kinds and not reminder:
+        said = texts(message)
+        reminder = any("<system-reminder>" in t for t in said)
+        context = bool(said) and all(t.startswith(OPENCLAW_CONTEXT) for t in said)
+        if (
+            message.get("role") == "user"
+            and "tool_result" not in kinds
+            and not (reminder or context)
+        ):
             count = 0  # a prompt
         count += sum(1 for b in blocks(message) if b.get("type") == "tool_result")
     return count

@@ -1,15 +1,16 @@
-"""The real JavaScript hosts, offline, with the plugin ``repeat-guard install`` lists: pi and
-opencode.
+"""The real JavaScript hosts, offline, with the plugin ``repeat-guard install`` lists: pi,
+opencode and OpenClaw.
 
 Each host runs headless against the scripted Messages API stand-in; the checks are on what
 reached the model. pi gets a reminder as its own user message (a steered custom message) right
-after the result of the call that fired it; opencode gets it appended to that call's result,
-under the guard's mark.
+after the result of the call that fired it; opencode and OpenClaw get it appended to that
+call's result, under the guard's mark.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,13 +21,13 @@ import pytest
 
 from repeat_guard import GuardState, Reminder, ToolCallFinished, reduce
 
-from ..hooks.agents import Host, Sandbox, blocks, host_params
+from ..hooks.agents import ROOT, Host, Sandbox, blocks, host_params
 from ..hooks.standins import Call, MessagesStandIn, Say, Step
 from .hosts import TIMEOUT, host_env, kill_sidecars, results_since_prompt, texts
 
 pytestmark = pytest.mark.e2e
 
-OPENCODE_MARK = "\n\n[repeat-guard]\n"
+MARK = "\n\n[repeat-guard]\n"
 
 
 def _run(command: list[str], sandbox: Sandbox, **env: str) -> str:
@@ -88,9 +89,27 @@ def _tool_results(request: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _opencode_reminders(request: Mapping[str, Any]) -> list[str]:
+def _appended_reminders(request: Mapping[str, Any]) -> list[str]:
     # Appended to the call's result, under the guard's mark.
-    return [r.split(OPENCODE_MARK, 1)[1] for r in _tool_results(request) if OPENCODE_MARK in r]
+    return [r.split(MARK, 1)[1] for r in _tool_results(request) if MARK in r]
+
+
+def _run_openclaw(release: Host, sandbox: Sandbox, url: str, prompt: str, continued: bool) -> str:
+    # OpenClaw needs a newer Node than the machine's: the Makefile's, first on PATH.
+    node = os.environ.get("REPEAT_GUARD_E2E_OPENCLAW_PATH", str(ROOT / ".tools/node24/node"))
+    config_file = sandbox.home / ".openclaw" / "openclaw.json"
+    if not continued:
+        provider = {"baseUrl": url, "api": "anthropic-messages", "apiKey": "stand-in"}
+        model = {"id": "stand-in", "name": "stand-in"}
+        models = {"providers": {"standin": {**provider, "models": [model]}}}
+        defaults = {"model": {"primary": "standin/stand-in"}, "workspace": str(sandbox.project)}
+        config_file.parent.mkdir(parents=True)
+        config_file.write_text(json.dumps({"models": models, "agents": {"defaults": defaults}}))
+        sandbox.install("openclaw")  # lists the plugin in ~/.openclaw/openclaw.json
+    command = [str(release.executable), "agent", "--local", "--session-id", "s1", "-m", prompt]
+    out = _run(command, sandbox, PATH=f"{node}{os.pathsep}{os.environ['PATH']}")
+    # The reply, without OpenClaw's log lines ("[agent/embedded] ...") around it.
+    return "\n".join(line for line in out.splitlines() if not line.startswith("["))
 
 
 @dataclass(frozen=True)
@@ -120,8 +139,16 @@ HOSTS = [
         "opencode-ai",
         "opencode",
         _run_opencode,
-        _opencode_reminders,
+        _appended_reminders,
         Call("bash", {"command": "ls", "description": "List files"}),
+    ),
+    PluginHost(
+        "openclaw",
+        "openclaw",
+        "openclaw",
+        _run_openclaw,
+        _appended_reminders,
+        Call("exec", {"command": "ls"}),
     ),
 ]
 
@@ -158,7 +185,7 @@ def _expected(host: Release, count: int) -> list[Reminder]:
     state = GuardState.initial()
     fired: list[Reminder] = []
     for _ in range(count):
-        state, reminders = reduce(state, ToolCallFinished("a", "bash", host.call.arguments))
+        state, reminders = reduce(state, ToolCallFinished("a", host.call.tool, host.call.arguments))
         fired.extend(reminders)
     return fired
 
@@ -215,8 +242,9 @@ def test_denyat_refuses_the_call_and_the_model_reads_the_reason(
     results = _tool_results(_after_results(model)[5])
     assert len(results) == 5
     assert not any("refused" in r for r in results[:3])
-    assert "refused: this would be the 4th identical call to `bash`" in results[3]
-    assert "refused: this would be the 5th identical call to `bash`" in results[4]
+    tool = host.call.tool
+    assert f"refused: this would be the 4th identical call to `{tool}`" in results[3]
+    assert f"refused: this would be the 5th identical call to `{tool}`" in results[4]
 
 
 def test_the_host_keeps_working_when_the_sidecar_is_killed_mid_session(

@@ -55,8 +55,9 @@ the entries run this repeat-guard by its absolute path; every other byte of the 
 as written (indent, line endings, escapes, numbers, a byte-order mark). Running
 install twice changes nothing; uninstall removes exactly the entries install adds, and the
 event lists and hooks table they alone filled; the file itself stays, even as an empty object.
-pi and opencode load in-process plugins instead: install lists the plugin module (shipped in
-repeat_guard_hooks/plugins) under pi's "extensions" or opencode's "plugin" key; it starts
+pi, opencode and OpenClaw load in-process plugins instead: install lists the plugin module
+(shipped in repeat_guard_hooks/plugins) under pi's "extensions", opencode's "plugin" or
+OpenClaw's "plugins.load.paths" key (and enables it there, with conversation access); it starts
 `repeat-guard serve --state` from PATH.
 exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely, or the
   output cannot be written (a closed stdout is found before anything changes; a full disk

@@ -153,7 +153,9 @@ class Dialect(NamedTuple):
     with none (a prompt event then starts the chain over only when the field is not empty).
     ``plugin``: for a host that loads in-process plugins instead of running command hooks (see
     ``PLUGIN_HOSTS``), the plugin module it is given, a file of ``repeat_guard_hooks/plugins``;
-    ``install`` lists its path under the settings key ``plugin_key``.
+    ``install`` lists its path under the settings key ``plugin_key`` (a dotted path: ``a.b``
+    is key ``b`` of the object at key ``a``), and sets each dotted path of ``plugin_settings``
+    to its value (``uninstall`` takes them out).
     """
 
     name: str
@@ -174,6 +176,7 @@ class Dialect(NamedTuple):
     prompt_field: str = ""
     plugin: str = ""
     plugin_key: str = ""
+    plugin_settings: Mapping[str, object] = {}
 
 
 class AgentEvent(NamedTuple):
@@ -518,7 +521,23 @@ OPENCODE = PI._replace(
     plugin_key="plugin",
 )
 
-PLUGIN_HOSTS: Mapping[str, Dialect] = {host.name: host for host in (PI, OPENCODE)}
+# OpenClaw loads a plugin listed in ``plugins.load.paths`` (its manifest, openclaw.plugin.json,
+# beside it); the plugin's tool-result middleware needs it enabled, and its prompt hook
+# conversation access. Checked with openclaw 2026.9.6.
+OPENCLAW = PI._replace(
+    name="openclaw",
+    settings=(
+        SettingsFile("user", "home", ".openclaw", "openclaw.json", env="OPENCLAW_STATE_DIR"),
+    ),
+    plugin="openclaw.js",
+    plugin_key="plugins.load.paths",
+    plugin_settings={
+        "plugins.entries.repeat-guard.enabled": True,
+        "plugins.entries.repeat-guard.hooks.allowConversationAccess": True,
+    },
+)
+
+PLUGIN_HOSTS: Mapping[str, Dialect] = {host.name: host for host in (PI, OPENCODE, OPENCLAW)}
 """The hosts ``install`` and ``uninstall`` give a plugin, by name (``hook`` takes none)."""
 
 

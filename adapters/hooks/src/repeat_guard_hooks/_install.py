@@ -363,26 +363,86 @@ def _is_our_plugin(entry: object, dialect: Dialect) -> bool:
 
 
 def _plan_plugin(path: str, dialect: Dialect, plugin: str | None) -> SettingsChange:
-    # ``plugin`` listed once under the host's plugin key (ours elsewhere taken out), or, for
-    # ``None``, ours taken out, and the key with them when they alone filled it.
+    # ``plugin`` listed once under the host's plugin key (ours elsewhere taken out) and the
+    # host's plugin settings set, or, for ``None``, ours and those settings taken out, with
+    # every object they alone filled.
     before, settings = _read(path)
     if before is None and plugin is None:
         return SettingsChange(path, None, None)
     original = _render(settings)
-    key = dialect.plugin_key
-    listed = settings.get(key, [])
+    holder, key = _holder(path, settings, dialect.plugin_key, make=plugin is not None)
+    listed = holder.get(key, []) if holder is not None else []
     if not isinstance(listed, list):
-        raise InstallError(f"{path}: key {key!r} is not a list; refusing to change it")
+        raise InstallError(
+            f"{path}: key {dialect.plugin_key!r} is not a list; refusing to change it"
+        )
     ours = [entry for entry in listed if _is_our_plugin(entry, dialect)]
     kept = [entry for entry in listed if not _is_our_plugin(entry, dialect)]
-    if plugin is not None:
+    if plugin is None:
+        _unlist(settings, dialect, holder, kept if kept or not ours else None)
+    else:
+        assert holder is not None  # made on the way
         if ours != [plugin]:
-            settings[key] = [*kept, plugin]
-    elif kept:
-        settings[key] = kept
-    elif ours:
-        del settings[key]
+            holder[key] = [*kept, plugin]
+        for dotted, value in dialect.plugin_settings.items():
+            inner, last = _holder(path, settings, dotted, make=True)
+            assert inner is not None  # made on the way
+            inner[last] = value
     return _change(path, before, original, settings)
+
+
+def _unlist(
+    settings: dict[str, object],
+    dialect: Dialect,
+    holder: dict[str, object] | None,
+    kept: list[object] | None,
+) -> None:
+    # The host's plugin list becomes ``kept`` (``None``: it goes, ours alone filled it), and
+    # the host's plugin settings go.
+    if kept is None:
+        _remove(settings, dialect.plugin_key)
+    elif kept:
+        assert holder is not None  # it holds them
+        holder[dialect.plugin_key.rsplit(".", 1)[-1]] = kept
+    for dotted in dialect.plugin_settings:
+        _remove(settings, dotted)
+
+
+def _holder(
+    path: str, settings: dict[str, object], dotted: str, *, make: bool
+) -> tuple[dict[str, object] | None, str]:
+    # The object holding the last key of ``dotted`` (made on the way when ``make``; ``None``
+    # when absent) and that key.
+    *keys, last = dotted.split(".")
+    here = settings
+    for key in keys:
+        inner = here.get(key)
+        if inner is None and make:
+            inner = here[key] = {}
+        if inner is None:
+            return None, last
+        if not isinstance(inner, dict):
+            raise InstallError(f"{path}: key {key!r} is not an object; refusing to change it")
+        here = inner
+    return here, last
+
+
+def _remove(settings: dict[str, object], dotted: str) -> None:
+    # The value at ``dotted`` taken out, and every object it alone filled.
+    keys = dotted.split(".")
+    chain = [settings]
+    for key in keys[:-1]:
+        inner = chain[-1].get(key)
+        if not isinstance(inner, dict):
+            return
+        chain.append(inner)
+    if keys[-1] not in chain[-1]:
+        return
+    del chain[-1][keys[-1]]
+    for holder, key in zip(reversed(chain[:-1]), reversed(keys[:-1]), strict=True):
+        if holder[key]:
+            return
+        del holder[key]
 
 
 def _change(
