@@ -156,9 +156,13 @@ def test_openclaw_uninstall_takes_every_object_our_settings_alone_filled(tmp_pat
     assert json.loads(path.read_text()) == {
         "plugins": {"entries": {"repeat-guard": {"config": {}}}}
     }
-    # Settings of another shape are left as they are.
-    path.write_text(json.dumps({"plugins": {"entries": 3}}))
-    assert not uninstall(str(path), OPENCLAW).changed
+    # Settings of another shape, or without ours, are left as they are.
+    for other in (
+        {"plugins": {"entries": 3}},
+        {"plugins": {"entries": {"repeat-guard": {"hooks": {}}}}},
+    ):
+        path.write_text(json.dumps(other))
+        assert not uninstall(str(path), OPENCLAW).changed
 
 
 def test_openclaw_settings_that_are_not_objects_are_refused(tmp_path: Path) -> None:
