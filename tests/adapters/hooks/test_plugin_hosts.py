@@ -158,10 +158,10 @@ def test_openclaw_uninstall_takes_every_object_our_settings_alone_filled(tmp_pat
     }
     # Settings of another shape, or without ours, are left as they are.
     for other in (
-        {"plugins": {"entries": 3}},
-        {"plugins": {"entries": {"repeat-guard": {"hooks": {}}}}},
+        '{"plugins": {"entries": 3}}',
+        '{"plugins": {"entries": {"repeat-guard": {"hooks": {}}}}}',
     ):
-        path.write_text(json.dumps(other))
+        path.write_text(other)
         assert not uninstall(str(path), OPENCLAW).changed
 
 
