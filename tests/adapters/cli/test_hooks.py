@@ -272,3 +272,79 @@ def test_an_event_over_the_input_limit_is_read_through_not_kept_and_stood_aside(
     assert line.endswith(
         f" claude-code ?: stdin holds more than {INPUT_LIMIT} bytes (INPUT_LIMIT); stood aside"
     )
+
+
+def test_install_http_writes_the_listener_the_hooks_and_the_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / "state" / "state.sqlite3"
+    monkeypatch.setenv("REPEAT_GUARD_STATE", str(state))
+    listener = Path(f"{state}.http")
+    project = tmp_path / ".claude" / "settings.json"
+    local = tmp_path / ".claude" / "settings.local.json"
+    assert main(["install", "claude-code", "--http", "--dry-run"]) == 0
+    shown = capsys.readouterr().out
+    assert f"+++ {project}\n" in shown
+    assert f"+++ {local}\n" in shown
+    assert not listener.exists()  # a dry run makes nothing
+    assert not project.exists()
+    assert main(["install", "claude-code", "--http"]) == 0
+    assert capsys.readouterr().out == (
+        f"repeat-guard claude-code hooks added to {project}\n"
+        f"repeat-guard claude-code http secret added to {local}\n"
+    )
+    settings = json.loads(listener.read_text())
+    assert oct(listener.stat().st_mode & 0o777) == "0o600"
+    hooks = json.loads(project.read_text())["hooks"]
+    url = f"http://127.0.0.1:{settings['port']}/hook/claude-code"
+    assert hooks["PreToolUse"][0]["hooks"][0]["url"] == url
+    start = hooks["SessionStart"][0]["hooks"][0]["command"]
+    assert start.startswith("/")
+    assert start.endswith("repeat-guard daemon start")
+    assert settings["secret"] not in project.read_text()
+    assert json.loads(local.read_text()) == {
+        "env": {"REPEAT_GUARD_HTTP_SECRET": settings["secret"]}
+    }
+    assert main(["install", "claude-code", "--http"]) == 0
+    assert capsys.readouterr().out == (
+        f"{project}: already as wanted; nothing changed\n"
+        f"{local}: already as wanted; nothing changed\n"
+    )
+    assert main(["uninstall", "claude-code"]) == 0
+    assert capsys.readouterr().out == (
+        f"repeat-guard claude-code hooks removed from {project}\n"
+        f"repeat-guard claude-code http secret removed from {local}\n"
+    )
+    assert project.read_text() == "{}\n"
+    assert local.read_text() == "{}\n"
+    assert json.loads(listener.read_text()) == settings  # kept for the next install
+
+
+def test_install_http_refusals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / "state.sqlite3"
+    monkeypatch.setenv("REPEAT_GUARD_STATE", str(state))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert main(["install", "codex", "--http"]) == 2
+    assert capsys.readouterr().err == (
+        "repeat-guard: error: codex takes no http hooks; install it without --http\n"
+    )
+    Path(f"{state}.http").write_text("{}")
+    assert main(["install", "claude-code", "--http"]) == 2
+    assert capsys.readouterr().err == (
+        f"repeat-guard: error: {state}.http holds no port and secret; fix or remove it, and "
+        "install again\n"
+    )
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_install_help_explains_http(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["install", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--http" in out
+    assert "allowedEnvVars" in out
+    assert "never in the committed .claude/settings.json" in out
+    assert "repeat-guard daemon start" in out

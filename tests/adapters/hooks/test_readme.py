@@ -17,4 +17,9 @@ def test_readme_starts_with_the_mapping_table() -> None:
 
 
 def test_readme_example_runs() -> None:
-    assert len(run_blocks(README)) == 2  # the hook call, and splicing a settings file
+    # the hook call, splicing a settings file, and install --http
+    namespaces = run_blocks(README)
+    assert len(namespaces) == 3
+    entry = namespaces[2]["entry"]
+    assert isinstance(entry, dict)
+    assert entry["allowedEnvVars"] == ["REPEAT_GUARD_HTTP_SECRET"]

@@ -19,7 +19,7 @@ from ._streams import Streams
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
 if TYPE_CHECKING:
-    from repeat_guard_hooks import Dialect, SettingsFile
+    from repeat_guard_hooks import Dialect, HttpInstall, SettingsChange, SettingsFile
 
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
 
@@ -59,6 +59,17 @@ pi, opencode and OpenClaw load in-process plugins instead: install lists the plu
 (shipped in repeat_guard_hooks/plugins) under pi's "extensions", opencode's "plugin" or
 OpenClaw's "plugins.load.paths" key (and enables it there, with conversation access); it starts
 `repeat-guard serve --state` from PATH.
+http hooks (install claude-code --http): each event gets an http hook that POSTs it to the
+resident guard's listener on 127.0.0.1 (see daemon --help) instead of a command hook: no
+process per tool call. install makes <state>.http (0600) with a free port and a random secret
+unless it exists; the entries send the secret from $REPEAT_GUARD_HTTP_SECRET (allowedEnvVars),
+which install sets in the "env" of .claude/settings.local.json (--scope project or local) or of
+~/.claude/settings.json (--scope user), never in the committed .claude/settings.json; and a
+SessionStart hook runs `repeat-guard daemon start`, since an http hook with no guard listening
+lets the call through uncounted. uninstall (or install without --http) takes all of these out
+again, and the secret with them unless an http hook of another scope still reads it;
+<state>.http stays (remove it to get a new port and secret on the next install --http). A
+guard already running serves HTTP only once restarted (repeat-guard daemon stop).
 exit status: 0 done (or nothing to do); 2 the settings file cannot be changed safely, or the
   output cannot be written (a closed stdout is found before anything changes; a full disk
   only once the change is made).
@@ -155,6 +166,12 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
                 'progress = "result" sees each call\'s result (one more hook process per tool '
                 "call); without it, install takes those entries out",
             )
+            parser.add_argument(
+                "--http",
+                action="store_true",
+                help="claude-code only: http hooks to the resident guard's listener instead of "
+                "command hooks (no process per call; see http hooks below)",
+            )
 
 
 def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
@@ -176,37 +193,67 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         DIALECTS,
         PLUGIN_HOSTS,
         InstallError,
-        hook_command,
-        install,
-        installed_executable,
-        settings_path,
-        uninstall,
+        Place,
+        apply_change,
+        plan_scope,
     )
 
     agent = {**DIALECTS, **PLUGIN_HOSTS}[args.agent]
     scope = args.scope or agent.settings[0].scope
+    place = Place(os.getcwd(), os.environ, os.path.expanduser("~"))
     try:
-        path = settings_path(agent, scope, os.getcwd(), os.environ, os.path.expanduser("~"))
-        if args.command == "install":
-            command = hook_command(installed_executable(sys.argv[0], sys.executable), agent)
-            change = install(path, agent, command, results=args.results, dry_run=args.dry_run)
-        else:
-            change = uninstall(path, agent, dry_run=args.dry_run)
+        results = args.command == "install" and args.results
+        command, http = _install_plan(agent, args) if args.command == "install" else (None, None)
+        changes = plan_scope(agent, scope, place, command, results=results, http=http)
+        if not args.dry_run:
+            for change in changes:
+                apply_change(change)
     except (InstallError, TargetError) as error:
         raise UsageError(str(error)) from error
     except OSError as error:
         raise UsageError(f"cannot write {error.filename}: {error.strerror}") from error
-    if not change.changed:
-        print(f"{path}: already as wanted; nothing changed", file=streams.out)
-    elif args.dry_run:
-        print(change.diff(), end="", file=streams.out)
-    else:
-        done = "added to" if args.command == "install" else "removed from"
-        what = "plugin" if agent.plugin else "hooks"
-        print(f"repeat-guard {agent.name} {what} {done} {path}", file=streams.out)
+    for change, what in zip(changes, ("hooks", "http secret"), strict=False):
+        _report(args, agent, change, what, streams)
     if args.command == "install":
         _install_notes(agent, args.results, streams)
     return 0
+
+
+def _install_plan(agent: Dialect, args: argparse.Namespace) -> tuple[str, HttpInstall | None]:
+    # The hook command install writes, and with --http the listener's settings (made now
+    # unless --dry-run) and the guard's start.
+    from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
+        HttpInstall,
+        daemon_paths,
+        hook_command,
+        installed_executable,
+        listener_settings,
+        resolve_state,
+        start_command,
+    )
+
+    executable = installed_executable(sys.argv[0], sys.executable)
+    command = hook_command(executable, agent)
+    if not args.http:
+        return command, None
+    if agent.http is None:
+        raise UsageError(f"{agent.name} takes no http hooks; install it without --http")
+    state = resolve_state(None, os.environ, os.path.expanduser("~"))
+    port, secret = listener_settings(daemon_paths(state).http, create=not args.dry_run)
+    return command, HttpInstall(port, secret, start_command(executable))
+
+
+def _report(
+    args: argparse.Namespace, agent: Dialect, change: SettingsChange, what: str, out: Streams
+) -> None:
+    if not change.changed:
+        print(f"{change.path}: already as wanted; nothing changed", file=out.out)
+    elif args.dry_run:
+        print(change.diff(), end="", file=out.out)
+    else:
+        done = "added to" if args.command == "install" else "removed from"
+        what = "plugin" if agent.plugin else what
+        print(f"repeat-guard {agent.name} {what} {done} {change.path}", file=out.out)
 
 
 def _install_notes(agent: Dialect, results: bool, streams: Streams) -> None:

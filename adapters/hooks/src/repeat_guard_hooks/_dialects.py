@@ -71,12 +71,15 @@ __all__ = [
     "HOOK_TIMEOUT_SECONDS",
     "QWEN_CODE",
     "QWEN_LABEL",
+    "SECRET_HEADER",
+    "SECRET_VARIABLE",
     "TOOL_ROLES",
     "AfterCall",
     "AgentEvent",
     "Answer",
     "Dialect",
     "HookInput",
+    "HttpHooks",
     "Role",
     "SessionEnded",
     "SettingsFile",
@@ -90,10 +93,12 @@ __all__ = [
     "flat_entry",
     "hook_input_or_reason",
     "hook_specific_output",
+    "http_group",
     "labelled_answer",
     "millisecond_group",
     "parse_hook_input",
     "render_answer",
+    "start_group",
 ]
 
 Role = Literal["call", "after", "result", "failure", "prompt", "subagent-end", "session-end"]
@@ -156,6 +161,8 @@ class Dialect(NamedTuple):
     ``install`` lists its path under the settings key ``plugin_key`` (a dotted path: ``a.b``
     is key ``b`` of the object at key ``a``), and sets each dotted path of ``plugin_settings``
     to its value (``uninstall`` takes them out).
+    ``http``: for a host that also takes http hooks, how ``install --http`` writes them
+    (``HttpHooks``); ``None``: command hooks only.
     """
 
     name: str
@@ -177,6 +184,7 @@ class Dialect(NamedTuple):
     plugin: str = ""
     plugin_key: str = ""
     plugin_settings: Mapping[str, object] = {}
+    http: HttpHooks | None = None
 
 
 class AgentEvent(NamedTuple):
@@ -229,10 +237,54 @@ def hook_specific_output(hook_event: str, context: str | None, denied: str | Non
 def command_group(event: str, role: Role, command: str) -> dict[str, object]:
     """Claude Code's settings entry (which Codex adopted): one matcher group (matcher ``*`` for
     a tool event) holding one command hook, with its timeout in seconds."""
+    return _group(role, {"type": "command", "command": command})
+
+
+def http_group(event: str, role: Role, url: str) -> dict[str, object]:
+    """Claude Code's http entry: the group ``command_group`` writes, its hook POSTing the input
+    to ``url`` with the secret header, whose value the host reads from ``$SECRET_VARIABLE``
+    (listed in ``allowedEnvVars``: the host interpolates no other variable)."""
+    hook: dict[str, object] = {
+        "type": "http",
+        "url": url,
+        "headers": {SECRET_HEADER: f"${SECRET_VARIABLE}"},
+        "allowedEnvVars": [SECRET_VARIABLE],
+    }
+    return _group(role, hook)
+
+
+def start_group(command: str) -> dict[str, object]:
+    """The group that runs ``command`` (the one starting the guard) when a session starts."""
+    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
+
+
+def _group(role: Role, hook: dict[str, object]) -> dict[str, object]:
     group: dict[str, object] = {"matcher": "*"} if role in TOOL_ROLES else {}
     timeout = _SESSION_END_TIMEOUT if role == "session-end" else HOOK_TIMEOUT_SECONDS
-    group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+    group["hooks"] = [{**hook, "timeout": timeout}]
     return group
+
+
+SECRET_HEADER = "X-Repeat-Guard-Secret"
+"""The header an http hook sends the listener's secret in (``_http`` compares it)."""
+SECRET_VARIABLE = "REPEAT_GUARD_HTTP_SECRET"
+"""The environment variable an http entry reads the secret from (``install --http`` sets it in
+the ``env`` of a settings file people do not commit)."""
+
+
+class HttpHooks(NamedTuple):
+    """How ``install --http`` writes a host's http hooks.
+
+    ``entry``: the group for one event, its role and the listener's URL; ``start_event`` and
+    ``start_entry``: the event and the group (for the command given) that make sure the guard
+    is up, since an http hook with nothing listening is not counted; ``secret_scopes``: for
+    each scope, the scope of the settings file whose ``env`` holds the secret (never one that
+    is committed)."""
+
+    entry: Callable[[str, Role, str], dict[str, object]]
+    start_event: str
+    start_entry: Callable[[str], dict[str, object]]
+    secret_scopes: Mapping[str, str]
 
 
 _CLAUDE_CODE_EVENTS: Mapping[str, Role] = {
@@ -255,10 +307,19 @@ CLAUDE_CODE = Dialect(
         SettingsFile("user", "home", ".claude", "settings.json"),
     ),
     entry=command_group,
+    # Checked with Claude Code 2.1.332 and 2.1.197: http hooks get the command hook's answers,
+    # and a variable set in the ``env`` of settings.local.json reaches their headers.
+    http=HttpHooks(
+        entry=http_group,
+        start_event="SessionStart",
+        start_entry=start_group,
+        secret_scopes={"project": "local", "local": "local", "user": "user"},
+    ),
 )
 
 CODEX = CLAUDE_CODE._replace(
     name="codex",
+    http=None,
     # Codex reports a failed command with PostToolUse and its output.
     events={k: v for k, v in _CLAUDE_CODE_EVENTS.items() if v != "failure"},
     wraps_context=False,
@@ -284,6 +345,7 @@ CODEX = CLAUDE_CODE._replace(
 # A preToolUse hook that exits non-zero denies the call, so a bad configuration exits 0.
 COPILOT = CLAUDE_CODE._replace(
     name="copilot",
+    http=None,
     session_field="parent_agent_id|session_id",
     response_field="tool_result",
     wraps_context=False,
@@ -379,6 +441,7 @@ def labelled_answer(hook_event: str, context: str | None, denied: str | None) ->
 # agent_id. A call its permission check refuses in headless mode fires no hook at all, and it
 # halts a run itself at the fifth identical call in a row. Checked with Qwen Code 0.24.4.
 QWEN_CODE = CLAUDE_CODE._replace(
+    http=None,  # its http hooks are not checked yet
     name="qwen-code",
     events={
         "PreToolUse": "call",
@@ -499,6 +562,7 @@ _PLUGIN_NOTE = (
     "the plugin starts `repeat-guard serve --state` from PATH: keep this repeat-guard on it.\n"
 )
 PI = CLAUDE_CODE._replace(
+    http=None,
     name="pi",
     events={},
     settings=(

@@ -25,14 +25,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 from ._daemon import REQUEST_LIMIT
-from ._dialects import DIALECTS
+from ._dialects import DIALECTS, SECRET_HEADER
 
 if TYPE_CHECKING:
     from ._daemon import Daemon, HttpSettings
 
 __all__ = ["SECRET_HEADER", "check_secret", "make_server"]
 
-SECRET_HEADER = "X-Repeat-Guard-Secret"
 _PATHS = {f"/hook/{name}": dialect for name, dialect in DIALECTS.items()}
 
 

@@ -40,26 +40,34 @@ import os
 import shlex
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from ._dialects import Dialect
+from ._dialects import SECRET_VARIABLE, Dialect
 from ._json_text import splice_json
 from ._text import escape_lone_surrogates
 
 __all__ = [
+    "HttpInstall",
     "InstallError",
+    "Place",
     "Scope",
     "SettingsChange",
     "apply_change",
     "hook_command",
+    "hook_url",
     "install",
     "installed_events",
     "installed_executable",
+    "listener_settings",
     "plan_install",
+    "plan_scope",
+    "plan_secret",
     "plan_uninstall",
     "plugin_path",
     "scopes",
     "settings_path",
     "splice_json",
+    "start_command",
     "uninstall",
 ]
 
@@ -137,16 +145,51 @@ def hook_command(executable: Sequence[str], dialect: Dialect) -> str:
     return shlex.join([*executable, "hook", dialect.name])
 
 
+def start_command(executable: Sequence[str]) -> str:
+    """Return the shell command of the entry that makes sure the guard is up (``install
+    --http``): ``executable`` then ``daemon start``."""
+    return shlex.join([*executable, "daemon", "start"])
+
+
+def hook_url(port: int, dialect: Dialect) -> str:
+    """Return the URL of the guard's listener at ``port`` for ``dialect``'s hook calls."""
+    return f"http://127.0.0.1:{port}/hook/{dialect.name}"
+
+
 def _is_ours(hook: object, dialect: Dialect) -> bool:
-    if not isinstance(hook, Mapping) or not isinstance(hook.get("command"), str):
+    # Our command hook, the guard's start or our http hook (at any port).
+    if not isinstance(hook, Mapping):
+        return False
+    if hook.get("type") == "http":
+        return _is_our_url(hook.get("url"), dialect)
+    if not isinstance(hook.get("command"), str):
         return False
     try:
         words = shlex.split(hook["command"])
     except ValueError:
         return False
-    return words[-2:] == ["hook", dialect.name] and any(
+    return words[-2:] in (["hook", dialect.name], ["daemon", "start"]) and any(
         os.path.basename(word) == "repeat-guard" or word == "repeat_guard_cli" for word in words
     )
+
+
+def _is_our_url(url: object, dialect: Dialect) -> bool:
+    if not isinstance(url, str) or not url.startswith(_LISTENER):
+        return False
+    port, _, rest = url.removeprefix(_LISTENER).partition("/")
+    return port.isdigit() and rest == f"hook/{dialect.name}"
+
+
+_LISTENER = "http://127.0.0.1:"
+
+
+class HttpInstall(NamedTuple):
+    """What ``install --http`` writes: the listener's ``port`` and ``secret`` (``<state>.http``)
+    and the command that starts the guard (``start_command``)."""
+
+    port: int
+    secret: str
+    start: str
 
 
 def _read(path: str) -> tuple[str | None, dict[str, object]]:
@@ -166,14 +209,18 @@ def _read(path: str) -> tuple[str | None, dict[str, object]]:
         raise InstallError(
             f"{path} is not UTF-8 text (at byte offset {error.start}); refusing to change it"
         ) from None
+    return text, _load(path, text)
+
+
+def _load(path: str, text: str) -> dict[str, object]:
     # A byte-order mark is kept, as every byte outside our entries is (``splice_json``).
     body = text.removeprefix("\ufeff")
     if not body.strip(" \t\n\r"):  # JSON's whitespace, as ``splice_json`` skips it
-        return text, {}
+        return {}
     settings = _parse(path, body)
     if not isinstance(settings, dict):
         raise InstallError(f"{path} does not hold a JSON object; refusing to change it")
-    return text, settings
+    return settings
 
 
 def _parse(path: str, text: str) -> object:
@@ -282,29 +329,51 @@ def _render(settings: Mapping[str, object]) -> str:
 
 
 def plan_install(
-    path: str, dialect: Dialect, command: str, *, results: bool = False
+    path: str,
+    dialect: Dialect,
+    command: str,
+    *,
+    results: bool = False,
+    http: HttpInstall | None = None,
 ) -> SettingsChange:
     """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs
     (``installed_events``, with ``results`` or without), and on no other.
 
-    Idempotent: when our entries are already there with this command, nothing changes. For a
-    host given a plugin (``Dialect.plugin``), the change lists ``plugin_path(dialect)`` instead
-    (``command`` and ``results`` do not apply: the plugin reports every event itself).
+    With ``http``, each of those events gets an http hook to the guard's listener instead
+    (``Dialect.http``), and the session's start a command starting the guard; the secret is
+    not written here (``plan_secret``). Idempotent: when our entries are already there as
+    wanted, nothing changes. For a host given a plugin (``Dialect.plugin``), the change lists
+    ``plugin_path(dialect)`` instead (``command`` and ``results`` do not apply: the plugin
+    reports every event itself).
     """
     if dialect.plugin:
         return _plan_plugin(path, dialect, plugin_path(dialect))
+    wanted = _wanted(dialect, command, results, http)
     before, settings = _read(path)
     original = _render(settings)
     table = _hooks_table(path, settings)
-    wanted = installed_events(dialect, results=results)
     _take_ours_out(table, dialect, keep=wanted)
-    for event in wanted:
+    for event, ours in wanted.items():
         groups = table.get(event, [])
         assert isinstance(groups, list)  # checked by _hooks_table
-        ours = dialect.entry(event, dialect.events[event], command)
         table[event] = [*_without_ours(groups, dialect), ours]
     settings["hooks"] = table
     return _change(path, before, original, settings)
+
+
+def _wanted(
+    dialect: Dialect, command: str, results: bool, http: HttpInstall | None
+) -> dict[str, dict[str, object]]:
+    # Our group for each event we install, in the order written.
+    events = installed_events(dialect, results=results)
+    if http is None:
+        return {event: dialect.entry(event, dialect.events[event], command) for event in events}
+    if dialect.http is None:
+        raise InstallError(f"{dialect.name} takes no http hooks; install it without --http")
+    hooks, url = dialect.http, hook_url(http.port, dialect)
+    wanted = {hooks.start_event: hooks.start_entry(http.start)}
+    wanted.update((event, hooks.entry(event, dialect.events[event], url)) for event in events)
+    return wanted
 
 
 def _take_ours_out(table: dict[str, object], dialect: Dialect, keep: Collection[str] = ()) -> None:
@@ -342,6 +411,158 @@ def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
     if held and not table:  # our entries alone filled it
         del settings["hooks"]
     return _change(path, before, original, settings)
+
+
+def plan_secret(
+    path: str, secret: str | None, *, after: SettingsChange | None = None
+) -> SettingsChange:
+    """Return the change that sets ``$SECRET_VARIABLE`` to ``secret`` in the ``env`` table of
+    ``path``, or for ``None`` takes it out (and the table, when it alone filled it).
+
+    With ``after``, a change of the same file, the change is planned on top of it and covers
+    both: from ``after.before`` to the text with both changes made.
+    """
+    if after is not None:
+        before, text = after.before, after.after
+        settings = {} if text is None else _load(path, text)
+    else:
+        before, settings = _read(path)
+        text = before
+    if text is None and secret is None:
+        return SettingsChange(path, before, before)
+    original = _render(settings)
+    table = settings.get("env", {})
+    if not isinstance(table, dict):
+        raise InstallError(f"{path}: key 'env' is not an object; refusing to change it")
+    if secret is not None:
+        settings["env"] = {**table, SECRET_VARIABLE: secret}
+    elif SECRET_VARIABLE in table:
+        del table[SECRET_VARIABLE]
+        if not table:
+            del settings["env"]
+    change = _change(path, text, original, settings)
+    return SettingsChange(path, before, change.after)
+
+
+def _holds_http(path: str, dialect: Dialect) -> bool:
+    # Whether the file at ``path`` has an http hook of ours (which needs the secret).
+    _, settings = _read(path)
+    for groups in _hooks_table(path, settings).values():
+        assert isinstance(groups, list)  # checked by _hooks_table
+        for group in groups:
+            hooks = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(hooks, list) and any(_is_our_http(hook, dialect) for hook in hooks):
+                return True
+    return False
+
+
+def _is_our_http(hook: object, dialect: Dialect) -> bool:
+    return isinstance(hook, Mapping) and hook.get("type") == "http" and _is_ours(hook, dialect)
+
+
+class Place(NamedTuple):
+    """Where settings files are found: the current directory, the environment, the home."""
+
+    cwd: str
+    environ: Mapping[str, str]
+    home: str
+
+
+def plan_scope(
+    dialect: Dialect,
+    scope: Scope,
+    place: Place,
+    command: str | None,
+    *,
+    results: bool = False,
+    http: HttpInstall | None = None,
+) -> tuple[SettingsChange, ...]:
+    """Return the changes that install our entries at ``scope`` (``plan_install``), or for a
+    ``command`` of ``None`` uninstall them (``plan_uninstall``), one per file changed.
+
+    For a host that takes http hooks (``Dialect.http``), the file holding the secret (its
+    ``secret_scopes``: for Claude Code's project scope, the local settings file, never the
+    committed one) gets ``http.secret`` in its ``env``; without ``http``, the secret is taken
+    out of it unless an http hook of ours in a file of a scope sharing it still needs it.
+    When both are one file, the one change covers both; a secret file left as it was is not
+    listed, but for ``install --http``.
+    """
+    path = settings_path(dialect, scope, *place)
+    if command is None:
+        change = plan_uninstall(path, dialect)
+    else:
+        change = plan_install(path, dialect, command, results=results, http=http)
+    if dialect.http is None:
+        return (change,)
+    held = dialect.http.secret_scopes[scope]
+    secret_path = settings_path(dialect, held, *place)
+    same = os.path.realpath(secret_path) == os.path.realpath(path)
+    if http is None:
+        sharing = [
+            settings_path(dialect, other, *place)
+            for other, holder in dialect.http.secret_scopes.items()
+            if holder == held
+        ]
+        others = [p for p in sharing if os.path.realpath(p) != os.path.realpath(path)]
+        if any(_holds_http(other, dialect) for other in others):
+            return (change,)
+    if same:
+        return (plan_secret(path, http and http.secret, after=change),)
+    taken = plan_secret(secret_path, http and http.secret)
+    return (change, taken) if http is not None or taken.changed else (change,)
+
+
+def listener_settings(path: str, *, create: bool) -> tuple[int, str]:
+    """Return the port and secret of the guard's listener in ``path`` (``<state>.http``).
+
+    A missing file is made (when ``create``; else only its values are chosen): a free port on
+    127.0.0.1 and a random secret, written 0600 in a 0700 folder, never over a file another
+    install made meanwhile (whose values are then returned). Raises ``InstallError`` when the
+    file holds no usable settings (the message says what is wrong) or cannot be written.
+    """
+    from ._daemon import read_http_settings  # noqa: PLC0415  # the guard's own reader
+
+    found = read_http_settings(path)
+    if isinstance(found, str):
+        raise InstallError(f"{found}; fix or remove it, and install again")
+    if found is not None:
+        return found.port, found.secret
+    import secrets  # noqa: PLC0415  # only here
+    import socket  # noqa: PLC0415  # only here
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    secret = secrets.token_hex(32)
+    if not create:
+        return port, secret
+    try:
+        _create_private(path, json.dumps({"port": port, "secret": secret}) + "\n")
+    except FileExistsError:
+        return listener_settings(path, create=False)
+    except OSError as error:
+        raise InstallError(f"cannot write {path}: {error.strerror}") from error
+    return port, secret
+
+
+def _create_private(path: str, text: str) -> None:
+    # A new 0600 file with ``text``, whole or not at all: written beside it, then linked to
+    # ``path`` (which fails, replacing nothing, when ``path`` exists).
+    import tempfile  # noqa: PLC0415  # only here
+
+    from ._store import make_private_folders  # noqa: PLC0415  # the state's folders, 0700
+
+    folder = os.path.dirname(os.path.abspath(path))
+    make_private_folders(folder)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".http-")  # 0600
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.link(temporary, path)
+    finally:
+        os.unlink(temporary)
 
 
 PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
