@@ -123,3 +123,32 @@ def test_a_guard_that_does_not_answer_delays_a_call_by_the_timeout(
     assert all(_contexts(r) == [] for r in _turns(model))
     # Seven hook calls (six tool calls and the prompt), each waited out to its timeout.
     assert took >= 7 * TIMEOUT
+
+
+def test_install_http_configures_claude_code_end_to_end(sandbox: Sandbox, claude: Host) -> None:
+    # The real `repeat-guard install claude-code --http`, and nothing else: no guard running, no
+    # secret in Claude Code's environment. Its SessionStart hook starts the guard, and the
+    # secret reaches the http hooks' header from the env of .claude/settings.local.json.
+    out = sandbox.install("claude-code", "--http")
+    settings = sandbox.project / ".claude"
+    assert out == (
+        f"repeat-guard claude-code hooks added to {settings / 'settings.json'}\n"
+        f"repeat-guard claude-code http secret added to {settings / 'settings.local.json'}\n"
+    )
+    listener = json.loads(Path(f"{sandbox.state}.http").read_text())
+    assert listener["secret"] not in (settings / "settings.json").read_text()
+    local = json.loads((settings / "settings.local.json").read_text())
+    assert local == {"env": {VARIABLE: listener["secret"]}}
+    assert _status(sandbox.state) == {}
+    with MessagesStandIn(_loop) as model:
+        result = run_claude(claude, sandbox, model.url, "list the files")
+    assert result["result"] == "done"
+    seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
+    gentle, detailed = _wrapped(claude, _reminder(3)), _wrapped(claude, _reminder(5))
+    assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
+    status = _status(sandbox.state)
+    assert status["http"] == f"127.0.0.1:{listener['port']}"
+    # Six calls and the prompt went over HTTP (and the session's end, when Claude Code sends
+    # it before it exits); no hook process ran, so none came over the socket.
+    assert int(status["calls"]) in {7, 8}
+    assert "http: refused" not in sandbox.log()
