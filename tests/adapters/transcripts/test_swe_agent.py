@@ -48,7 +48,7 @@ def test_steps_without_an_observation_never_finished_and_odd_steps_are_diagnosed
     steps: list[object] = [
         {"action": "ls\n", "observation": ""},
         3,
-        {"action": "  "},
+        {"thought": "no action"},
         {"action": "sleep 9\n"},
     ]
     outcomes = run_reader("swe-agent", document(steps, info={"a": [1, {"b": 2}]}))
@@ -175,3 +175,19 @@ def test_a_document_read_in_chunks_of_any_size_reads_the_same(
     monkeypatch.setattr(document_module, "_CHUNK", chunk)
     for sample, expected in zip(samples, whole, strict=True):
         assert run_reader("swe-agent", sample.splitlines(keepends=True)) == expected
+
+
+def test_a_step_whose_action_is_empty_is_a_note_not_a_diagnostic() -> None:
+    # SWE-agent records "action": "" when the model's reply did not parse: nothing ran.
+    steps: list[object] = [
+        {"action": "ls\n", "observation": "a"},
+        {"action": "", "observation": "Your output was not formatted correctly."},
+        {"action": " \n", "observation": "again"},
+        {"action": "ls\n", "observation": "a"},
+    ]
+    outcomes = run_reader("swe-agent", document(steps))
+    assert diagnostics(outcomes) == []
+    message = "a step with an empty action (the model's reply did not parse): no call"
+    assert diagnostics(outcomes, "note") == [(9, message), (13, message)]
+    # By hand: two calls, the same ls twice in a row (the notes make no call and end no run).
+    assert (summary(outcomes).tally.calls, summary(outcomes).tally.wasted) == (2, 1)

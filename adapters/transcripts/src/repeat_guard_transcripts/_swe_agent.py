@@ -4,8 +4,10 @@ The document's ``trajectory`` is the list of steps; each step's ``action`` is th
 model issued, such as ``submit flag{...}`` or ``edit 287:295`` with the lines to write. The
 tool is the command's first word and the arguments the rest of the action, both stripped of
 surrounding whitespace; a step counts at the line its ``action`` is on, with its
-``observation`` as the result, and a step without an ``observation`` never finished. One file
-is one session and one agent, named after the file.
+``observation`` as the result, and a step without an ``observation`` never finished. A step
+whose ``action`` is empty (the model's reply did not parse, so nothing ran) is a note, data
+about the run; one without an ``action`` string is a diagnostic. One file is one session and
+one agent, named after the file.
 """
 
 from __future__ import annotations
@@ -50,10 +52,14 @@ class _SweFile:
             yield Diagnostic(self.file, line, "a trajectory step that is not an object")
             return
         action = step.get("action")
-        if not isinstance(action, str) or not action.strip():
+        if not isinstance(action, str):
             yield Diagnostic(self.file, line, "a trajectory step without an action")
             return
         where = Location(self.file, line_of(text, element, '"action"'), self.session)
+        if not action.strip():
+            message = "a step with an empty action (the model's reply did not parse): no call"
+            yield Diagnostic(self.file, where.line, message, severity="note")
+            return
         tool, arguments = split_action(action)
         if "observation" not in step:
             yield Unfinished(where, tool)
