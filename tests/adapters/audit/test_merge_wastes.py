@@ -7,7 +7,8 @@ import functools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repeat_guard_audit import Waste, merge_audits, merge_waste
+from repeat_guard_audit import FileAudit, Waste, merge_audits, merge_waste
+from repeat_guard_audit._waste import NOT_TRANSCRIPTS_KEPT
 
 from .test_waste import wastes
 
@@ -27,3 +28,16 @@ def test_one_pass_equals_the_fold(items: list[Waste], keep: int) -> None:
 
 def test_nothing_adds_up_to_the_empty_waste() -> None:
     assert merge_audits([], 3) == Waste()
+
+
+def test_the_paths_of_files_that_are_not_transcripts_are_bounded_and_first_in_order() -> None:
+    parts = [
+        FileAudit(f"/d/{n:04}.txt", None, (), files=0, not_transcript=True)
+        for n in range(999, -1, -1)
+    ]
+    total = merge_audits((part for audit in parts for part in audit.parts()), 3)
+    assert total.not_transcripts == 1000
+    assert total.not_transcript_files == tuple(
+        f"/d/{n:04}.txt" for n in range(NOT_TRANSCRIPTS_KEPT)
+    )
+    assert (total.files, total.diagnostics) == (0, 0)

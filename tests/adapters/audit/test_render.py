@@ -386,3 +386,19 @@ def test_the_page_escapes_what_transcripts_hold() -> None:
     assert "&lt;script&gt;" in page
     assert "a&amp;b" in page
     assert "\\ud800" in page
+
+
+def test_files_that_are_not_transcripts_are_counted_and_named() -> None:
+    paths = tuple(f"/home/dev/p/notes-{n:02}.txt" for n in range(12))
+    total = Waste(files=3, not_transcripts=14, not_transcript_files=paths)
+    lines = list(text_summary(total, 10))
+    start = lines.index("17 files found, 14 not a transcript:")
+    assert lines[start + 1 : start + 12] == [
+        *(f"  /home/dev/p/notes-{n:02}.txt" for n in range(10)),
+        "  and 4 more",
+    ]
+    record = json.loads(json_totals_line(total))
+    assert (record["not_transcripts"], record["not_transcript_files"]) == (14, list(paths))
+    # None found: no line about them, and the JSON says zero.
+    assert not any("not a transcript" in line for line in text_summary(Waste(files=3), 10))
+    assert json.loads(json_totals_line(Waste()))["not_transcript_files"] == []

@@ -245,3 +245,17 @@ def test_the_collector_waits_during_a_fold_and_is_left_as_it_was(
     assert reader.seen == [False]
     assert after is enabled
     assert result.waste.diagnostics == int(fail)
+
+
+def test_a_walked_file_no_reader_recognises_is_not_a_transcript_a_named_one_a_diagnostic(
+    tmp_path: Path,
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a transcript\n")
+    walked = audit_file(FileJob(str(notes), None, 0, walked=True), SETTINGS)
+    assert walked == FileAudit(str(notes), None, (), files=0, not_transcript=True)
+    assert (walked.waste.not_transcripts, walked.waste.not_transcript_files) == (1, (str(notes),))
+    assert walked.waste.diagnostics == 0
+    assert only_problem(FileJob(str(notes), None, 0)) == (
+        "no reader recognises this file's format, skipped"
+    )

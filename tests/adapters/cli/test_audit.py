@@ -500,3 +500,21 @@ def test_a_file_that_cannot_be_read_says_why(tmp_path: Path) -> None:
     # A regular file whose first read fails (EIO): the read error, not an unknown format.
     status, _, err = run(["/proc/self/mem", "--jobs", "1"])
     assert (status, err) == (3, "/proc/self/mem:1: read failed: Input/output error\n")
+
+
+def test_a_walked_file_that_is_not_a_transcript_is_named_and_the_exit_stays_0(
+    tmp_path: Path,
+) -> None:
+    claude_session(tmp_path / "s.jsonl", 2)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a transcript\n")
+    status, out, err = run([str(tmp_path), "--jobs", "1"])
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    start = lines.index("2 files found, 1 not a transcript:")
+    assert lines[start + 1] == f"  {notes}"
+    status, out, _ = run([str(tmp_path), "--jobs", "1", "--format", "json"])
+    totals = json.loads(out.splitlines()[-1])
+    assert status == 0
+    assert (totals["files"], totals["not_transcripts"]) == (1, 1)
+    assert totals["not_transcript_files"] == [str(notes)]

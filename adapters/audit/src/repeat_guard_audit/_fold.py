@@ -40,7 +40,8 @@ from ._waste import UNKNOWN_DAY, Run, SessionAudit, worst_runs
 
 __all__ = ["MAX_PROBLEMS_KEPT", "RUN_LINES_KEPT", "fold_file"]
 
-# Lines listed per run: enough to find a loop, bounded when a loop ran a million times.
+# Lines listed per run: enough to find a loop, bounded when a loop ran a million times. A longer
+# run lists its first RUN_LINES_KEPT - 1 lines and its last.
 RUN_LINES_KEPT = 50
 # Diagnostics kept per file; the count covers every one.
 MAX_PROBLEMS_KEPT = 100
@@ -182,6 +183,8 @@ class _Folder:
             current.counted = current.counted or counted
             if len(current.lines) < RUN_LINES_KEPT:
                 current.lines.append(line)
+            else:  # the last line kept is always the run's last
+                current.lines[-1] = line
 
     def close_run(self, name: str, agent: str) -> None:
         current = self.open.pop((name, agent), None)

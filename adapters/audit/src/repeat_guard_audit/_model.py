@@ -31,10 +31,11 @@ class FileJob(NamedTuple):
     whether a directory walk found it.
 
     With no format the worker sniffs the file's head: the process that lists files then only
-    walks, and the workers open each file once. A file no reader recognises is passed over
-    silently when the walk found it (a folder of transcripts holds other files too), and
-    reported when it was named. A job with a ``problem`` stands for a folder the walk could
-    not list: its result is that diagnostic alone (no file is counted)."""
+    walks, and the workers open each file once. A file no reader recognises is counted and
+    named in the totals as not a transcript when the walk found it (a folder of transcripts
+    holds other files too: no diagnostic), and is a diagnostic when it was named. A job with a
+    ``problem`` stands for a folder the walk could not list: its result is that diagnostic
+    alone (no file is counted)."""
 
     path: str
     format: str | None
@@ -47,7 +48,8 @@ class FileAudit(NamedTuple):
     """One file's result: its sessions (the core's ``SessionAudit``, each read in the file's
     ``format``), the first of its diagnostics (``problems``), and the file's own numbers:
     ``files``, 1 for a file audited and 0 for one ``since`` passed over, its ``bytes`` and its
-    ``diagnostics``, all of them counted.
+    ``diagnostics``, all of them counted; ``not_transcript`` for a file a walk found that no
+    reader recognises (counted apart, and named, in the totals).
 
     ``parts`` is what the core's ``merge_audits`` adds up; ``waste`` is their merge, keeping
     ``keep`` worst runs and sessions. A result carries no ``Waste`` of its own: one is a score
@@ -63,11 +65,14 @@ class FileAudit(NamedTuple):
     bytes: int = 0
     diagnostics: int = 0
     keep: int = 10
+    not_transcript: bool = False
 
     def parts(self) -> tuple[SessionAudit | Waste, ...]:
         """The file's sessions, then a ``Waste`` of its own numbers (files, bytes,
         diagnostics)."""
         own = Waste(files=self.files, diagnostics=self.diagnostics, bytes=self.bytes)
+        if self.not_transcript:
+            own = own._replace(not_transcripts=1, not_transcript_files=(self.file,))
         return (*self.sessions, own)
 
     @property

@@ -226,6 +226,23 @@ def _headline(total: Waste) -> Iterator[str]:
     )
 
 
+NOT_TRANSCRIPTS_SHOWN = 10
+"""Paths of files that are not transcripts the text summary lists; a count says the rest."""
+
+
+def _not_transcripts(total: Waste) -> Iterator[str]:
+    count = total.not_transcripts
+    if not count:
+        return
+    found = total.files + count
+    yield f"{found:,} files found, {count:,} not a transcript:"
+    shown = total.not_transcript_files[:NOT_TRANSCRIPTS_SHOWN]
+    for path in shown:
+        yield f"  {_fit_left(path, WIDTH - 2)}"
+    if count > len(shown):
+        yield f"  and {count - len(shown):,} more"
+
+
 def _tools_table(total: Waste, top: int) -> Iterator[str]:
     tools = sorted(total.counts.tools.items(), key=lambda item: (-item[1].wasted, item[0]))
     yield f"  {'tool':<38}{'calls':>12}{'wasted':>12}{'share':>8}{'reminders':>12}{'longest':>9}"
@@ -268,6 +285,7 @@ def _runs_table(total: Waste, top: int) -> Iterator[str]:
 def text_summary(total: Waste, top: int) -> Iterator[str]:
     """Yield the lines of the terminal summary, each at most ``WIDTH`` characters."""
     yield from _headline(total)
+    yield from _not_transcripts(total)
     sections = (
         ("top tools by waste", _tools_table),
         ("top sessions by waste", _sessions_table),

@@ -18,7 +18,10 @@ The core's definitions of a call, a tracked, wasted and denied call hold; these 
 * the *worst* runs are the longest, ties broken by file, first line, session, agent, tool and
   arguments, so any two ways of splitting the same work keep the same runs; the worst sessions
   are those with the most wasted calls, ties broken by calls, file and session;
-* a day is the ``YYYY-MM-DD`` of the call's timestamp, ``"unknown"`` when it has none.
+* a day is the ``YYYY-MM-DD`` of the call's timestamp, ``"unknown"`` when it has none;
+* a file *not a transcript* is one a folder walk found that no reader recognises: counted in
+  ``not_transcripts``, and the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order)
+  kept in ``not_transcript_files``.
 
 Only the best ``keep`` runs and sessions survive a merge: a total over a million files stays
 as small as one over ten.
@@ -35,6 +38,7 @@ from repeat_guard import NO_COUNTS, PackedTally, Tally, TallySums, tally_to_json
 from repeat_guard import merge_tallies as _merge_tallies
 
 __all__ = [
+    "NOT_TRANSCRIPTS_KEPT",
     "UNKNOWN_DAY",
     "DayTally",
     "ProjectTally",
@@ -56,8 +60,8 @@ class Run(NamedTuple):
     """A loop: ``length`` identical calls in a row by ``agent``.
 
     ``arguments`` is the canonical argument text, cut to a preview by the caller; ``lines``
-    holds the line of each call of the run in order, the first few of them when the run is
-    long (``length`` counts them all).
+    holds the line of each call of the run in order: at most 50 (``RUN_LINES_KEPT``), the
+    first 49 and the last when the run is longer (``length`` counts them all).
     """
 
     length: int
@@ -96,6 +100,9 @@ class ProjectTally(NamedTuple):
     wasted_input_tokens: int = 0
 
 
+NOT_TRANSCRIPTS_KEPT = 100
+"""Paths of files that are not transcripts a total keeps (its count covers every one)."""
+
 _NO_DAYS: PMap[str, DayTally] = pmap()
 _NO_PROJECTS: PMap[str, ProjectTally] = pmap()
 _NO_TALLY = Tally()
@@ -121,6 +128,8 @@ class Waste(NamedTuple):
     projects: PMap[str, ProjectTally] = _NO_PROJECTS
     worst: tuple[Run, ...] = ()
     worst_sessions: tuple[SessionWaste, ...] = ()
+    not_transcripts: int = 0
+    not_transcript_files: tuple[str, ...] = ()
 
 
 class SessionAudit(NamedTuple):
@@ -221,7 +230,13 @@ def merge_waste(first: Waste, second: Waste, keep: int) -> Waste:
         _merge_projects(first.projects, second.projects),
         worst_runs(first.worst + second.worst, keep),
         worst_sessions(first.worst_sessions + second.worst_sessions, keep),
+        first.not_transcripts + second.not_transcripts,
+        _first_paths(first.not_transcript_files + second.not_transcript_files),
     )
+
+
+def _first_paths(paths: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(paths)[:NOT_TRANSCRIPTS_KEPT])
 
 
 def merge_audits(parts: Iterable[SessionAudit | Waste], keep: int) -> Waste:
@@ -257,6 +272,8 @@ class _WasteSums:
         self.projects: dict[str, list[int]] = {}
         self.runs: list[Run] = []
         self.sessions: list[SessionWaste] = []
+        self.not_transcripts = 0
+        self.not_transcript_files: list[str] = []
 
     def add(self, waste: Waste, keep: int) -> None:
         _add_into(self.numbers, waste[1:8])
@@ -267,6 +284,9 @@ class _WasteSums:
             _add_into(self.projects.setdefault(project, [0] * 5), five)
         self.runs += waste.worst
         self.sessions += waste.worst_sessions
+        if waste.not_transcripts:
+            self.not_transcripts += waste.not_transcripts
+            self.not_transcript_files += waste.not_transcript_files
         self.cut(keep)
 
     def add_session(self, session: SessionAudit, keep: int) -> None:
@@ -293,6 +313,8 @@ class _WasteSums:
             self.runs[:] = worst_runs(self.runs, keep)
         if len(self.sessions) >= 4 * keep:
             self.sessions[:] = worst_sessions(self.sessions, keep)
+        if len(self.not_transcript_files) >= 4 * NOT_TRANSCRIPTS_KEPT:
+            self.not_transcript_files[:] = _first_paths(self.not_transcript_files)
 
     def waste(self, keep: int) -> Waste:
         files, sessions, diagnostics, size, turns, tokens, input_tokens = self.numbers
@@ -309,6 +331,8 @@ class _WasteSums:
             pmap({name: ProjectTally(*five) for name, five in self.projects.items()}),
             worst_runs(self.runs, keep),
             worst_sessions(self.sessions, keep),
+            self.not_transcripts,
+            _first_paths(self.not_transcript_files),
         )
 
 
@@ -361,4 +385,6 @@ def waste_to_json(waste: Waste) -> dict[str, object]:
         "projects": {name: p._asdict() for name, p in sorted(waste.projects.items())},
         "worst_runs": [{**run._asdict(), "lines": list(run.lines)} for run in waste.worst],
         "worst_sessions": [session._asdict() for session in waste.worst_sessions],
+        "not_transcripts": waste.not_transcripts,
+        "not_transcript_files": list(waste.not_transcript_files),
     }

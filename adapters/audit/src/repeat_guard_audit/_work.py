@@ -3,7 +3,8 @@ read it with its format's reader, fold it.
 
 Total by design: whatever a file holds or whatever happens to it (it vanished, it is a FIFO,
 it is not readable, its reader has a bug), the result is a ``FileAudit``, at worst carrying one
-diagnostic (none for a file a walk found that is not a transcript), so one bad file never stops
+diagnostic (none for a file a walk found that is not a transcript: that one is counted and
+named apart), so one bad file never stops
 an audit of thousands. The functions here are module-level and take picklable values, so a
 process pool or a Dask cluster can run them.
 """
@@ -70,7 +71,9 @@ def _sniffed(job: FileJob, stream: BinaryIO) -> tuple[str, BinaryIO] | FileAudit
     if isinstance(sniffed, str):  # there, but its head cannot be read (EIO)
         return _unreadable(job, sniffed, line=1)
     if sniffed.format is None:
-        return _passed_over(job, "no reader recognises this file's format, skipped")
+        if job.walked:  # a folder holds other files too: named in the totals, not an error
+            return FileAudit(job.path, None, (), files=0, not_transcript=True)
+        return _unreadable(job, "no reader recognises this file's format, skipped")
     return sniffed.format, sniffed.stream
 
 
@@ -89,7 +92,7 @@ def _open_regular(job: FileJob) -> tuple[BinaryIO, os.stat_result] | FileAudit:
 
 
 def _passed_over(job: FileJob, message: str) -> FileAudit:
-    """A file that is not a transcript (not a regular file, no reader recognises it, gone):
+    """A file that is not a transcript (not a regular file, gone):
     nothing at all when a walk found it and nothing named its format (a folder of
     transcripts holds other files too, and one may go before its turn comes), else a
     diagnostic saying ``message``. A file that is there but cannot be read is reported

@@ -42,7 +42,8 @@ output (stdout):
         order, then one {"type": "totals", "files", "sessions", "calls", "wasted",
         "reminders", "reminders_by_form": {"gentle": N, "detailed": N} (and "cycle",
         "budget" when given), "days", "tools", "projects", "worst_runs", "worst_sessions",
-        ...} line
+        "not_transcripts", "not_transcript_files", ...} line; a run lists at most 50 of its
+        lines, always its first and its last
   csv   a header, one row per session, then one "totals" row; a column for every reminder
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
@@ -61,7 +62,8 @@ engines: every engine gives the same output, line for line.
 
 exit status: 0 done; 2 usage error or invalid configuration (before any input is read), or
 the Dask scheduler cannot be reached; 3 some file, line or folder (one that cannot be
-listed) got a diagnostic (the rest was still audited); 130, 143 or 129 after SIGINT (Ctrl-C),
+listed) got a diagnostic (the rest was still audited); a walked file that is not a
+transcript is counted and named, not a diagnostic; 130, 143 or 129 after SIGINT (Ctrl-C),
 SIGTERM or SIGHUP, the worker processes stopped first.
 """
 
@@ -103,8 +105,9 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="transcript file or directory (walked: files no format recognises are passed "
-        "over; a named one gets a diagnostic); default ~/.claude/projects and ~/.codex/sessions",
+        help="transcript file or directory (walked: files no format recognises are counted "
+        "and named in the totals, not diagnosed; a named one gets a diagnostic); default "
+        "~/.claude/projects and ~/.codex/sessions",
     )
     parser.add_argument(
         "--format", choices=("text", "json", "csv"), default="text", help="stdout report"
