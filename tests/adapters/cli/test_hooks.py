@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -348,3 +349,29 @@ def test_install_help_explains_http(capsys: pytest.CaptureFixture[str]) -> None:
     assert "allowedEnvVars" in out
     assert "never in the committed .claude/settings.json" in out
     assert "repeat-guard daemon start" in out
+
+
+def test_install_and_uninstall_cline_hook_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / ".clinerules" / "hooks"
+    assert main(["install", "cline"]) == 0
+    assert capsys.readouterr().out == f"repeat-guard cline hook files added to {folder}\n"
+    script = (folder / "PreToolUse").read_text()
+    assert script.startswith("#!/bin/sh\n# written by `repeat-guard install cline`")
+    assert script.endswith("repeat-guard hook cline\n")
+    assert main(["uninstall", "cline"]) == 0
+    assert capsys.readouterr().out == f"repeat-guard cline hook files removed from {folder}\n"
+    assert os.listdir(folder) == []
+
+
+def test_install_cline_refuses_a_users_hook_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CLINE_DIR", str(tmp_path))
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "hooks" / "UserPromptSubmit").write_text("#!/bin/sh\necho mine\n")
+    assert main(["install", "cline", "--scope", "user"]) == 2
+    assert "UserPromptSubmit.sh" in capsys.readouterr().err
+    assert os.listdir(tmp_path / "hooks") == ["UserPromptSubmit"]

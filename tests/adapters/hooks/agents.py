@@ -360,15 +360,12 @@ def run_qwen(
     return events[-1]
 
 
-def cline_hooks(sandbox: Sandbox, *events: str) -> None:
-    """Give the project Cline hook files (``.clinerules/hooks/<event>``) that run this
-    ``repeat-guard hook cline``, and make it a git repository, which Cline takes for its
+def cline_hooks(sandbox: Sandbox) -> None:
+    """Give the project Cline's hook files (``.clinerules/hooks/<event>``) with this
+    ``repeat-guard install cline``, and make it a git repository, which Cline takes for its
     workspace root."""
     subprocess.run(["git", "init", "-q", str(sandbox.project)], check=True)
-    folder = sandbox.project / ".clinerules" / "hooks"
-    folder.mkdir(parents=True)
-    for event in events:
-        (folder / event).write_text(f"#!/bin/sh\nexec {REPEAT_GUARD} hook cline\n")
+    sandbox.install("cline")
 
 
 def run_cline(

@@ -1,4 +1,4 @@
-"""The real Cline CLI, offline, with hook files that run ``repeat-guard hook cline``.
+"""The real Cline CLI, offline, with the hook files ``repeat-guard install cline`` writes.
 
 Cline runs against a scripted Chat Completions stand-in on 127.0.0.1 (an OpenAI-compatible
 provider set with ``cline auth --baseurl``), which logs every request; the checks are on what
@@ -31,7 +31,6 @@ def cline(request: pytest.FixtureRequest) -> Host:
 
 LS = {"commands": ["ls"]}
 LS_CALL = Call("run_commands", LS)
-HOOKS = ("PreToolUse", "UserPromptSubmit", "TaskComplete", "SessionShutdown")
 
 
 def _reminder(count: int, config: GuardConfig | None = None) -> Reminder:
@@ -79,7 +78,7 @@ def test_a_loop_gets_the_gentle_reminder_before_clines_own_stop(
     tmp_path: Path, cline: Host
 ) -> None:
     sandbox = Sandbox.create(tmp_path)
-    cline_hooks(sandbox, *HOOKS)
+    cline_hooks(sandbox)
 
     def script(request: Mapping[str, Any]) -> Step:
         return (LS_CALL,) if _results_since_prompt(request) < 6 else Say("done")
@@ -99,7 +98,7 @@ def test_a_loop_gets_the_gentle_reminder_before_clines_own_stop(
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, cline: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
-    cline_hooks(sandbox, *HOOKS)
+    cline_hooks(sandbox)
     # The spawn call itself is transparent, so the parent's ls calls around it form one run.
     (sandbox.project / ".repeat-guard.toml").write_text('exclude = ["spawn_agent"]\n')
     spawn = Call("spawn_agent", {"systemPrompt": "You list files.", "task": "SUBTASK: list"})
@@ -126,7 +125,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, cline: Host) -> None:
 
 def test_deny_at_stops_the_task(tmp_path: Path, cline: Host) -> None:
     sandbox = Sandbox.create(tmp_path)
-    cline_hooks(sandbox, *HOOKS)
+    cline_hooks(sandbox)
     (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
 
     def script(request: Mapping[str, Any]) -> Step:

@@ -249,7 +249,7 @@ def _written(
 
 
 # The hosts install edits a settings file of (Cline's hooks are files of their own).
-_INSTALLABLE = [dialect for dialect in DIALECTS.values() if dialect.settings]
+_INSTALLABLE = [d for d in DIALECTS.values() if d.settings and not d.hook_files]
 
 
 @fuzz_settings(EXAMPLES)

@@ -19,7 +19,14 @@ from ._streams import Streams
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
 if TYPE_CHECKING:
-    from repeat_guard_hooks import Dialect, HttpInstall, SettingsChange, SettingsFile
+    from repeat_guard_hooks import (
+        Dialect,
+        HookFilesChange,
+        HttpInstall,
+        Place,
+        SettingsChange,
+        SettingsFile,
+    )
 
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
 
@@ -55,6 +62,9 @@ the entries run this repeat-guard by its absolute path; every other byte of the 
 as written (indent, line endings, escapes, numbers, a byte-order mark). Running
 install twice changes nothing; uninstall removes exactly the entries install adds, and the
 event lists and hooks table they alone filled; the file itself stays, even as an empty object.
+cline runs hook files instead: install writes one per event (PreToolUse, UserPromptSubmit,
+TaskComplete, SessionShutdown), each marked as written by repeat-guard, and refuses to replace
+a file of that name it did not write; uninstall removes only the files it wrote.
 pi, opencode and OpenClaw load in-process plugins instead: install lists the plugin module
 (shipped in repeat_guard_hooks/plugins) under pi's "extensions", opencode's "plugin" or
 OpenClaw's "plugins.load.paths" key (and enables it there, with conversation access); it starts
@@ -126,7 +136,7 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
 
     hosts = tuple(DIALECTS)
-    # A host whose hooks are not settings entries (Cline's hook files) has no settings to edit.
+    # Cline's hook files are written into the folder its ``settings`` name (``hook_files``).
     installable = {name: d for name, d in {**DIALECTS, **PLUGIN_HOSTS}.items() if d.settings}
     scope_names = sorted({file.scope for d in installable.values() for file in d.settings})
     hook = commands.add_parser(
@@ -194,8 +204,6 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
         PLUGIN_HOSTS,
         InstallError,
         Place,
-        apply_change,
-        plan_scope,
     )
 
     agent = {**DIALECTS, **PLUGIN_HOSTS}[args.agent]
@@ -204,10 +212,7 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
     try:
         results = args.command == "install" and args.results
         command, http = _install_plan(agent, args) if args.command == "install" else (None, None)
-        changes = plan_scope(agent, scope, place, command, results=results, http=http)
-        if not args.dry_run:
-            for change in changes:
-                apply_change(change)
+        changes = _changes(agent, scope, place, command, args, results=results, http=http)
     except (InstallError, TargetError) as error:
         raise UsageError(str(error)) from error
     except OSError as error:
@@ -217,6 +222,37 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
     if args.command == "install":
         _install_notes(agent, args.results, streams)
     return 0
+
+
+def _changes(
+    agent: Dialect,
+    scope: str,
+    place: Place,
+    command: str | None,
+    args: argparse.Namespace,
+    *,
+    results: bool,
+    http: HttpInstall | None,
+) -> tuple[SettingsChange | HookFilesChange, ...]:
+    # Made unless --dry-run; for a host of hook files (Cline), the files in the scope's folder.
+    from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
+        apply_change,
+        install_hook_files,
+        plan_scope,
+        settings_path,
+        uninstall_hook_files,
+    )
+
+    if agent.hook_files:
+        folder = settings_path(agent, scope, *place)
+        if command is None:
+            return (uninstall_hook_files(folder, agent, dry_run=args.dry_run),)
+        return (install_hook_files(folder, agent, command, dry_run=args.dry_run),)
+    changes = plan_scope(agent, scope, place, command, results=results, http=http)
+    if not args.dry_run:
+        for change in changes:
+            apply_change(change)
+    return changes
 
 
 def _install_plan(agent: Dialect, args: argparse.Namespace) -> tuple[str, HttpInstall | None]:
@@ -244,7 +280,11 @@ def _install_plan(agent: Dialect, args: argparse.Namespace) -> tuple[str, HttpIn
 
 
 def _report(
-    args: argparse.Namespace, agent: Dialect, change: SettingsChange, what: str, out: Streams
+    args: argparse.Namespace,
+    agent: Dialect,
+    change: SettingsChange | HookFilesChange,
+    what: str,
+    out: Streams,
 ) -> None:
     if not change.changed:
         print(f"{change.path}: already as wanted; nothing changed", file=out.out)
@@ -252,7 +292,7 @@ def _report(
         print(change.diff(), end="", file=out.out)
     else:
         done = "added to" if args.command == "install" else "removed from"
-        what = "plugin" if agent.plugin else what
+        what = "plugin" if agent.plugin else "hook files" if agent.hook_files else what
         print(f"repeat-guard {agent.name} {what} {done} {change.path}", file=out.out)
 
 

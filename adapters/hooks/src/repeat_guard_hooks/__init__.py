@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         render_answer,
         start_group,
     )
+    from ._hook_files import HookFilesChange, install_hook_files, uninstall_hook_files
     from ._install import (
         HttpInstall,
         InstallError,
@@ -158,6 +159,7 @@ __all__ = [
     "DaemonPaths",
     "Dialect",
     "ForeignStore",
+    "HookFilesChange",
     "HookInput",
     "HookOptions",
     "HookOutcome",
@@ -195,6 +197,7 @@ __all__ = [
     "hook_via_daemon",
     "http_group",
     "install",
+    "install_hook_files",
     "installed_events",
     "installed_executable",
     "labelled_answer",
@@ -226,6 +229,7 @@ __all__ = [
     "start_group",
     "step_agent",
     "uninstall",
+    "uninstall_hook_files",
 ]
 
 _HOMES = {
@@ -277,6 +281,9 @@ _HOMES = {
     "hook_specific_output": "._dialects",
     "parse_hook_input": "._dialects",
     "render_answer": "._dialects",
+    "HookFilesChange": "._hook_files",
+    "install_hook_files": "._hook_files",
+    "uninstall_hook_files": "._hook_files",
     "InstallError": "._install",
     "HttpInstall": "._install",
     "Place": "._install",

@@ -163,6 +163,8 @@ class Dialect(NamedTuple):
     to its value (``uninstall`` takes them out).
     ``http``: for a host that also takes http hooks, how ``install --http`` writes them
     (``HttpHooks``); ``None``: command hooks only.
+    ``hook_files``: for a host that runs one hook file per event instead of settings entries,
+    event -> the file's name; ``settings`` then names the folders of those files.
     """
 
     name: str
@@ -185,6 +187,7 @@ class Dialect(NamedTuple):
     plugin_key: str = ""
     plugin_settings: Mapping[str, object] = {}
     http: HttpHooks | None = None
+    hook_files: Mapping[str, str] = {}
 
 
 class AgentEvent(NamedTuple):
@@ -480,8 +483,9 @@ def _no_entry(event: str, role: Role, command: str) -> dict[str, object]:
 # ``~/.cline/hooks/PreToolUse``) and names the event in ``hookName`` by its own names. Every
 # agent has an ``agent_id`` (a subagent's ``parent_agent_id`` names its parent), and the agents
 # of one run share ``sessionContext.rootSessionId``. Its input has no ``cwd``: the workspace root
-# is ``workspaceInfo.rootPath``. ``install`` does not write hook files (no settings): see the
-# hooks README for the two lines a hook file holds.
+# is ``workspaceInfo.rootPath``. It looks for hook files in ``.clinerules/hooks`` and
+# ``.cline/hooks`` of the workspace, ``$CLINE_DIR/hooks`` (default ``~/.cline``) and
+# ``~/Documents/Cline/Hooks``; ``install`` writes them into the first or the third.
 CLINE = Dialect(
     name="cline",
     events={
@@ -492,8 +496,17 @@ CLINE = Dialect(
     },
     answer=cancel_answer,
     wraps_context=True,
-    settings=(),
+    settings=(
+        SettingsFile("project", "cwd", ".clinerules", "hooks", note="a folder of hook files"),
+        SettingsFile("user", "home", ".cline", "hooks", env="CLINE_DIR"),
+    ),
     entry=_no_entry,
+    hook_files={
+        "tool_call": "PreToolUse",
+        "prompt_submit": "UserPromptSubmit",
+        "agent_end": "TaskComplete",
+        "session_shutdown": "SessionShutdown",
+    },
     event_field="hookName",
     cwd_field="workspaceInfo.rootPath",
     session_field="sessionContext.rootSessionId",
