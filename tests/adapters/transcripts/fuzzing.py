@@ -339,6 +339,9 @@ def _sample_lines(pattern: str) -> list[list[bytes]]:
 SAMPLES: dict[str, list[list[bytes]]] = {
     "claude-code": _sample_lines("claude-code/**/*.jsonl"),
     "codex": _sample_lines("codex/*.jsonl"),
+    # OpenHands V1 events one a line, and evaluation output: read a window as the documents
+    # below are not.
+    "openhands": _sample_lines("openhands/*.jsonl"),
 }
 
 
@@ -471,7 +474,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
         lines = draw(acp_scenario(noise))
     elif fmt == "acp":
         lines = draw(st.lists(acp_line(noise), max_size=16))
-    elif fmt in SAMPLES:
+    elif fmt in SAMPLES and (fmt != "openhands" or draw(st.booleans())):
         lines = draw(sample_window(fmt, noise))
         if fmt == "claude-code" and draw(st.booleans()):
             lines += [_in_another_session(line) for line in lines]

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
-from repeat_guard_transcripts import READERS, Located
+from repeat_guard_transcripts import READERS, Located, Unfinished
 
 from ._support import FIXTURES, diagnostics, fired, run_file, run_reader, summary, unfinished
 
@@ -200,3 +200,101 @@ def test_a_trajectory_read_in_chunks_of_any_size_reads_the_same(
     whole = [run_reader("openhands", lines) for lines in samples]
     monkeypatch.setattr(document_module, "_CHUNK", 5)
     assert [run_reader("openhands", lines) for lines in samples] == whole
+
+
+V1 = OPENHANDS / "v1-events.jsonl"
+
+
+def test_openhands_v1_events_four_identical_calls_are_caught() -> None:
+    from repeat_guard_transcripts import sniff_head
+
+    assert sniff_head(V1.read_bytes()) == "openhands"
+    outcomes = run_file("openhands", V1)
+    # By hand: lines 5, 7, 9, 11 answer the same terminal call (the summaries differ, the
+    # action does not); 14 a denial after the prompt on 12; 16 an error result.
+    assert fired(outcomes) == [(9, "terminal", 3, "gentle")]
+    total = summary(outcomes).tally
+    assert (total.calls, total.wasted, total.denied, total.longest_run) == (6, 3, 1, 4)
+    assert diagnostics(outcomes) == diagnostics(outcomes, "note") == []
+    items = list(READERS["openhands"].read(V1.read_bytes().splitlines(True), "v1.jsonl"))
+    events = [(i.where.line, i.event) for i in items if isinstance(i, Located)]
+    assert events[0] == (2, PromptSubmitted("v1"))
+    assert events[1] == (
+        5,
+        ToolCallFinished(
+            "v1",
+            "terminal",
+            {"command": "pytest -x tests", "is_input": False, "reset": False},
+            False,
+            {
+                "content": [{"type": "text", "text": "1 failed"}],
+                "is_error": False,
+                "command": "pytest -x tests",
+                "exit_code": 1,
+                "timeout": False,
+                "kind": "TerminalObservation",
+            },
+        ),
+    )
+    assert events[-1] == (
+        16,
+        ToolCallFinished(
+            "v1", "file_editor", {"command": "view", "path": "/w"}, False, "invalid arguments"
+        ),
+    )
+    assert events[-2][1] == ToolCallFinished(
+        "v1",
+        "terminal",
+        {"command": "rm -rf build", "is_input": False, "reset": False},
+        True,
+        "not now",
+    )
+
+
+def test_openhands_v1_history_in_evaluation_output_and_a_json_list() -> None:
+    events = [json.loads(line) for line in V1.read_text().splitlines()]
+    line = json.dumps({"instance_id": "i1", "history": events}).encode() + b"\n"
+    outcomes = run_reader("openhands", [line, line])
+    assert summary(outcomes).tally.calls == 12
+    assert [where for where, *_ in fired(outcomes)] == [1, 2]
+    listed = json.dumps(events, indent=1).encode().splitlines(True)
+    assert summary(run_reader("openhands", listed)).tally.wasted == 3
+
+
+def test_openhands_v1_odd_events_and_a_session_without_calls_gets_a_note() -> None:
+    odd: list[object] = [
+        {"kind": "ActionEvent", "source": "agent", "tool_name": "t"},  # no tool_call_id
+        {
+            "kind": "ObservationEvent",
+            "source": "environment",
+            "tool_call_id": "x",
+            "tool_name": "t",
+        },
+        {"kind": "MessageEvent", "source": "agent", "llm_message": {}},
+        {"kind": "PauseEvent", "source": "user"},
+        {
+            "kind": "ActionEvent",
+            "source": "agent",
+            "tool_call_id": "y",
+            "tool_name": "t",
+            "tool_call": {"arguments": "not json"},
+        },
+        {
+            "kind": "ActionEvent",
+            "source": "agent",
+            "tool_call_id": "z",
+            "tool_name": "t",
+            "tool_call": {"arguments": "[1]"},
+        },
+        {"kind": "ActionEvent", "source": "agent", "tool_call_id": "w", "tool_name": "t"},
+    ]
+    lines = [json.dumps(event).encode() + b"\n" for event in odd]
+    outcomes = run_reader("openhands", lines[:4])
+    assert diagnostics(outcomes, "note") == [(4, "4 events, none of them a call this reader knows")]
+    assert summary(outcomes).tally.calls == 0
+    items = list(READERS["openhands"].read(lines, "odd.jsonl"))
+    assert [(u.where.line, u.tool) for u in items if isinstance(u, Unfinished)] == [
+        (5, "t"),
+        (6, "t"),
+        (7, "t"),
+    ]

@@ -9,6 +9,11 @@ observation's ``content`` as its result; ``finish`` and ``reject``, which end th
 where they are, without a result. An observation ``user_rejected`` is a denial. A user's
 ``message`` is a prompt.
 
+OpenHands V1 (the software-agent-sdk) tags each event with its ``kind``; such events are read
+as ``_openhands_v1`` says, in the same files. A session whose events hold no call the reader
+knows gets a note saying how many events it read, so a format that changed never reads as a
+silent zero.
+
 Delegates: a ``delegate`` action starts a sub-agent; the events after it belong to that agent
 (``<session>/delegate-<id>``) until the ``delegate`` observation caused by it. At most
 ``OPEN_CALLS`` delegates are nested (a deeper one forgets the outermost), so delegates that
@@ -28,7 +33,9 @@ from ._calls import OPEN_CALLS, OpenCall, OpenCalls
 from ._document import Cursor, Element, document_array, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import json_lines
+from ._openhands_v1 import ANSWERS, KINDS, arguments_of, result_of
 from ._reading import document_items, file_session, string
+from ._registry import head_objects
 
 __all__ = ["NOT_CALLS", "OpenHandsReader"]
 
@@ -87,6 +94,9 @@ class _Session:
         self.session = session
         self.delegates: list[tuple[str, int]] = []
         self.calls: OpenCalls[str] = OpenCalls()
+        self.events = 0
+        self.made_calls = False
+        self.last_line = 1
 
     @property
     def agent(self) -> str:
@@ -99,12 +109,42 @@ class _Session:
         if not isinstance(event, dict):
             yield Diagnostic(self.file, line, "an event that is not an object")
             return
+        self.events += 1
+        self.last_line = line
         action, observation = event.get("action"), event.get("observation")
         where = Location(self.file, line, self.session)
-        if isinstance(action, str):
+        kind = event.get("kind")
+        if isinstance(kind, str):
+            yield from self._v1(where, event, kind)
+        elif isinstance(action, str):
             yield from self._action(where, event, action)
         elif isinstance(observation, str):
             yield from self._observation(where, event, observation)
+
+    def _v1(self, where: Location, event: Mapping[str, object], kind: str) -> Iterator[Item]:
+        if kind not in KINDS:
+            return
+        timestamp = string(event, "timestamp")
+        if kind == "MessageEvent":
+            if event.get("source") == "user":
+                yield from self.calls.drop_agent(self.agent)
+                yield Located(where, PromptSubmitted(self.agent), timestamp=timestamp)
+            return
+        ident = string(event, "tool_call_id")
+        tool = string(event, "tool_name")
+        if ident is None or tool is None:
+            return
+        if kind not in ANSWERS:  # an ActionEvent
+            self.made_calls = True
+            call = OpenCall(where, self.agent, tool, arguments_of(event), timestamp=timestamp)
+            yield from self.calls.add(f"v1:{ident}", call)
+            return
+        opened = self.calls.finish(f"v1:{ident}")
+        if opened is not None:
+            denied = kind == "UserRejectObservation"
+            result = result_of(event, kind)
+            finished = ToolCallFinished(opened.agent, opened.tool, opened.arguments, denied, result)
+            yield Located(where, finished, timestamp=timestamp)
 
     def _action(self, where: Location, event: Mapping[str, object], action: str) -> Iterator[Item]:
         source = event.get("source")
@@ -118,9 +158,11 @@ class _Session:
         tool, arguments = _call_of(event, action)
         ident = event.get("id")
         if action in _ENDS_THE_RUN or not isinstance(ident, int) or isinstance(ident, bool):
+            self.made_calls = True
             event_ = ToolCallFinished(self.agent, tool, arguments)
             yield Located(where, event_, timestamp=timestamp)
             return
+        self.made_calls = True
         call = OpenCall(where, self.agent, tool, arguments, timestamp=timestamp)
         yield from self.calls.add(str(ident), call)
         if action == "delegate":
@@ -146,6 +188,9 @@ class _Session:
 
     def end(self) -> Iterator[Item]:
         yield from self.calls.drop_all()
+        if self.events and not self.made_calls:
+            message = f"{self.events} events, none of them a call this reader knows"
+            yield Diagnostic(self.file, self.last_line, message, severity="note")
 
 
 def _history(cursor: Cursor) -> Iterator[Element | Diagnostic]:
@@ -209,11 +254,19 @@ class _OpenHandsFile:
         yield from session.end()
 
 
+def _is_v1_event(record: Mapping[str, object]) -> bool:
+    """Whether ``record`` is an OpenHands V1 event (a kind the SDK defines, and a source)."""
+    kind = record.get("kind")
+    return isinstance(kind, str) and kind.endswith(("Event", "Observation")) and "source" in record
+
+
 class OpenHandsReader:
     """Reads OpenHands trajectories and evaluation output."""
 
     name: Final = "openhands"
-    description: Final = "OpenHands trajectories (.json event lists, evaluation output.jsonl)"
+    description: Final = (
+        "OpenHands trajectories (.json event lists, evaluation output.jsonl), V1 events"
+    )
 
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` starts like an OpenHands trajectory or evaluation output."""
@@ -221,7 +274,9 @@ class OpenHandsReader:
         if start == b"[":
             return b'"source"' in head and (b'"action"' in head or b'"observation"' in head)
         first = head.split(b"\n", 1)[0]
-        return start == b"{" and b'"history"' in first and b'"instance_id"' in first
+        if start == b"{" and b'"history"' in first and b'"instance_id"' in first:
+            return True
+        return any(_is_v1_event(record) for record in head_objects(head)[:1])
 
     def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
         """Yield the items of one file; never raises for bad input."""
