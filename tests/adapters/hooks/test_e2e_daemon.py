@@ -63,12 +63,16 @@ def _gone(pid: int) -> bool:
         return True
 
 
-def _kill(pid: int) -> None:
-    os.kill(pid, signal.SIGKILL)
+def _wait_gone(pid: int) -> None:
     deadline = time.monotonic() + 10
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert _gone(pid)
+
+
+def _kill(pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    _wait_gone(pid)
 
 
 def test_claude_code_through_the_guard_killed_mid_session(tmp_path: Path, claude: Host) -> None:
@@ -104,6 +108,8 @@ def test_claude_code_through_the_guard_killed_mid_session(tmp_path: Path, claude
     # The third call found no guard, counted itself and started the guard that took the rest.
     assert after["pid"] != str(first)
     assert int(after["calls"]) >= 3
+    # A guard asked to stop says so in the log as it exits, after it has answered.
+    _wait_gone(int(after["pid"]))
     assert [line.split(": ", 1)[1] for line in sandbox.log().splitlines()] == [
         "stopped: asked to stop"
     ]
@@ -175,8 +181,10 @@ def test_fifty_calls_at_once_on_one_agent_with_the_guard_lose_no_count(tmp_path:
         calls = int(_status(state)["calls"])
         warm = _burst(state, "warm", env)
         assert int(_status(state)["calls"]) == calls + 50
+        guard = int(_status(state)["pid"])
     finally:
         _stop_guard(state)
+    _wait_gone(guard)  # it writes its last log line as it exits
     assert _repeats(state) == {"cold": 50, "warm": 50}
     # The thresholds 3, 5 and 8 each fired once, whichever process or guard got there.
     assert [sum(1 for out in burst if out) for burst in (cold, warm)] == [3, 3]
