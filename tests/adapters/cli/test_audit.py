@@ -3,6 +3,7 @@ terminal, and errors that exit 2 before any input is read."""
 
 from __future__ import annotations
 
+import gc
 import gzip
 import io
 import json
@@ -458,6 +459,27 @@ def test_a_scheduler_that_is_no_address_exits_2(tmp_path: Path, address: str) ->
         f"repeat-guard: error: --scheduler {address} is neither an address (tcp://HOST:PORT) "
         "nor one of sync, synchronous, threads, processes\n"
     )
+
+
+def test_the_dask_client_is_built_with_the_collector_held_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An earlier Client that failed to connect, collected while a new one starts, deadlocks
+    # on distributed's loop-runner lock: no collection may run while a Client is built.
+    import distributed
+
+    collecting: list[bool] = []
+
+    def client(address: str, timeout: float) -> None:
+        collecting.append(gc.isenabled())
+        raise OSError("refused")
+
+    monkeypatch.setattr(distributed, "Client", client)
+    claude_session(tmp_path / "s.jsonl", 1)
+    status, _, err = run([str(tmp_path), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9"])
+    assert (status, collecting) == (2, [False])
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9: refused" in err
+    assert gc.isenabled()
 
 
 @pytest.mark.parametrize("engine", [[], ["--engine", "processes"]])

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Literal, TypeVar
 
+from repeat_guard_transcripts import collector_paused
+
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
 
@@ -157,7 +159,11 @@ def _connect(address: str) -> Client:
             "the dask engine needs distributed: pip install 'repeat-guard-audit[dask]'"
         ) from error
     try:
-        return Client(address, timeout=CONNECT_SECONDS)
+        # A Client that failed to connect is left in a reference cycle; its __del__ stops
+        # distributed's loop runner under the class-wide lock that a new Client's start holds.
+        # Collected in the middle of that start, it would wait on that lock forever.
+        with collector_paused():
+            return Client(address, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError) as error:
         raise EngineError(f"cannot reach the Dask scheduler at {address}: {error}") from error
     except ValueError as error:  # no port, a port that is not a number, ...
