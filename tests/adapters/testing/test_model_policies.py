@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard import GuardConfig, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from repeat_guard_testing import ReferenceGuard
 
 
@@ -36,3 +36,18 @@ def test_the_model_speaks_for_the_first_budget_reached_and_admits_by_budget() ->
     model.apply(call("grep"))
     assert not model.admits(call("grep"))
     assert model.admits(call("grep", 2))
+
+
+def test_the_model_takes_a_result_reported_after_its_call_as_progress_when_it_changed() -> None:
+    def returned(result: object) -> ToolCallReturned:
+        return ToolCallReturned("a", "poll", 1, result)
+
+    for second, expected in (("b", [("a", "poll", 2, "gentle")]), ("a", [])):
+        model = ReferenceGuard(GuardConfig(thresholds=(2,), progress="result"))
+        assert model.apply(call("poll")) == []
+        assert model.apply(returned("a")) == []
+        assert model.apply(call("poll")) == [("a", "poll", 2, "gentle")]
+        assert model.apply(returned(second)) == []
+        # A changed result started the chain over, so this call is the second again; the same
+        # result left it at three, past the only threshold.
+        assert model.apply(call("poll")) == expected
