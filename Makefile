@@ -198,12 +198,22 @@ format: .venv/.synced ## Rewrite sources with ruff format and ruff's safe fixes
 	$(RUN) ruff check --fix .
 	$(RUN) ruff format .
 
+# ccusage, which the audit benchmark is measured against on the same Claude Code files: pinned,
+# into .tools/npm/ccusage/<version>. 20.0.24 is the newest whose native linux-x64 package npm
+# has (20.0.26's ccusage is published, its @ccusage/ccusage-linux-x64 is not: it cannot run).
+CCUSAGE_VERSION := 20.0.24
+CCUSAGE_PREFIX := $(TOOLS)/npm/ccusage/$(CCUSAGE_VERSION)
+$(CCUSAGE_PREFIX)/.installed:
+	mkdir -p $(@D)
+	npm install --prefix $(@D) --no-audit --no-fund --loglevel=error ccusage@$(CCUSAGE_VERSION)
+	@touch $@
+
 .PHONY: bench
-bench: .venv/.synced ## Benchmarks: print throughput ratios and retained sizes
+bench: .venv/.synced $(CCUSAGE_PREFIX)/.installed ## Benchmarks: print throughput ratios and retained sizes
 	@# Sources changed since the venv was made would otherwise be compiled again by every hook
 	@# process the benchmark starts, where PYTHONDONTWRITEBYTECODE is set; an install has none.
 	.venv/bin/python -m compileall -q core/src adapters/*/src > /dev/null
-	$(RUN) python -m bench
+	REPEAT_GUARD_BENCH_CCUSAGE=$(CURDIR)/$(CCUSAGE_PREFIX)/node_modules/.bin/ccusage $(RUN) python -m bench
 
 .PHONY: mutation
 mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minutes), then its summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.audit import main as audit_main
+from bench.ccusage import main as ccusage_main
 from bench.core import main as core_main
 from bench.daemon import main as daemon_main
 from bench.hook import main as hook_main
@@ -13,7 +14,7 @@ from bench.replay import main as replay_main
 
 def main() -> None:
     """Run the core, transcript replay, reader, hook, JS plugin, resident guard and audit
-    benchmarks."""
+    benchmarks, and the audit against ccusage."""
     core_main()
     replay_main()
     readers_main()
@@ -21,6 +22,7 @@ def main() -> None:
     js_plugin_main()
     daemon_main()
     audit_main()
+    ccusage_main()
 
 
 if __name__ == "__main__":

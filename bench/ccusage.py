@@ -1,0 +1,111 @@
+"""The audit against ccusage, the tool people already run over ``~/.claude/projects``, on the
+same generated folder of real-shaped Claude Code sessions (``bench.sessions``).
+
+Both are run as a user runs them, with the machine's cores: ``repeat-guard audit <folder>
+--format json`` and ``ccusage session --json --offline`` (``CLAUDE_CONFIG_DIR`` pointing at
+the folder), output to /dev/null, in alternating rounds; the medians give each one's MB/s and
+their ratio. Beside them, on one core: the audit (``--jobs 1``) against ``orjson.loads`` of
+every line of the same files, also alternating. The load average is printed with the figures:
+the machine may be shared.
+
+ccusage is installed by ``make bench`` (pinned, into ``.tools/``), which names its executable
+in ``REPEAT_GUARD_BENCH_CCUSAGE``; without it that comparison is left out.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import orjson
+
+from bench.sessions import write_projects
+
+ROUNDS = 5
+MEGABYTES = float(os.environ.get("REPEAT_GUARD_BENCH_MB", "200"))
+AUDIT = str(Path(sys.executable).with_name("repeat-guard"))
+
+
+def _run(command: Sequence[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=True, env=env)
+    return time.perf_counter() - start
+
+
+def _timed(work: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
+
+
+def _loads_every_line(files: Sequence[Path]) -> None:
+    loads = orjson.loads
+    for path in files:
+        with path.open("rb") as lines:
+            for line in lines:
+                loads(line)
+
+
+def alternating(contenders: Sequence[Callable[[], float]], rounds: int = ROUNDS) -> list[float]:
+    """Each contender's median time over ``rounds`` rounds, one run of each per round, the
+    order turning round by round (so neither always runs first)."""
+    times: list[list[float]] = [[] for _ in contenders]
+    for round_ in range(rounds):
+        order = list(range(len(contenders)))
+        if round_ % 2:
+            order.reverse()
+        for index in order:
+            times[index].append(contenders[index]())
+    return [statistics.median(column) for column in times]
+
+
+def _load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} CPUs"
+
+
+def main() -> None:
+    """Print the audit's MB/s against ccusage's and against orjson's."""
+    ccusage = os.environ.get("REPEAT_GUARD_BENCH_CCUSAGE")
+    print("audit against ccusage and orjson, real-shaped Claude Code sessions:")
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        size = write_projects(root, MEGABYTES) / 1e6
+        projects = root / "projects"
+        files = sorted(projects.rglob("*.jsonl"))
+        print(f"  {len(files)} files, {size:.0f} MB, medians of {ROUNDS} alternating rounds")
+        audit = [AUDIT, "audit", str(projects), "--format", "json"]
+        if ccusage and Path(ccusage).exists():
+            env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root)}
+            whole, theirs = alternating(
+                [
+                    lambda: _run(audit),
+                    lambda: _run([ccusage, "session", "--json", "--offline"], env),
+                ]
+            )
+            print(
+                f"  all cores: audit {size / whole:6.1f} MB/s, ccusage {size / theirs:6.1f} MB/s:"
+                f" audit/ccusage {theirs / whole:.2f}x (target >= 1.0x); {_load()}"
+            )
+        else:
+            print("  ccusage not installed (make bench installs it): that comparison left out")
+        one, parse = alternating(
+            [
+                lambda: _run([*audit, "--jobs", "1"]),
+                lambda: _timed(lambda: _loads_every_line(files)),
+            ]
+        )
+        print(
+            f"  one core: audit {size / one:6.1f} MB/s, orjson.loads of every line "
+            f"{size / parse:6.1f} MB/s: audit/orjson {parse / one:.2f}x; {_load()}"
+        )
+
+
+if __name__ == "__main__":
+    main()
