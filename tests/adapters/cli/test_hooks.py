@@ -351,6 +351,18 @@ def test_install_help_explains_http(capsys: pytest.CaptureFixture[str]) -> None:
     assert "repeat-guard daemon start" in out
 
 
+def test_install_help_names_a_file_at_the_projects_top_by_its_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Crush's and opencode's project files sit at the top of the project: no folder, no slash.
+    assert main(["install", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "crush scopes: project (crush.json; the default)" in out
+    assert "opencode scopes: project (opencode.json; the default)" in out
+    assert "(/" not in out
+    assert "project (.qwen/settings.json; the default)" in out
+
+
 def test_install_and_uninstall_cline_hook_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,5 +1,5 @@
 """The ``repeat-guard`` command: replay ACP transcripts, check configs, run a JSONL sidecar,
-and serve as a Claude Code or Codex hook.
+and serve as an agent host's hook.
 
 ``main(argv)`` runs the command and returns its exit status; the console script
 ``repeat-guard`` and ``python -m repeat_guard_cli`` both call it. The names below are imported

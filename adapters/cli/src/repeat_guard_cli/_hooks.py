@@ -105,10 +105,11 @@ def _default_expire_days() -> float:
 
 
 def _where(file: SettingsFile) -> str:
-    # A settings file as a user would find it: "$CODEX_HOME/hooks.json, default ~/.codex".
+    # A settings file as a user would find it: "$CODEX_HOME/hooks.json, default ~/.codex";
+    # one at the top of the project is its name alone ("crush.json", not "/crush.json").
     root = "" if file.root == "cwd" else "~/"
     if file.env is None:
-        where = f"{root}{file.folder}/{file.name}"
+        where = f"{root}{file.folder}/{file.name}" if file.folder else f"{root}{file.name}"
     else:
         where = f"${file.env}/{file.name}, default {root}{file.folder}"
     return where if not file.note else f"{where}, {file.note}"
@@ -141,8 +142,8 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     scope_names = sorted({file.scope for d in installable.values() for file in d.settings})
     hook = commands.add_parser(
         "hook",
-        help="Run as a Claude Code or Codex hook (one event on stdin, the answer on stdout).",
-        description="Run as a Claude Code or Codex hook.",
+        help="Run as an agent host's hook (one event on stdin, the answer on stdout).",
+        description="Run as an agent host's hook: one event on stdin, the answer on stdout.",
         epilog=_HOOK_EPILOG,
         formatter_class=HookHelpFormatter,
     )
