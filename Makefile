@@ -219,6 +219,10 @@ bench: .venv/.synced $(CCUSAGE_PREFIX)/.installed ## Benchmarks: print throughpu
 	.venv/bin/python -m compileall -q core/src adapters/*/src > /dev/null
 	REPEAT_GUARD_BENCH_CCUSAGE=$(CURDIR)/$(CCUSAGE_PREFIX)/node_modules/.bin/ccusage $(RUN) python -m bench
 
+.PHONY: eval
+eval: .venv/.synced ## The guard on the labelled corpus (tests/data/eval): loops caught, reminders on progress, per option
+	$(RUN) python -m bench.evaluate
+
 .PHONY: mutation
 mutation: .venv/.synced ## Mutation testing of the core with mutmut (long: minutes), then its summary
 	rm -rf .mutation && mkdir -p .mutation/tests
