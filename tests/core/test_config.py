@@ -102,7 +102,8 @@ def test_thresholds_come_back_sorted() -> None:
             {"threshold": [3]},
             "threshold",
             "unknown config key 'threshold' (known: thresholds, include, exclude, "
-            "argumentsPreviewChars, cyclePeriod, cycleThresholds, progress, budgets, denyAt)",
+            "argumentsPreviewChars, cyclePeriod, cycleThresholds, progress, budgets, denyAt, "
+            "errorsAreProgress)",
         ),
         (
             {"argumentsPreviewChars": 5, "arguments_preview_chars": 6},

@@ -347,6 +347,7 @@ def test_the_policy_keys_parse_in_both_spellings_and_round_trip() -> None:
         "progress": "result",
         "budgets": {"Bash": 20, "mcp_*": 5},
         "denyAt": 10,
+        "errorsAreProgress": True,
     }
     config = parse_config(raw).unwrap()
     assert config.cycle_thresholds == (2, 4)
@@ -424,6 +425,11 @@ def test_the_policy_keys_parse_in_both_spellings_and_round_trip() -> None:
         ),
         ({"denyAt": 1}, "denyAt", "denyAt must be an integer of 2 or more (or absent), got 1"),
         ({"deny_at": 2.5}, "denyAt", "denyAt must be an integer of 2 or more (or absent), got 2.5"),
+        (
+            {"errorsAreProgress": "yes"},
+            "errorsAreProgress",
+            "errorsAreProgress must be true or false, got 'yes'",
+        ),
     ],
 )
 def test_each_policy_key_fails_naming_itself(
@@ -441,6 +447,7 @@ def _field(key: str) -> str:
         "cyclePeriod": "cycle_period",
         "cycleThresholds": "cycle_thresholds",
         "denyAt": "deny_at",
+        "errorsAreProgress": "errors_are_progress",
     }.get(key, key)
 
 

@@ -34,7 +34,7 @@ from repeat_guard import (
     encode_state,
     reduce,
 )
-from repeat_guard_testing import RESULTS, HarnessMachine, events, fired, policy_configs
+from repeat_guard_testing import FAILED, RESULTS, HarnessMachine, events, fired, policy_configs
 
 # Few agents, tools and arguments: the policies need repeats, cycles and spent budgets.
 AGENTS = ("a", "b")
@@ -94,7 +94,7 @@ class PolicyMachine(GuardMachine):
     """
 
     configs = policy_configs()
-    events = events(AGENTS, TOOLS, ARGUMENTS, RESULTS)
+    events = events(AGENTS, TOOLS, ARGUMENTS, RESULTS, FAILED)
 
     @rule(
         agent=st.sampled_from(AGENTS),
@@ -120,16 +120,28 @@ class PolicyMachine(GuardMachine):
         arguments=st.sampled_from(ARGUMENTS),
         results=st.lists(st.sampled_from(RESULTS), min_size=2, max_size=6),
         late=st.lists(st.booleans(), min_size=6, max_size=6),
+        failed=st.lists(st.sampled_from(FAILED), min_size=6, max_size=6),
     )
     def poll(
-        self, agent: str, tool: str, arguments: object, results: list[object], late: list[bool]
+        self,
+        agent: str,
+        tool: str,
+        arguments: object,
+        results: list[object],
+        late: list[bool],
+        failed: list[bool],
     ) -> None:
-        """One call polled, each result reported with it or after it (as a hook sees them)."""
-        for result, after in zip(results, late, strict=False):
+        """One call polled, each result reported with it or after it (as a hook sees them),
+        some of them failures."""
+        for result, after, failure in zip(results, late, failed, strict=False):
             reported = None if after else result
-            steps: list[Event] = [ToolCallFinished(agent, tool, arguments, result=reported)]
+            steps: list[Event] = [
+                ToolCallFinished(
+                    agent, tool, arguments, result=reported, failed=failure and not after
+                )
+            ]
             if after:
-                steps.append(ToolCallReturned(agent, tool, arguments, result))
+                steps.append(ToolCallReturned(agent, tool, arguments, result, failure))
             for event in steps:
                 got = fired(self.deliver(event))
                 assert got == self.model.apply(event), f"after {event!r}"
@@ -146,7 +158,7 @@ class PolicyMachine(GuardMachine):
         assert isinstance(verdict, Admit) == self.model.admits(call), verdict
         if call.agent is None:
             return
-        after, _ = reduce(before, replace(call, result=None))
+        after, _ = reduce(before, replace(call, result=None, failed=False))
         config = before.config
         chain = after.chain(call.agent)
         repeats = chain.repeats if chain is not None and after is not before else 0

@@ -131,6 +131,29 @@ EVENTS: list[tuple[Event, dict[str, object]]] = [
         ToolCallReturned(None, "poll", 1, None),
         {"type": "tool_result", "agent": None, "tool": "poll", "arguments": 1, "result": None},
     ),
+    (
+        ToolCallFinished("a", "Bash", {"c": "make"}, result="Error 2", failed=True),
+        {
+            "type": "tool_call",
+            "agent": "a",
+            "tool": "Bash",
+            "arguments": {"c": "make"},
+            "denied": False,
+            "result": "Error 2",
+            "failed": True,
+        },
+    ),
+    (
+        ToolCallReturned("a", "Bash", {"c": "make"}, "Error 2", failed=True),
+        {
+            "type": "tool_result",
+            "agent": "a",
+            "tool": "Bash",
+            "arguments": {"c": "make"},
+            "result": "Error 2",
+            "failed": True,
+        },
+    ),
     (PromptSubmitted("a"), {"type": "prompt", "agent": "a"}),
     (AgentDisposed("b"), {"type": "dispose", "agent": "b"}),
 ]
@@ -183,6 +206,21 @@ KNOWN = "(known: 'tool_call', 'tool_result', 'prompt', 'dispose')"
         (
             {"type": "tool_call", "agent": "a", "tool": "t", "arguments": 1, "denied": "no"},
             CodecError("event.denied", "no", "'denied' must be true or false, got 'no'"),
+        ),
+        (
+            {"type": "tool_call", "agent": "a", "tool": "t", "arguments": 1, "failed": 1},
+            CodecError("event.failed", 1, "'failed' must be true or false, got 1"),
+        ),
+        (
+            {
+                "type": "tool_result",
+                "agent": "a",
+                "tool": "t",
+                "arguments": 1,
+                "result": 1,
+                "failed": None,
+            },
+            CodecError("event.failed", None, "'failed' must be true or false, got None"),
         ),
         (
             {"type": "tool_result", "agent": "a", "tool": "t", "arguments": 1},

@@ -73,7 +73,9 @@ class GuardConfig:
     cycle produce a reminder); ``progress`` (``"result"``: an identical call whose result
     differs starts its chain over); ``budgets`` (pairs of tool-name pattern and the number of
     calls allowed since the last prompt); ``deny_at`` (``admit`` refuses the call that would be
-    the ``deny_at``-th identical call in a row).
+    the ``deny_at``-th identical call in a row). Under ``progress = "result"`` a failed result
+    (``failed=True`` on the event) is never progress over an earlier failure of the same call;
+    ``errors_are_progress`` has failures compared by their text like any other result.
     """
 
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
@@ -85,6 +87,7 @@ class GuardConfig:
     progress: Progress = "off"
     budgets: tuple[tuple[str, int], ...] = ()
     deny_at: int | None = None
+    errors_are_progress: bool = False
     _include_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
@@ -107,6 +110,7 @@ class GuardConfig:
                 "progress": self.progress,
                 "budgets": budgets,
                 "deny_at": self.deny_at,
+                "errors_are_progress": self.errors_are_progress,
             }
         )
         if error is not None:
@@ -167,6 +171,8 @@ class GuardConfig:
             mapping["budgets"] = dict(self.budgets)
         if self.deny_at is not None:
             mapping["denyAt"] = self.deny_at
+        if self.errors_are_progress:
+            mapping["errorsAreProgress"] = True
         return mapping
 
 
@@ -195,6 +201,7 @@ _PUBLIC = {
     "progress": "progress",
     "budgets": "budgets",
     "denyAt": "deny_at",
+    "errorsAreProgress": "errors_are_progress",
 }
 _KEYS = {**_PUBLIC, **{name: name for name in _PUBLIC.values()}}
 _PUBLIC_OF = {name: key for key, name in _PUBLIC.items()}
@@ -205,7 +212,8 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
 
     Accepts the keys ``thresholds``, ``include``, ``exclude`` and ``argumentsPreviewChars``
     and the opt-in ``cyclePeriod``, ``cycleThresholds``, ``progress``, ``budgets`` (a mapping
-    of tool-name pattern to limit) and ``denyAt`` (or each one's snake-case field name);
+    of tool-name pattern to limit), ``denyAt`` and ``errorsAreProgress`` (or each one's
+    snake-case field name);
     missing keys take their defaults, unknown keys fail.
     """
     return _as_result(_config_or_error(raw))
@@ -398,6 +406,7 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
         ("progress", _progress_error),
         ("budgets", _budgets_error),
         ("deny_at", _deny_at_error),
+        ("errors_are_progress", _flag_error),
     )
     for name, check in checks:
         if name in fields:
@@ -474,4 +483,10 @@ def _budgets_error(name: str, value: object) -> str | None:
 def _deny_at_error(name: str, value: object) -> str | None:
     if value is not None and (not _is_integer(value) or value < 2):  # type: ignore[operator]  # an int
         return f"{name} must be an integer of 2 or more (or absent), got {value!r}"
+    return None
+
+
+def _flag_error(name: str, value: object) -> str | None:
+    if not isinstance(value, bool):
+        return f"{name} must be true or false, got {value!r}"
     return None

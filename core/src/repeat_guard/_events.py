@@ -18,6 +18,9 @@ class ToolCallFinished:
     the tool returned, for ``progress = "result"`` (only its fixed-size key is kept); ``None``
     means not reported, and is never evidence of progress; nor is the result of a denied
     attempt (the refusal's text, not the tool's output), which counts as not reported.
+    ``failed`` is the host's own flag that the tool failed (an error result, a raised tool):
+    under ``progress = "result"`` a failure never counts as progress over an earlier failure
+    of the same call, whatever either one's text (unless ``errors_are_progress``).
     """
 
     agent: str | None
@@ -25,6 +28,7 @@ class ToolCallFinished:
     arguments: object
     denied: bool = False
     result: object = None
+    failed: bool = False
 
     # A harness builds one of these per tool call: setting the slots directly costs half of
     # the frozen dataclass's generated __init__, which goes through object.__setattr__.
@@ -35,12 +39,14 @@ class ToolCallFinished:
         arguments: object,
         denied: bool = False,
         result: object = None,
+        failed: bool = False,
     ) -> None:
         _set_agent(self, agent)
         _set_tool(self, tool)
         _set_arguments(self, arguments)
         _set_denied(self, denied)
         _set_result(self, result)
+        _set_failed(self, failed)
 
 
 _SetSlot = Callable[[ToolCallFinished, object], None]
@@ -49,6 +55,7 @@ _set_tool: _SetSlot = vars(ToolCallFinished)["tool"].__set__
 _set_arguments: _SetSlot = vars(ToolCallFinished)["arguments"].__set__
 _set_denied: _SetSlot = vars(ToolCallFinished)["denied"].__set__
 _set_result: _SetSlot = vars(ToolCallFinished)["result"].__set__
+_set_failed: _SetSlot = vars(ToolCallFinished)["failed"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +68,15 @@ class ToolCallReturned:
     It fills in the result of the agent's last tracked call when that call is this one and its
     result is not yet known; the progress rule is then applied as it would have been had the
     result come with the call. Otherwise (another call since, a result already known, progress
-    off, ``result=None``) it changes nothing. It never produces a reminder.
+    off, ``result=None``) it changes nothing. It never produces a reminder. ``failed`` is the
+    host's flag that the tool failed, as on ``ToolCallFinished``.
     """
 
     agent: str | None
     tool: str
     arguments: object
     result: object
+    failed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ any policy is on; ``admit`` answers before a call runs and never changes anythin
 * Progress (``progress = "result"``): an identical call whose result key differs from the
   previous call's (both known) is progress: the chain starts over at 1. A denied attempt's
   result is not known: the tool did not run. A result reported
-  after its call (``ToolCallReturned``) is compared when it arrives, with ``earlier``.
+  after its call (``ToolCallReturned``) is compared when it arrives, with ``earlier``. A
+  failure (``failed``) is no progress over a failure (``progressed``).
 * Budgets: calls to tools matching a pattern since the last prompt, tracked or not; the call
   that reaches the limit gets a ``budget`` reminder, and ``admit`` denies the calls after it.
 * Deny (``deny_at = n``): ``admit`` denies a tracked call that would be the ``n``-th identical
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 from ._config import GuardConfig
 
-__all__ = ["Admit", "Deny", "Memory", "cycle_of", "memory_fits", "spend"]
+__all__ = ["FAILED", "Admit", "Deny", "Memory", "cycle_of", "memory_fits", "progressed", "spend"]
 
 Key = tuple[str, str]
 """A tracked call as the policies compare it: (tool, argument key)."""
@@ -68,6 +69,19 @@ def memory_fits(config: GuardConfig, memory: Memory) -> bool:
         and len(memory.runs) in (0, period - 1)  # none at all while cycles are off (period 0)
         and len(memory.spent) in (0, len(config.budgets))
     )
+
+
+# A failed result's key starts with this, which no canonical text does (they are JSON): so a
+# memory stored before failures were told apart reads as it did, every result a success.
+FAILED = "!"
+
+
+def progressed(before: str | None, after: str | None) -> bool:
+    """Whether a result keyed ``after`` is progress over the same call's earlier ``before``:
+    both known and different, and not both failures (a failure is no news after a failure)."""
+    if before is None or after is None or before == after:
+        return False
+    return not (before.startswith(FAILED) and after.startswith(FAILED))
 
 
 @dataclass(frozen=True, slots=True)

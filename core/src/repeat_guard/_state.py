@@ -49,7 +49,18 @@ from pyrsistent import PMap, PVector, pmap, pvector
 from ._canonical import argument_key, canonical_arguments
 from ._config import GuardConfig
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
-from ._policies import ADMIT, EMPTY, Admit, Deny, Memory, cycle_of, memory_fits, spend
+from ._policies import (
+    ADMIT,
+    EMPTY,
+    FAILED,
+    Admit,
+    Deny,
+    Memory,
+    cycle_of,
+    memory_fits,
+    progressed,
+    spend,
+)
 from ._reminders import (
     Form,
     Reminder,
@@ -418,10 +429,10 @@ def _on_call_with_policies(
         key = argument_key(arguments)
         # A refused attempt did not run: what it returned (the refusal) says nothing of the
         # tool's output, so it is never evidence of progress.
-        result = None if event.denied else _result_key(config, event.result)
+        result = None if event.denied else _result_key(config, event.result, event.failed)
         count = _count(state._stored(agent), tool, key)
         same = count > 1
-        if same and None not in (result, memory.result) and result != memory.result:
+        if same and progressed(memory.result, result):
             count = 1  # progress: the same call, another result
         state = state._with_chain(agent, (tool, key, count))
         reminders.extend(_chain_reminders(config, agent, tool, arguments, count))
@@ -446,20 +457,27 @@ def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
     # The result of the agent's last tracked call, when that call is this one and its result
     # is still unknown: the progress rule of _on_call_with_policies, applied now.
     agent, tool = event.agent, event.tool
-    result = _result_key(state.config, event.result)
+    result = _result_key(state.config, event.result, event.failed)
     if agent is None or result is None:
         return state
     memory = state.memory(agent)
     key = argument_key(canonical_arguments(event.arguments))
     if memory.result is not None or _count(state._stored(agent), tool, key) == 1:
         return state
-    if memory.earlier is not None and result != memory.earlier:
+    if progressed(memory.earlier, result):
         state = state._with_chain(agent, (tool, key, 1))
     return state._with_memory(agent, replace(memory, result=result))
 
 
-def _result_key(config: GuardConfig, result: object) -> str | None:
-    if not config.reads_results or result is None:
+def _result_key(config: GuardConfig, result: object, failed: bool = False) -> str | None:
+    """The key a result is compared by (``None``: not known): a failure's starts with
+    ``FAILED``, and is known even without a text (the host said it failed), unless
+    ``errors_are_progress`` has failures compared as any other result."""
+    if not config.reads_results:
+        return None
+    if failed and not config.errors_are_progress:
+        return FAILED if result is None else FAILED + argument_key(canonical_arguments(result))
+    if result is None:
         return None
     return argument_key(canonical_arguments(result))
 

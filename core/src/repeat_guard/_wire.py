@@ -8,8 +8,9 @@ what the input's own methods raise (a mapping whose ``__getitem__`` does), which
 ``json.loads`` returns can.
 
 An event is ``{"type": "tool_call", "agent": ..., "tool": ..., "arguments": ..., "denied":
-false}`` (``denied`` and ``result`` optional on input), ``{"type": "tool_result", "agent": ...,
-"tool": ..., "arguments": ..., "result": ...}`` (a result reported after its call), ``{"type":
+false}`` (``denied``, ``result`` and ``failed`` optional on input; ``result`` written when known,
+``failed`` when true), ``{"type": "tool_result", "agent": ..., "tool": ..., "arguments": ...,
+"result": ...}`` (a result reported after its call; ``failed`` as on a call), ``{"type":
 "prompt", "agent": ...}`` or ``{"type": "dispose", "agent": ...}``. A reminder is its fields
 under their own names, with the guard's ``source`` label first.
 """
@@ -60,8 +61,8 @@ _REQUIRED = {
     "dispose": frozenset({"type", "agent"}),
 }
 _OPTIONAL = {
-    "tool_call": frozenset({"denied", "result"}),
-    "tool_result": frozenset[str](),
+    "tool_call": frozenset({"denied", "result", "failed"}),
+    "tool_result": frozenset({"failed"}),
     "prompt": frozenset[str](),
     "dispose": frozenset[str](),
 }
@@ -81,15 +82,20 @@ def event_to_json(event: Event) -> dict[str, object]:
             }
             if event.result is not None:
                 mapped["result"] = event.result
+            if event.failed:
+                mapped["failed"] = True
             return mapped
         case ToolCallReturned():
-            return {
+            returned: dict[str, object] = {
                 "type": "tool_result",
                 "agent": event.agent,
                 "tool": event.tool,
                 "arguments": event.arguments,
                 "result": event.result,
             }
+            if event.failed:
+                returned["failed"] = True
+            return returned
         case PromptSubmitted():
             return {"type": "prompt", "agent": event.agent}
         case AgentDisposed():
@@ -127,18 +133,22 @@ def event_from_json(raw: object) -> Result[Event, CodecError]:
 
 def _call_from_json(raw: Mapping[str, object]) -> Result[Event, CodecError]:
     # A call, or a result reported after its call: the same fields, checked the same way.
-    agent, tool, denied = raw["agent"], raw["tool"], raw.get("denied", False)
+    agent, tool = raw["agent"], raw["tool"]
+    denied, failed = raw.get("denied", False), raw.get("failed", False)
     if agent is not None and not isinstance(agent, str):
         return _failure("event.agent", agent, f"'agent' must be a string or null, got {agent!r}")
     if not isinstance(tool, str):
         return _failure("event.tool", tool, f"'tool' must be a string, got {tool!r}")
     if not isinstance(denied, bool):
         return _failure("event.denied", denied, f"'denied' must be true or false, got {denied!r}")
+    if not isinstance(failed, bool):
+        return _failure("event.failed", failed, f"'failed' must be true or false, got {failed!r}")
     from returns.result import Success  # noqa: PLC0415  # when used: see _codec
 
     if raw["type"] == "tool_result":
-        return Success(ToolCallReturned(agent, tool, raw["arguments"], raw["result"]))
-    return Success(ToolCallFinished(agent, tool, raw["arguments"], denied, raw.get("result")))
+        return Success(ToolCallReturned(agent, tool, raw["arguments"], raw["result"], failed))
+    arguments, result = raw["arguments"], raw.get("result")
+    return Success(ToolCallFinished(agent, tool, arguments, denied, result, failed))
 
 
 def reminder_to_json(reminder: Reminder) -> dict[str, object]:

@@ -10,6 +10,7 @@ from ._model import Fired, ReferenceGuard, fired
 from ._strategies import (
     AGENTS,
     ARGUMENTS,
+    FAILED,
     PATTERNS,
     RESULTS,
     TOOLS,
@@ -22,6 +23,7 @@ from ._strategies import (
 __all__ = [
     "AGENTS",
     "ARGUMENTS",
+    "FAILED",
     "PATTERNS",
     "RESULTS",
     "TOOLS",

@@ -37,13 +37,21 @@ def _matches(pattern: str, tool: str) -> bool:
     return re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), tool, re.DOTALL) is not None
 
 
+def _news(before: tuple[bool, str | None] | None, after: tuple[bool, str | None] | None) -> bool:
+    """Progress: both results known and different, and not both failures."""
+    if before is None or after is None or before == after:
+        return False
+    return not (before[0] and after[0])
+
+
 class ReferenceGuard:
     """A dumb, mutable guard: ``apply`` one event, get the reminders it should produce.
 
     ``chains`` maps each agent with a chain to (tool, canonical arguments, count). The opt-in
     policies keep ``history`` (tracked calls since the prompt, for cycles), ``results`` (the
-    last tracked call's canonical result, for progress), ``earlier`` (the one before it, while
-    the chain was the same call, for a result reported later) and ``spent`` (calls per budget).
+    last tracked call's result, for progress: whether it failed, and its canonical text),
+    ``earlier`` (the one before it, while the chain was the same call, for a result reported
+    later) and ``spent`` (calls per budget).
     ``admits(call)`` says whether ``admit`` must let ``call`` run.
     """
 
@@ -51,8 +59,8 @@ class ReferenceGuard:
         self.config = config
         self.chains: dict[str, tuple[str, str, int]] = {}
         self.history: dict[str, list[tuple[str, str]]] = {}
-        self.results: dict[str, str | None] = {}
-        self.earlier: dict[str, str | None] = {}
+        self.results: dict[str, tuple[bool, str | None] | None] = {}
+        self.earlier: dict[str, tuple[bool, str | None] | None] = {}
         self.spent: dict[str, list[int]] = {}
 
     def tracks(self, tool: str) -> bool:
@@ -96,19 +104,29 @@ class ReferenceGuard:
         out: list[Fired] = []
         if self.tracks(tool):
             # A denied attempt did not run: its result (the refusal) is not the tool's.
-            result = None if event.denied else event.result
+            result = None if event.denied else self._shown(event.result, event.failed)
             out += self._chain(agent, tool, canonical_arguments(event.arguments), result)
         out += self._budgets(agent, tool)
         return out
 
-    def _chain(self, agent: str, tool: str, key: str, result: object) -> list[Fired]:
+    def _shown(self, result: object, failed: bool) -> tuple[bool, str | None] | None:
+        """A result as progress compares it, ``(failed, canonical text or None)``; ``None``
+        when not known (progress off, or no result and no failure)."""
         config = self.config
-        shown = None
-        if config.progress == "result" and result is not None:
-            shown = canonical_arguments(result)
+        if config.progress != "result":
+            return None
+        failed = failed and not config.errors_are_progress
+        if result is None and not failed:
+            return None
+        return (failed, None if result is None else canonical_arguments(result))
+
+    def _chain(
+        self, agent: str, tool: str, key: str, shown: tuple[bool, str | None] | None
+    ) -> list[Fired]:
+        config = self.config
         last_tool, last_key, count = self.chains.get(agent, ("", "", 0))
         before = self.results.get(agent)
-        progressed = shown is not None and before is not None and shown != before
+        progressed = _news(before, shown)
         same = (last_tool, last_key) == (tool, key)
         count = count + 1 if same and not progressed else 1
         self.chains[agent] = (tool, key, count)
@@ -128,16 +146,15 @@ class ReferenceGuard:
     def _returned(self, event: ToolCallReturned) -> None:
         # The last tracked call's result, reported after it: compared as if it came with it.
         agent = event.agent
-        if agent is None or self.config.progress != "result" or event.result is None:
+        shown = self._shown(event.result, event.failed)
+        if agent is None or shown is None:
             return
         tool, key = event.tool, canonical_arguments(event.arguments)
         last_tool, last_key, _count = self.chains.get(agent, ("", "", 0))
         if (last_tool, last_key) != (tool, key) or self.results.get(agent) is not None:
             return
-        shown = canonical_arguments(event.result)
         self.results[agent] = shown
-        before = self.earlier.get(agent)
-        if before is not None and shown != before:
+        if _news(self.earlier.get(agent), shown):
             self.chains[agent] = (tool, key, 1)
 
     def _cycle(self, history: list[tuple[str, str]]) -> int | None:

@@ -24,6 +24,7 @@ from repeat_guard import (
 __all__ = [
     "AGENTS",
     "ARGUMENTS",
+    "FAILED",
     "PATTERNS",
     "RESULTS",
     "TOOLS",
@@ -44,6 +45,7 @@ ARGUMENTS: tuple[object, ...] = (
 )
 PATTERNS: tuple[str, ...] = ("grep", "todo_*", "mcp.*", "*", "re*d")
 RESULTS: tuple[object, ...] = (None, "same", "same", {"changed": 1}, ["changed", 2.0])
+FAILED: tuple[bool, ...] = (False, False, True)
 
 
 def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
@@ -80,6 +82,7 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
         progress=st.sampled_from(["off", "result"]),
         budgets=st.one_of(st.just(()), budgets),
         deny_at=st.one_of(st.none(), st.integers(2, 6)),
+        errors_are_progress=st.booleans(),
     )
 
 
@@ -88,10 +91,12 @@ def tool_calls(
     tools: Sequence[str] = TOOLS,
     arguments: Sequence[object] = ARGUMENTS,
     results: Sequence[object] = (None,),
+    failed: Sequence[bool] = (False,),
 ) -> st.SearchStrategy[ToolCallFinished]:
     """Finished calls by one of ``agents`` (or, rarely, no agent), denied or not.
 
-    ``results`` are the results the calls report (none by default; ``RESULTS`` for progress).
+    ``results`` are the results the calls report (none by default; ``RESULTS`` for progress),
+    ``failed`` the host's failure flags they carry (never by default; ``FAILED`` for both).
     """
     agent = st.one_of(st.sampled_from(agents), st.sampled_from(agents), st.none())
     return st.builds(
@@ -101,6 +106,7 @@ def tool_calls(
         arguments=st.sampled_from(arguments),
         denied=st.booleans(),
         result=st.sampled_from(results),
+        failed=st.sampled_from(failed),
     )
 
 
@@ -109,13 +115,14 @@ def events(
     tools: Sequence[str] = TOOLS,
     arguments: Sequence[object] = ARGUMENTS,
     results: Sequence[object] = (None,),
+    failed: Sequence[bool] = (False,),
 ) -> st.SearchStrategy[Event]:
     """Any event, mostly calls: a prompt or a disposal about one time in eight each.
 
     When some of ``results`` is not ``None``, results reported after their calls
     (``ToolCallReturned``) come too, as often as prompts.
     """
-    call = tool_calls(agents, tools, arguments, results)
+    call = tool_calls(agents, tools, arguments, results, failed)
     agent = st.sampled_from(agents)
     others = [st.builds(PromptSubmitted, agent), st.builds(AgentDisposed, agent)]
     if any(result is not None for result in results):
@@ -125,6 +132,7 @@ def events(
             tool=st.sampled_from(tools),
             arguments=st.sampled_from(arguments),
             result=st.sampled_from(results),
+            failed=st.sampled_from(failed),
         )
         others.append(returned)
     return st.one_of(*[call] * 6, *others)
