@@ -144,13 +144,14 @@ def test_post_tool_use_failure_reports_the_error_as_the_result() -> None:
     error = "Exit code 1\ncat: missing.txt: No such file or directory"
     failure: dict[str, object] = {**PRE, "hook_event_name": "PostToolUseFailure", "error": error}
     failure["is_interrupt"] = False
-    returned = ToolCallReturned(SESSION, "Bash", PRE["tool_input"], {"error": error})
+    returned = ToolCallReturned(SESSION, "Bash", PRE["tool_input"], {"error": error}, True)
     assert _parse(failure).action == AgentEvent(SESSION, returned)
-    # An interrupted call, or one whose error is not given, returned nothing known.
-    unknown = replace(returned, result=None)
-    assert _parse({**failure, "is_interrupt": True}).action == AgentEvent(SESSION, unknown)
+    # An interrupted call returned nothing known, and did not fail: it was stopped.
+    interrupted = replace(returned, result=None, failed=False)
+    assert _parse({**failure, "is_interrupt": True}).action == AgentEvent(SESSION, interrupted)
+    # One whose error is not given failed, with no text.
     without = {k: v for k, v in failure.items() if k != "error"}
-    assert _parse(without).action == AgentEvent(SESSION, unknown)
+    assert _parse(without).action == AgentEvent(SESSION, replace(returned, result=None))
 
 
 def test_other_events_are_unused_and_need_no_session() -> None:

@@ -332,8 +332,10 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, cl
     sandbox = Sandbox.create(tmp_path)
     trust_project(sandbox)
     sandbox.install("claude-code", "--results")
-    (sandbox.project / ".repeat-guard.toml").write_text('progress = "result"\n')
-    # Exits 3 until the build is done: Claude Code reports those calls with PostToolUseFailure.
+    # Exits 3 until the build is done: Claude Code reports those calls with PostToolUseFailure,
+    # and a failure is progress over a failure only with errorsAreProgress.
+    config = 'progress = "result"\nerrorsAreProgress = true\n'
+    (sandbox.project / ".repeat-guard.toml").write_text(config)
     command = "cat progress.txt; grep -qx done progress.txt || exit 3"
     poll = {"command": command, "description": "Read the build's progress"}
     outputs = ["10%", "60%", "done", "done", "done", "done"]

@@ -98,6 +98,23 @@ def test_copilot_events_are_claude_codes() -> None:
     assert kinds[-1] == ("SessionEnd", "/tmp/project", SessionEnded(session))
 
 
+def test_copilot_reports_a_failed_call_as_failed() -> None:
+    # Copilot's tool result types are success, failure, rejected and denied: only a failure
+    # is the tool failing (the others did not run it).
+    (post,) = [
+        p for p in _inputs("copilot", "loop.hooks.jsonl") if p["hook_event_name"] == "PostToolUse"
+    ][:1]
+    results = {}
+    for kind in ("success", "failure", "denied", 7):
+        payload = {**post, "tool_result": {**post["tool_result"], "result_type": kind}}
+        read = hook_input_or_reason(COPILOT, json.dumps(payload).encode())
+        assert not isinstance(read, str)
+        assert isinstance(read.action, AgentEvent)
+        assert isinstance(read.action.event, ToolCallReturned)
+        results[kind] = read.action.event.failed
+    assert results == {"success": False, "failure": True, "denied": False, 7: False}
+
+
 def test_copilot_subagent_calls_are_the_subagents_own_agent() -> None:
     inputs = _inputs("copilot", "subagent.hooks.jsonl")
     session = inputs[0]["session_id"]

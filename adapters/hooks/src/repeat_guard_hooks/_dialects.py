@@ -27,8 +27,10 @@ Results (installed with ``install --results``): ``PostToolUse`` carries the call
 ``tool_response``, and becomes ``ToolCallReturned``, which only ``progress = "result"`` reads.
 Claude Code reports a call that failed (a command exiting non-zero: ``"Exit code 1\\n<its
 output>"``) with ``PostToolUseFailure`` and its ``error`` instead, whose result is that error,
-kept apart from any response; an interrupted call's result is unknown. Codex reports a failed
-command with ``PostToolUse`` and its output.
+kept apart from any response, and ``failed`` (an interrupted call's result is unknown, and
+not a failure). Codex reports a failed command with ``PostToolUse`` and its output, and nothing in
+its input says it failed (the output's text aside): its results are never ``failed``. Copilot
+CLI's ``PostToolUse`` says ``result_type: "failure"``, which makes the result ``failed``.
 
 Agents: a session's main agent is the session id; a call made inside a subagent carries
 ``agent_id`` (both agents send it, with the parent's ``session_id``), and its agent is
@@ -165,6 +167,9 @@ class Dialect(NamedTuple):
     (``HttpHooks``); ``None``: command hooks only.
     ``hook_files``: for a host that runs one hook file per event instead of settings entries,
     event -> the file's name; ``settings`` then names the folders of those files.
+    ``failed_field`` and ``failed_values``: for a host that reports a failed call's result
+    with the ``result`` event, where its input says how the call ended and which values there
+    mean it failed (the result is then ``failed``); a ``failure`` event always is.
     """
 
     name: str
@@ -188,6 +193,8 @@ class Dialect(NamedTuple):
     plugin_settings: Mapping[str, object] = {}
     http: HttpHooks | None = None
     hook_files: Mapping[str, str] = {}
+    failed_field: str = ""
+    failed_values: frozenset[object] = frozenset()
 
 
 class AgentEvent(NamedTuple):
@@ -351,6 +358,9 @@ COPILOT = CLAUDE_CODE._replace(
     http=None,
     session_field="parent_agent_id|session_id",
     response_field="tool_result",
+    # A call that failed (a command exiting non-zero) ends with result_type "failure".
+    failed_field="tool_result.result_type",
+    failed_values=frozenset({"failure"}),
     wraps_context=False,
     error_status=0,
     settings=(
@@ -738,8 +748,21 @@ def _tool_event(
     arguments = _field(payload, dialect.arguments_field)
     if role == "call":
         return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
-    result = _field(payload, dialect.response_field) if role == "result" else _error(payload)
-    return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result))
+    if role == "result":
+        result = _field(payload, dialect.response_field)
+        failed = _failed(dialect, payload)
+    else:
+        # An interrupted call did not fail: it was stopped, and what it would return is unknown.
+        result, failed = _error(payload), payload.get("is_interrupt") is not True
+    return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result, failed))
+
+
+def _failed(dialect: Dialect, payload: Mapping[str, object]) -> bool:
+    # Whether a result event says its call failed (a host whose row says where).
+    if not dialect.failed_field:
+        return False
+    ended = _field(payload, dialect.failed_field)
+    return isinstance(ended, str) and ended in dialect.failed_values
 
 
 def _error(payload: Mapping[str, object]) -> object:
