@@ -380,8 +380,56 @@ def _in_another_session(line: bytes) -> bytes:
     return line.replace(b'"sessionId"', b'"was"', 1).replace(b"{", b'{"sessionId": "copy", ', 1)
 
 
+_MINI_MESSAGES = st.sampled_from(
+    [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "```mswea_bash_command\nls\n```"},
+        {"role": "assistant", "content": "```bash\nls\n```\n```bash\npwd\n```"},
+        {"role": "assistant", "content": "", "extra": {"actions": [{"command": "ls"}]}},
+        {"role": "assistant", "extra": {"actions": [{"command": "ls", "tool_call_id": "c1"}]}},
+        {"role": "assistant", "extra": {"actions": [{"command": "ls", "tool_call_id": "c2"}]}},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c3", "function": {"arguments": '{"command": "ls"}'}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "a"},
+        {"role": "tool", "tool_call_id": "c2", "content": "a"},
+        {"role": "tool", "tool_call_id": "c3", "content": "a"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a"},
+        {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "extra": {"exception_info": "action was not executed"},
+        },
+        {"role": "user", "content": "<returncode>0</returncode>"},
+        {"role": "user", "content": "no", "extra": {"interrupt_type": "UserRejection"}},
+        {"role": "user", "content": "bad", "extra": {"interrupt_type": "FormatError"}},
+        {"role": "user", "content": "more", "extra": {"interrupt_type": "UserNewTask"}},
+        {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}},
+    ]
+)
+
+
+def _mini_swe_agent(draw: st.DrawFn) -> object:
+    """A mini-swe-agent trajectory: messages drawn from every shape the reader reads, some
+    mutated, in a 1.1 document or a bare list."""
+    messages = [
+        mutate_json(message, draw) if draw(st.integers(0, 5)) == 0 else message
+        for message in draw(st.lists(_MINI_MESSAGES, max_size=12))
+    ]
+    if draw(st.booleans()):
+        return messages
+    return {"info": {"mini_version": "2"}, "messages": messages, "trajectory_format": "x"}
+
+
 @st.composite
 def document(draw: st.DrawFn, fmt: str) -> list[bytes]:
+    if fmt == "mini-swe-agent":
+        return (
+            json.dumps(_mini_swe_agent(draw), indent=draw(st.sampled_from([None, 1, 2])))
+            .encode("utf-8", "surrogatepass")
+            .splitlines(keepends=True)
+        )
     steps: list[object] = []
     for _ in range(draw(st.integers(0, 6))):
         if fmt == "swe-agent":
@@ -467,7 +515,18 @@ def damaged(draw: st.DrawFn, lines: list[bytes]) -> list[bytes]:
 def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
     """A format and a transcript's lines, structured and then damaged."""
     fmt = draw(
-        st.sampled_from(["acp", "acp", "acp", "claude-code", "codex", "swe-agent", "openhands"])
+        st.sampled_from(
+            [
+                "acp",
+                "acp",
+                "acp",
+                "claude-code",
+                "codex",
+                "swe-agent",
+                "openhands",
+                "mini-swe-agent",
+            ]
+        )
     )
     noise = draw(st.sampled_from([0, 1, 3, 8]))
     if fmt == "acp" and draw(st.booleans()):

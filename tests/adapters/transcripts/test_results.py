@@ -68,6 +68,15 @@ def swe_agent(results: Sequence[object]) -> list[bytes]:
     return json.dumps({"trajectory": steps}, indent=2).encode().splitlines(keepends=True)
 
 
+def mini_swe_agent(results: Sequence[object]) -> list[bytes]:
+    messages: list[object] = [{"role": "user", "content": "task"}]
+    for result in results:
+        reply = {"role": "assistant", "extra": {"actions": [{"command": "gh pr checks"}]}}
+        messages += [reply, {"role": "user", "content": result}]
+    data = {"info": {"mini_version": "2.0.0"}, "messages": messages}
+    return json.dumps(data, indent=2).encode().splitlines(keepends=True)
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -90,6 +99,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "codex": (codex, "write_stdin"),
     "openhands": (openhands, "run"),
     "swe-agent": (swe_agent, "gh"),
+    "mini-swe-agent": (mini_swe_agent, "bash"),
     "acp": (acp, "ci_status"),
 }
 FORMATS = sorted(TRANSCRIPTS)

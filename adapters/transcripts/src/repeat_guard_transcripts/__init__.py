@@ -50,6 +50,7 @@ from ._items import (
     Unfinished,
 )
 from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
+from ._mini_swe_agent import MiniSweAgentReader
 from ._openhands import OpenHandsReader
 from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_head
 from ._replay import FileSummary, Fired, Outcome, SessionSummary, Step, Stepped, replay, steps
@@ -63,6 +64,7 @@ register(ClaudeCodeReader())
 register(CodexReader())
 register(OpenHandsReader())
 register(SweAgentReader())
+register(MiniSweAgentReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -87,6 +89,7 @@ __all__ = [
     "LineFault",
     "Located",
     "Location",
+    "MiniSweAgentReader",
     "OpenHandsReader",
     "Outcome",
     "Reader",

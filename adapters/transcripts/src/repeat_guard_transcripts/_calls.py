@@ -127,6 +127,13 @@ class OpenCalls(Generic[_Key]):
         for ident in [ident for ident, call in self._open.items() if call.agent == agent]:
             yield self._unfinished(ident)
 
+    def finish_all(self) -> list[OpenCall]:
+        """Take every open call out, marked finished, oldest first (a run that ended in them)."""
+        calls = list(self._open.values())
+        for ident in list(self._open):
+            self.finish(ident)
+        return calls
+
     def drop_all(self) -> Iterator[Unfinished]:
         """Report every open call unfinished (the file ended)."""
         for ident in list(self._open):
