@@ -43,6 +43,7 @@ class Expected:
     # (length, file, first line, last line) of every run of 2 or more.
     runs: list[tuple[int, str, int, int]] = field(default_factory=list)
     diagnostics: int = 0
+    broken: str | None = None  # the file given two lines of garbage
 
 
 @dataclass(frozen=True)
@@ -332,6 +333,32 @@ def swe_agent_file(
     _count(expected, blocks, "unknown")
 
 
+def mini_swe_agent_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One mini-swe-agent trajectory (format 1.1, one message a line): the task, then each
+    call a reply with its action and the observation answering it. Every call is ``bash``."""
+    blocks = [
+        Block("bash", block.arguments, block.repeats, block.tokens)
+        for block in _script(rng, rng.randrange(1, 6))
+    ]
+    # line 1 "{", 2 info, 3 '"messages": [', 4 the task, then a reply and its answer a call
+    messages = [json.dumps({"role": "user", "content": "fix the build"})]
+    for block in blocks:
+        first = len(messages) + 5  # the block's first answer
+        for _ in range(block.repeats):
+            action = {"command": block.arguments["command"]}
+            messages.append(json.dumps({"role": "assistant", "extra": {"actions": [action]}}))
+            messages.append(json.dumps({"role": "user", "content": "<returncode>0</returncode>"}))
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, len(messages) + 3))
+    body = ",\n".join(messages)
+    info = '"info": {"mini_version": "2.0.0"},'
+    path.write_text(f'{{\n{info}\n"messages": [\n{body}\n]\n}}\n', encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -339,6 +366,7 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "codex": (".rollout.jsonl", codex_file),
     "openhands": (".json", openhands_file),
     "swe-agent": (".traj", swe_agent_file),
+    "mini-swe-agent": (".traj.json", mini_swe_agent_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
 LINE_FORMATS = ("acp", "claude-code", "codex")
@@ -346,8 +374,9 @@ LINE_FORMATS = ("acp", "claude-code", "codex")
 
 def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:
     """Write ``files`` transcripts under ``root`` (formats in turn, a few per folder) and
-    return what their audit must report. ``broken_at``: the index of a file that gets two
-    lines of garbage in the middle (each a diagnostic; the rest of it still counts)."""
+    return what their audit must report. ``broken_at``: the index from which the first file in
+    a line format gets two lines of garbage in the middle (each a diagnostic; the rest of it
+    still counts), named in ``Expected.broken``."""
     rng = random.Random(seed)
     expected = Expected()
     formats = sorted(WRITERS)
@@ -359,8 +388,10 @@ def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = 
         path = folder / f"session-{index:05d}{suffix}"
         day = f"2026-11-{1 + index % 28:02d}"
         writer(path, rng, expected, day, f"{fmt}-{index:05d}")
-        if index == broken_at:
-            assert fmt in LINE_FORMATS, f"file {index} is {fmt}: pick a line format to break"
+        if broken_at is not None and index >= broken_at and expected.broken is None:
+            if fmt not in LINE_FORMATS:
+                continue
+            expected.broken = str(path)
             lines = path.read_bytes().splitlines(keepends=True)
             middle = len(lines) // 2
             garbage = [b"{not json\n", b"\xff\xfe not UTF-8\n"]

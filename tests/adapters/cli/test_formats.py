@@ -6,6 +6,7 @@ import errno
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -370,5 +371,6 @@ def test_the_formats_offered_are_the_registrys(
     assert build_parser().parse_args(["replay", "--from", "plain", "f"]).source_format == "plain"
     status, out, _ = run(capsys, "replay", "--help")
     assert status == 0
-    assert "  plain        one tool name a line\n" in out
-    assert "  claude-code  ~/.claude/projects/<project>/<session>.jsonl" in out
+    # One column of names, as wide as the longest name needs.
+    assert re.search(r"\n  plain +one tool name a line\n", out)
+    assert re.search(r"\n  claude-code +~/\.claude/projects/<project>/<session>\.jsonl", out)
