@@ -34,6 +34,18 @@ def test_a_loop_of_tool_calls_a_format_error_a_rejection_and_the_submission() ->
     assert unfinished(outcomes) == []
     (session,) = summary(outcomes).sessions
     assert (session.session, session.agents) == ("toolcalls", 1)
+    lines = (HERE / "toolcalls.traj.json").read_bytes().splitlines(keepends=True)
+    items = list(READERS["mini-swe-agent"].read(lines, "t"))
+    calls = [i.event for i in items if isinstance(i, Located)][1:]
+    # returncode 1 each time: failed; the rejected and the submitting command have no answer.
+    assert [(c.failed, c.denied) for c in calls if isinstance(c, ToolCallFinished)] == [
+        (True, False),
+        (True, False),
+        (True, False),
+        (True, False),
+        (False, True),
+        (False, False),
+    ]
 
 
 def test_a_public_text_based_trajectory_as_a_list_of_messages() -> None:
@@ -114,7 +126,7 @@ def test_responses_api_replies_and_tool_calls_without_extra() -> None:
                 "t6",
             ],
         },
-        {"role": "tool", "tool_call_id": "t2", "content": "a b"},
+        {"role": "tool", "tool_call_id": "t2", "content": "a b", "extra": {"exception_info": "x"}},
         {"role": "tool", "tool_call_id": "t2", "content": "a b"},  # repeated: no news
         {"role": "tool", "tool_call_id": "t9", "content": "?"},
         {"role": "tool", "content": "no id"},
@@ -127,6 +139,9 @@ def test_responses_api_replies_and_tool_calls_without_extra() -> None:
         (starts[6], "a tool result for the call 't9' that is not in this file")
     ]
     assert diagnostics(outcomes) == [(starts[7], "a tool result without its call's id")]
+    items = READERS["mini-swe-agent"].read(lines, "t")
+    calls = [i.event for i in items if isinstance(i, Located)]
+    assert [c.failed for c in calls if isinstance(c, ToolCallFinished)] == [False, True]
 
 
 def test_calls_left_open_odd_messages_and_prompts() -> None:
@@ -141,7 +156,7 @@ def test_calls_left_open_odd_messages_and_prompts() -> None:
         {"role": "assistant", "extra": {"actions": [{"command": "ls", "tool_call_id": "k"}]}},
         {"role": "user", "content": "new", "extra": {"interrupt_type": "UserNewTask"}},
         {"role": "assistant", "extra": {"actions": [{"command": "ls"}]}},
-        {"role": "user", "content": "ls output"},
+        {"role": "user", "content": "ls output", "extra": {"returncode": 0, "exception_info": ""}},
         {"role": "user", "content": "a message nobody asked for"},
         {"role": "assistant", "extra": {"actions": [{"command": "ls"}]}},
         {"role": "user", "content": "ls output"},

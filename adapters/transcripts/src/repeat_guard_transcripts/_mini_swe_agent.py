@@ -13,7 +13,8 @@ whichever way the model gave it, so the same command is the same call.
   ``function_call_output``) with its id, else the next ``user`` message, with that message's
   content as its result. Calls still open at the ``exit`` message (the command that submitted)
   count there, without a result; calls open at the next reply, or at the file's end, never
-  finished. An answer saying ``action was not executed`` leaves its call open.
+  finished. An answer saying ``action was not executed`` leaves its call open. An answer whose
+  ``extra`` has a ``returncode`` other than 0, or an ``exception_info``, failed.
 - A ``user`` message whose ``extra.interrupt_type`` is ``UserRejection`` denies the calls
   still open (interactive mode, the user said no); ``UserNewTask`` and ``UserInterruption``
   are prompts, as is the task (a ``user`` message before any action). A reply that gave no
@@ -96,6 +97,13 @@ def _tool_calls(message: Mapping[str, object]) -> list[tuple[str | None, object]
     return found
 
 
+def _failed(extra: Mapping[str, object]) -> bool:
+    """Whether an answer says its command failed: a return code other than 0, or an
+    exception's text (a timeout)."""
+    code, exception = extra.get("returncode"), extra.get("exception_info")
+    return (type(code) is int and code != 0) or (isinstance(exception, str) and bool(exception))
+
+
 def _session(file: str) -> str:
     name = file_session(file)
     return name.removesuffix(".traj") or name
@@ -130,7 +138,7 @@ class _MiniFile:
             yield from self._reply(where, message)
         elif role == "tool" or message.get("type") == "function_call_output":
             if extra.get("exception_info") != NOT_EXECUTED:
-                yield from self._keyed_answer(where, message)
+                yield from self._keyed_answer(where, message, _failed(extra))
         elif role == "user":
             yield from self._user(where, message, extra)
         elif role == "exit":
@@ -170,7 +178,9 @@ class _MiniFile:
         else:
             yield from self.keyed.add(ident, call)
 
-    def _keyed_answer(self, where: Location, message: Mapping[str, object]) -> Iterator[Item]:
+    def _keyed_answer(
+        self, where: Location, message: Mapping[str, object], failed: bool
+    ) -> Iterator[Item]:
         ident = string(message, "tool_call_id") or string(message, "call_id")
         if ident is None:
             yield Diagnostic(self.file, where.line, "a tool result without its call's id")
@@ -181,9 +191,8 @@ class _MiniFile:
         yield from items
         if call is not None:
             result = message.get("content", message.get("output"))
-            yield Located(
-                where, ToolCallFinished(self.session, TOOL, call.arguments, result=result)
-            )
+            finished = ToolCallFinished(self.session, TOOL, call.arguments, False, result, failed)
+            yield Located(where, finished)
 
     def _user(
         self, where: Location, message: Mapping[str, object], extra: Mapping[str, object]
@@ -198,9 +207,8 @@ class _MiniFile:
             yield Located(where, PromptSubmitted(self.session))
         elif self.queued:
             call = self.queued.popleft()
-            finished = ToolCallFinished(
-                self.session, TOOL, call.arguments, result=message.get("content")
-            )
+            result, failed = message.get("content"), _failed(extra)
+            finished = ToolCallFinished(self.session, TOOL, call.arguments, False, result, failed)
             yield Located(where, finished)
 
     def _exit(self, where: Location) -> Iterator[Item]:
