@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from repeat_guard_hooks import ask_daemon
+from repeat_guard_hookcall import ask_daemon
 
 from .hook import DO_NOTHING, PAYLOAD
 

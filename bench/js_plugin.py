@@ -17,7 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from repeat_guard_hooks import PLUGIN_HOSTS, plugin_path
+from repeat_guard_hooks import PLUGIN_HOSTS
+from repeat_guard_hooks.installer import plugin_path
 
 RUNS = 2000
 SCRIPT = Path(__file__).with_name("js_plugin.mjs")

@@ -85,6 +85,8 @@ NOT_LOADED = [
     "repeat_guard_agentloop",
     "repeat_guard_transcripts",
     "repeat_guard_hooks",
+    "repeat_guard_hookcall",
+    "repeat_guard_entry",
     "repeat_guard_langchain",
     "repeat_guard_pydantic_ai",
     "repeat_guard_acp_agent",

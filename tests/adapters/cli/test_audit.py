@@ -505,8 +505,9 @@ def test_help_documents_the_outputs_and_engines() -> None:
 def test_the_package_names_only_its_api() -> None:
     import repeat_guard_cli
 
+    unknown = "audit_everything"
     with pytest.raises(AttributeError, match="has no attribute 'audit_everything'"):
-        _ = repeat_guard_cli.audit_everything
+        getattr(repeat_guard_cli, unknown)
 
 
 def test_a_folder_deeper_than_the_recursion_limit_is_audited(

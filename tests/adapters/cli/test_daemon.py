@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import main
-from repeat_guard_cli._hook_process import HookArguments, daemon_command
 from repeat_guard_cli._resident import IDLE_VARIABLE
+from repeat_guard_hookcall._process import HookArguments, daemon_command
 
 from ..hooks.test_daemon import Running, _repeats
 
@@ -46,7 +46,7 @@ def resident(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
     monkeypatch.delenv("REPEAT_GUARD_DAEMON")
     started: list[tuple[str, list[str]]] = []
     monkeypatch.setattr(
-        "repeat_guard_hooks._client.start_daemon",
+        "repeat_guard_hookcall._process.start_daemon",
         lambda state, command: started.append((state, command)),
     )
     return started
@@ -88,7 +88,7 @@ def test_with_no_guard_the_call_is_handled_here_and_one_is_started(
     assert daemon_command(state) == [
         sys.executable,
         "-m",
-        "repeat_guard_cli",
+        "repeat_guard_entry",
         "daemon",
         "serve",
         "--state",
@@ -189,7 +189,7 @@ def test_a_guard_that_cannot_start_leaves_start_quiet(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("repeat_guard_cli._resident._START_WAIT", 0.1)
-    monkeypatch.setattr("repeat_guard_hooks.start_daemon", lambda state, command: None)
+    monkeypatch.setattr("repeat_guard_hookcall.start_daemon", lambda state, command: None)
     assert main(["daemon", "start", "--state", str(tmp_path / "st.db")]) == 0
     assert capsys.readouterr() == ("", "")
 
@@ -201,7 +201,7 @@ def test_daemon_idle_must_be_a_positive_time(capsys: pytest.CaptureFixture[str])
 
 _CLIENT_PROBE = (
     "import sys\n"
-    "from repeat_guard_cli import main\n"
+    "from repeat_guard_entry import main\n"
     "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
     "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'repeat_guard', 'sqlite3', "
     "'_sqlite3', 'json', 'argparse', 'socket', 'orjson', 'pyrsistent', 'dataclasses', 'typing', "

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import build_parser, main
-from repeat_guard_cli._hook_process import HookArguments, parse_hook_arguments
+from repeat_guard_hookcall._process import HookArguments, parse_hook_arguments
 from repeat_guard_hooks import DIALECTS, EXIT_BAD_CONFIG
 
 PRE = {
@@ -124,10 +124,12 @@ def test_closed_streams_fail_open_in_process(
     assert reasons[2].startswith("cannot write to stderr (Broken pipe): repeat-guard: invalid")
 
 
-def _hook_process(state: Path, redirect: str, config: str = "") -> tuple[int, str]:
-    """Run ``hook claude-code`` in a shell with ``redirect`` applied to the command; return its
-    status and what it wrote on stdout and stderr that was not redirected."""
-    script = f'exec "$0" -m repeat_guard_cli hook claude-code --state "$1" {config} {redirect}'
+def _hook_process(
+    state: Path, redirect: str, config: str = "", module: str = "repeat_guard_entry"
+) -> tuple[int, str]:
+    """Run ``python -m MODULE hook claude-code`` in a shell with ``redirect`` applied to the
+    command; return its status and what it wrote on stdout and stderr that was not redirected."""
+    script = f'exec "$0" -m {module} hook claude-code --state "$1" {config} {redirect}'
     done = subprocess.run(
         ["sh", "-c", script, sys.executable, str(state)],
         input=json.dumps(PRE).encode(),
@@ -154,6 +156,16 @@ def test_an_answer_that_cannot_be_written_fails_open(
     assert line.endswith(f" claude-code -: {reason}")
 
 
+@pytest.mark.parametrize("module", ["repeat_guard_entry", "repeat_guard_cli"])
+def test_the_line_an_install_writes_and_the_one_older_installs_wrote_both_run(
+    tmp_path: Path, module: str
+) -> None:
+    state = tmp_path / "st.db"
+    calls = [_hook_process(state, "2>/dev/null", module=module) for _ in range(3)]
+    assert [status for status, _ in calls] == [0, 0, 0]
+    assert [("You are repeating" in out) for _, out in calls] == [False, False, True]
+
+
 def test_a_closed_stdin_fails_open(tmp_path: Path) -> None:
     assert _hook_process(tmp_path / "st.db", "<&-") == (0, "")
     (line,) = (tmp_path / "st.db.log").read_text().splitlines()
@@ -172,7 +184,7 @@ def test_a_config_message_that_cannot_be_shown_is_logged(tmp_path: Path, redirec
 
 _PROBE = (
     "import sys\n"
-    "from repeat_guard_cli import main\n"
+    "from repeat_guard_entry import main\n"
     "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
     "loaded = sorted(m for m in ('argparse', 'shlex', 'tomllib', '_hashlib', 'returns',"
     " 'repeat_guard_cli._cli', 'repeat_guard_hooks._install') if m in sys.modules)\n"

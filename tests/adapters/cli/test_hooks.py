@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import main
-from repeat_guard_hooks import INPUT_LIMIT
+from repeat_guard_hookcall import INPUT_LIMIT
 
 PRE = {
     "session_id": "s",
@@ -174,7 +174,7 @@ def test_the_hook_path_imports_only_what_it_uses(tmp_path: Path) -> None:
     # audit's tallies.
     probe = (
         "import sys\n"
-        "from repeat_guard_cli import main\n"
+        "from repeat_guard_entry import main\n"
         "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'pydantic', 'acp', "
         "'repeat_guard_acp', 'repeat_guard_transcripts', 'repeat_guard_agentloop', 'traceback'} "

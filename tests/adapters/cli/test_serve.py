@@ -133,12 +133,13 @@ def test_main_serve_uses_stdin_stdout_and_the_config(
     assert got[1]["reminders"][0]["count"] == 2
 
 
+@pytest.mark.parametrize("module", ["repeat_guard_entry", "repeat_guard_cli"])
 def test_python_dash_m_runs_main(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("sys.argv", ["repeat_guard_cli", "check-config", "/nonexistent.json"])
+    monkeypatch.setattr("sys.argv", [module, "check-config", "/nonexistent.json"])
     with pytest.raises(SystemExit) as exit_:
-        runpy.run_module("repeat_guard_cli", run_name="__main__")
+        runpy.run_module(module, run_name="__main__")
     assert exit_.value.code == 2
     assert "cannot read config file /nonexistent.json" in capsys.readouterr().err
 

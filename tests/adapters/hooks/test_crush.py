@@ -21,11 +21,13 @@ from repeat_guard_hooks import (
     HookOptions,
     Unused,
     context_answer,
-    hook_command,
     hook_input_or_reason,
+    run_hook,
+)
+from repeat_guard_hooks.installer import (
+    hook_command,
     install,
     installed_events,
-    run_hook,
     settings_path,
     uninstall,
 )

@@ -15,25 +15,26 @@ from pathlib import Path
 
 import pytest
 
-from repeat_guard_hooks import (
-    CLAUDE_CODE,
-    DEFAULT_IDLE,
-    DIALECTS,
-    REQUEST_LIMIT,
-    Daemon,
-    HookOptions,
-    HttpSettings,
+from repeat_guard_hookcall import (
     ask_daemon,
     daemon_paths,
+    decode_answer,
+    encode_answer,
+    encode_hook_request,
     hook_via_daemon,
-    read_http_settings,
-    run_hook,
-    serve,
     start_daemon,
 )
-from repeat_guard_hooks._client import decode_answer, encode_answer, encode_hook_request
+from repeat_guard_hookcall._limits import INPUT_LIMIT
+from repeat_guard_hooks import CLAUDE_CODE, DIALECTS, HookOptions, run_hook
 from repeat_guard_hooks._daemon import _Keeper
-from repeat_guard_hooks._limits import INPUT_LIMIT
+from repeat_guard_hooks.resident import (
+    DEFAULT_IDLE,
+    REQUEST_LIMIT,
+    Daemon,
+    HttpSettings,
+    read_http_settings,
+    serve,
+)
 
 
 def _pre(session: str = "s", command: str = "ls", cwd: str = "/nonexistent") -> bytes:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from repeat_guard_hooks import ask_daemon
+from repeat_guard_hookcall import ask_daemon
 
 from .agents import REPEAT_GUARD, Host, Sandbox, configure_codex, run_claude, run_codex
 from .agents import trust_project as _trust

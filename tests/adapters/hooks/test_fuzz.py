@@ -24,17 +24,12 @@ from pathlib import Path
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from repeat_guard_hooks import (
-    CLAUDE_CODE,
-    DIALECTS,
-    Dialect,
-    HookOptions,
+from repeat_guard_hooks import CLAUDE_CODE, DIALECTS, Dialect, HookOptions, _dialects, run_hook
+from repeat_guard_hooks.installer import (
     InstallError,
-    _dialects,
     hook_command,
     install,
     installed_events,
-    run_hook,
     uninstall,
 )
 

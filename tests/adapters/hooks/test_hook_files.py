@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from repeat_guard_hooks import (
-    CLINE,
-    HookFilesChange,
-    InstallError,
-    hook_command,
-    settings_path,
-)
-from repeat_guard_hooks import install_hook_files as install
-from repeat_guard_hooks import uninstall_hook_files as uninstall
+from repeat_guard_hooks import CLINE
 from repeat_guard_hooks._hook_files import hook_script
+from repeat_guard_hooks.installer import HookFilesChange, InstallError, hook_command, settings_path
+from repeat_guard_hooks.installer import install_hook_files as install
+from repeat_guard_hooks.installer import uninstall_hook_files as uninstall
 
 COMMAND = hook_command(["/opt/rg env/bin/repeat-guard"], CLINE)
 NAMES = ["PreToolUse", "SessionShutdown", "TaskComplete", "UserPromptSubmit"]

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from repeat_guard_hooks import CODEX, REQUEST_LIMIT, HookOptions, run_hook
+from repeat_guard_hooks import CODEX, HookOptions, run_hook
 from repeat_guard_hooks._http import SECRET_HEADER, check_secret
+from repeat_guard_hooks.resident import REQUEST_LIMIT
 
 from .test_daemon import Running, _pre, _repeats
 

@@ -12,10 +12,8 @@ import pytest
 
 import repeat_guard_hooks
 from repeat_guard_files import TargetError
-from repeat_guard_hooks import (
-    CLAUDE_CODE,
-    CODEX,
-    Dialect,
+from repeat_guard_hooks import CLAUDE_CODE, CODEX, Dialect
+from repeat_guard_hooks.installer import (
     InstallError,
     apply_change,
     hook_command,
@@ -64,7 +62,7 @@ def test_the_command_quotes_the_absolute_path() -> None:
 def test_installed_executable(tmp_path: Path) -> None:
     assert installed_executable("bin/repeat-guard", "/py") == [os.path.abspath("bin/repeat-guard")]
     python = tmp_path / "bin" / "python"
-    assert installed_executable("pytest", str(python)) == [str(python), "-m", "repeat_guard_cli"]
+    assert installed_executable("pytest", str(python)) == [str(python), "-m", "repeat_guard_entry"]
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "repeat-guard").write_text("")
     assert installed_executable("pytest", str(python)) == [str(tmp_path / "bin" / "repeat-guard")]
@@ -162,8 +160,16 @@ def test_uninstall_removes_exactly_what_install_added(tmp_path: Path) -> None:
 def test_uninstall_leaves_other_agents_and_mixed_groups(tmp_path: Path) -> None:
     path = tmp_path / "hooks.json"
     codex = hook_command(["/x/repeat-guard"], CODEX)
-    module = hook_command(["/py", "-m", "repeat_guard_cli"], CLAUDE_CODE)
-    mixed = {"hooks": [USER_HOOK, {"type": "command", "command": module}]}
+    module = hook_command(["/py", "-m", "repeat_guard_entry"], CLAUDE_CODE)
+    # The line older installs wrote is ours too.
+    older = hook_command(["/py", "-m", "repeat_guard_cli"], CLAUDE_CODE)
+    mixed = {
+        "hooks": [
+            USER_HOOK,
+            {"type": "command", "command": module},
+            {"type": "command", "command": older},
+        ]
+    }
     odd = [
         "not a group",
         {"hooks": "not a list"},
@@ -353,8 +359,9 @@ def test_a_settings_file_that_became_a_directory_is_not_replaced(tmp_path: Path)
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
+    unknown = "install_everything"
     with pytest.raises(AttributeError, match="has no attribute 'install_everything'"):
-        _ = repeat_guard_hooks.install_everything
+        getattr(repeat_guard_hooks, unknown)
 
 
 # Settings files as people write them: install changes only what it adds, and uninstall after

@@ -11,11 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from repeat_guard_hooks import (
-    CLAUDE_CODE,
-    CODEX,
-    SECRET_HEADER,
-    SECRET_VARIABLE,
+from repeat_guard_hooks import CLAUDE_CODE, CODEX, SECRET_HEADER, SECRET_VARIABLE
+from repeat_guard_hooks.installer import (
     HttpInstall,
     InstallError,
     Place,
@@ -26,9 +23,9 @@ from repeat_guard_hooks import (
     plan_install,
     plan_scope,
     plan_secret,
-    read_http_settings,
     start_command,
 )
+from repeat_guard_hooks.resident import read_http_settings
 
 EXECUTABLE = ["/opt/rg env/bin/repeat-guard"]
 COMMAND = hook_command(EXECUTABLE, CLAUDE_CODE)

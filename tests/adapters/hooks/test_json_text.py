@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from repeat_guard_hooks import splice_json
+from repeat_guard_hooks.installer import splice_json
 
 
 def test_an_absent_or_blank_file_gets_the_value_with_two_spaces() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from repeat_guard_cli import main
-from repeat_guard_hooks import (
-    PLUGIN_HOSTS,
+from repeat_guard_hooks import PLUGIN_HOSTS
+from repeat_guard_hooks.installer import (
     InstallError,
     install,
     plugin_path,

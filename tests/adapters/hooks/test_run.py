@@ -10,18 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from repeat_guard_hookcall import INPUT_LIMIT, resolve_state
 from repeat_guard_hooks import (
     CLAUDE_CODE,
     CODEX,
     EXIT_BAD_CONFIG,
-    INPUT_LIMIT,
     LOG_LIMIT,
     HookInput,
     HookOptions,
     HookOutcome,
     find_config_file,
     hook_input_or_reason,
-    resolve_state,
     run_hook,
 )
 

@@ -18,6 +18,7 @@ from repeat_guard import (
     ToolCallFinished,
     ToolCallReturned,
 )
+from repeat_guard_hookcall import default_state_path
 from repeat_guard_hooks import (
     DEFAULT_EXPIRE_AFTER,
     AfterCall,
@@ -27,7 +28,6 @@ from repeat_guard_hooks import (
     SessionEnded,
     StoreResult,
     apply_action,
-    default_state_path,
     open_store,
 )
 from repeat_guard_hooks._store import _migrate, make_private_folders, set_aside

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from repeat_guard_hookcall import silence
+
 from ._audit import AUDIT_EPILOG, add_audit_arguments
 from ._config import CONFIG_HELP, add_override_arguments, build_config
 from ._errors import (
@@ -22,7 +24,6 @@ from ._errors import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     UsageError,
-    silence,
     silence_stdout,
 )
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
@@ -313,10 +314,8 @@ def _serve(args: argparse.Namespace) -> int:
         config = build_config(path, args)
         state = None
     else:
-        from repeat_guard_hooks import (  # noqa: PLC0415  # with a store only
-            find_config_file,
-            resolve_state,
-        )
+        from repeat_guard_hookcall import resolve_state  # noqa: PLC0415  # with a store only
+        from repeat_guard_hooks import find_config_file  # noqa: PLC0415  # with a store only
 
         if path is None:
             path = find_config_file(os.getcwd())

@@ -1,15 +1,12 @@
 """What every subcommand shares without importing anything: the exit statuses, the one
-exception for a user's mistake (``main`` turns it into status 2), and ``silence`` for an output
-that failed."""
+exception for a user's mistake (``main`` turns it into status 2), and ``silence_stdout`` for an
+output that failed."""
 
 from __future__ import annotations
 
-import os
 import sys
 
-TYPE_CHECKING = False  # not typing itself: see the package's __init__
-if TYPE_CHECKING:
-    from typing import TextIO
+from repeat_guard_hookcall import silence
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -20,7 +17,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
-    "silence",
     "silence_stdout",
     "worst",
 ]
@@ -49,10 +45,3 @@ def silence_stdout() -> None:
     """Point stdout at /dev/null, after its reader went away or writing to it failed, so that
     the interpreter's final flush of what is still buffered cannot fail a second time."""
     silence(sys.stdout)
-
-
-def silence(stream: TextIO) -> None:
-    """Point ``stream`` at /dev/null, as ``silence_stdout`` does stdout."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, stream.fileno())
-    os.close(devnull)

@@ -12,21 +12,16 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from repeat_guard_hookcall import HookArguments, run_hook_process
+
 from ._errors import UsageError
-from ._hook_process import HookArguments, run_hook_process
 from ._streams import Streams
 
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
 if TYPE_CHECKING:
-    from repeat_guard_hooks import (
-        Dialect,
-        HookFilesChange,
-        HttpInstall,
-        Place,
-        SettingsChange,
-        SettingsFile,
-    )
+    from repeat_guard_hooks import Dialect, SettingsFile
+    from repeat_guard_hooks.installer import HookFilesChange, HttpInstall, Place, SettingsChange
 
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
 
@@ -193,16 +188,16 @@ def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _hook(args: argparse.Namespace) -> int:
-    # The command line argparse read, when the short way in (see _hook_process) left it to argparse.
+    # The command line argparse read, when the short way in (repeat_guard_hookcall) left it to
+    # argparse.
     arguments = HookArguments(args.agent, args.state, args.config, args.expire_days)
     return run_hook_process(arguments)
 
 
 def _settings(args: argparse.Namespace, streams: Streams) -> int:
     from repeat_guard_files import TargetError  # noqa: PLC0415  # lazily, as in _hook
-    from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
-        DIALECTS,
-        PLUGIN_HOSTS,
+    from repeat_guard_hooks import DIALECTS, PLUGIN_HOSTS  # noqa: PLC0415  # lazily, as in _hook
+    from repeat_guard_hooks.installer import (  # noqa: PLC0415  # lazily, as in _hook
         InstallError,
         Place,
     )
@@ -236,7 +231,7 @@ def _changes(
     http: HttpInstall | None,
 ) -> tuple[SettingsChange | HookFilesChange, ...]:
     # Made unless --dry-run; for a host of hook files (Cline), the files in the scope's folder.
-    from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
+    from repeat_guard_hooks.installer import (  # noqa: PLC0415  # lazily, as in _hook
         apply_change,
         install_hook_files,
         plan_scope,
@@ -259,13 +254,15 @@ def _changes(
 def _install_plan(agent: Dialect, args: argparse.Namespace) -> tuple[str, HttpInstall | None]:
     # The hook command install writes, and with --http the listener's settings (made now
     # unless --dry-run) and the guard's start.
-    from repeat_guard_hooks import (  # noqa: PLC0415  # lazily, as in _hook
-        HttpInstall,
+    from repeat_guard_hookcall import (  # noqa: PLC0415  # lazily, as in _hook
         daemon_paths,
+        resolve_state,
+    )
+    from repeat_guard_hooks.installer import (  # noqa: PLC0415  # lazily, as in _hook
+        HttpInstall,
         hook_command,
         installed_executable,
         listener_settings,
-        resolve_state,
         start_command,
     )
 

@@ -9,7 +9,8 @@ import argparse
 import os
 import time
 
-from ._hook_process import daemon_command
+from repeat_guard_hookcall import daemon_command
+
 from ._hooks import HookHelpFormatter
 from ._streams import Streams
 
@@ -66,7 +67,9 @@ def add_daemon_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _idle(args: argparse.Namespace) -> float:
-    from repeat_guard_hooks import DEFAULT_IDLE  # noqa: PLC0415  # the guard's own default
+    from repeat_guard_hooks.resident import (  # noqa: PLC0415  # the guard's own default
+        DEFAULT_IDLE,
+    )
 
     if args.idle is not None:
         return float(args.idle)
@@ -78,7 +81,8 @@ def _idle(args: argparse.Namespace) -> float:
 
 def run_daemon_command(args: argparse.Namespace, streams: Streams) -> int:
     """Run ``daemon ACTION`` as ``args`` say; return the exit status."""
-    from repeat_guard_hooks import ask_daemon, resolve_state, serve  # noqa: PLC0415  # as _hooks
+    from repeat_guard_hookcall import ask_daemon, resolve_state  # noqa: PLC0415  # as _hooks
+    from repeat_guard_hooks.resident import serve  # noqa: PLC0415  # as _hooks
 
     state = os.path.abspath(resolve_state(args.state, os.environ, os.path.expanduser("~")))
     action: str = args.action
@@ -100,11 +104,8 @@ def run_daemon_command(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _start(state: str, idle: float) -> None:
-    from repeat_guard_hooks import (  # noqa: PLC0415  # as above
-        ask_daemon,
-        make_private_folders,
-        start_daemon,
-    )
+    from repeat_guard_hookcall import ask_daemon, start_daemon  # noqa: PLC0415  # as above
+    from repeat_guard_hooks import make_private_folders  # noqa: PLC0415  # as above
 
     if ask_daemon(state, b"S\n")[0][:1] == b"+":
         return

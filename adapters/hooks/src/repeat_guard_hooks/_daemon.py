@@ -3,10 +3,10 @@
 A hook process costs an interpreter, the core's imports and a store opened and closed (the
 close checkpoints the WAL) for every tool call. The resident guard pays those once: it answers
 hook calls on a Unix socket beside the state (``<state>.sock``, 0600 in the 0700 directory; the
-protocol is ``_client``'s) and, when ``install --http`` wrote ``<state>.http``, on HTTP at
-127.0.0.1 for hosts with http hooks. Each call runs the same ``run_hook`` a hook process runs,
-with the store's connection kept open between calls (``_Keeper``), so it answers exactly what
-``repeat-guard hook DIALECT`` answers for the same input.
+protocol is ``repeat_guard_hookcall``'s) and, when ``install --http`` wrote ``<state>.http``,
+on HTTP at 127.0.0.1 for hosts with http hooks. Each call runs the same ``run_hook`` a hook
+process runs, with the store's connection kept open between calls (``_Keeper``), so it answers
+exactly what ``repeat-guard hook DIALECT`` answers for the same input.
 
 SQLite stays the store of record: every call is its own ``BEGIN IMMEDIATE`` transaction,
 committed before the answer is sent, and nothing is cached between calls, so a guard killed at
@@ -14,11 +14,10 @@ any moment loses nothing, and hook processes and the guard can serve the same ag
 side (their transactions queue on SQLite's lock).
 
 Started on demand, gone when idle: a hook process that finds no guard handles its call itself
-and starts one for the next (``_client.start_daemon``); the lock ``<state>.lock`` keeps it to
-one. The guard exits after ``idle`` seconds without a call, when asked (``Q``), when its socket
-is removed or replaced, and when its state file is replaced by another (one it did not open:
-it would otherwise go on counting in a file nobody reads).
-"""
+and starts one for the next (``repeat_guard_hookcall.start_daemon``); the lock ``<state>.lock``
+keeps it to one. The guard exits after ``idle`` seconds without a call, when asked (``Q``),
+when its socket is removed or replaced, and when its state file is replaced by another (one it
+did not open: it would otherwise go on counting in a file nobody reads)."""
 
 from __future__ import annotations
 
@@ -34,10 +33,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._client import ACCEPTED, DECLINED, encode_answer
+from repeat_guard_hookcall import (
+    ACCEPTED,
+    DECLINED,
+    INPUT_LIMIT,
+    SOCKET_PATH_LIMIT,
+    DaemonPaths,
+    daemon_paths,
+    encode_answer,
+)
+
 from ._dialects import DIALECTS, Dialect
-from ._limits import INPUT_LIMIT
-from ._paths import SOCKET_PATH_LIMIT, DaemonPaths, daemon_paths
 from ._run import HookOptions, HookOutcome, log_line, run_hook
 from ._store import make_private_folders, open_store
 
@@ -204,7 +210,7 @@ class Daemon:
         log_line(self.state, "daemon", reason, time.time())
 
     def answer_socket(self, connection: socket.socket) -> None:
-        """Read one request from ``connection`` and answer it (see ``_client``)."""
+        """Read one request from ``connection`` and answer it (see ``repeat_guard_hookcall``)."""
         request = _read_request(connection)
         kind = request[:1]
         if kind == b"S":

@@ -55,8 +55,7 @@ from repeat_guard import (
     ToolCallReturned,
     json_type_name,
 )
-
-from ._limits import INPUT_LIMIT
+from repeat_guard_hookcall import INPUT_LIMIT
 
 if TYPE_CHECKING:
     from returns.result import Result

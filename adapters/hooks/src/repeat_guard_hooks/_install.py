@@ -169,8 +169,13 @@ def _is_ours(hook: object, dialect: Dialect) -> bool:
     except ValueError:
         return False
     return words[-2:] in (["hook", dialect.name], ["daemon", "start"]) and any(
-        os.path.basename(word) == "repeat-guard" or word == "repeat_guard_cli" for word in words
+        os.path.basename(word) == "repeat-guard" or word in _ENTRY_MODULES for word in words
     )
+
+
+# The modules ``python -m`` runs the command from: ``installed_executable``'s, and the one older
+# installs wrote (still run, and still ours to replace or remove).
+_ENTRY_MODULES = ("repeat_guard_entry", "repeat_guard_cli")
 
 
 def _is_our_url(url: object, dialect: Dialect) -> bool:
@@ -717,11 +722,11 @@ def installed_executable(argv0: str, python: str) -> list[str]:
 
     ``argv0`` when the running program is the ``repeat-guard`` script; else the script beside
     the interpreter ``python`` (a virtual environment's ``bin``); else ``python -m
-    repeat_guard_cli``.
+    repeat_guard_entry``.
     """
     if os.path.basename(argv0) == "repeat-guard":
         return [os.path.abspath(argv0)]
     beside = os.path.join(os.path.dirname(os.path.abspath(python)), "repeat-guard")
     if os.path.isfile(beside):
         return [beside]
-    return [os.path.abspath(python), "-m", "repeat_guard_cli"]
+    return [os.path.abspath(python), "-m", _ENTRY_MODULES[0]]

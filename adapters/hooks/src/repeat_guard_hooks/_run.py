@@ -24,6 +24,7 @@ import time
 from typing import NamedTuple
 
 from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned
+from repeat_guard_hookcall import resolve_state
 
 from ._config_file import load_config_file
 from ._dialects import (
@@ -35,7 +36,6 @@ from ._dialects import (
     hook_input_or_reason,
     render_answer,
 )
-from ._paths import resolve_state
 from ._store import (
     BUSY_TIMEOUT,
     DEFAULT_EXPIRE_AFTER,

@@ -61,9 +61,9 @@ from repeat_guard import (
     memory_under,
     reduce,
 )
+from repeat_guard_hookcall import default_state_path
 
 from ._dialects import AfterCall, AgentEvent, SessionEnded
-from ._paths import default_state_path
 from ._text import escape_lone_surrogates
 
 __all__ = [

@@ -1,10 +1,10 @@
 """The hook's way to the resident guard: the socket protocol, and starting the guard on demand.
 
 Every tool call takes this path, so it imports what passing bytes needs and nothing more
-(``os``, the C ``_socket`` module, ``fcntl`` only to start a guard): no core, no SQLite, no
-JSON, no argparse. A hook process sends the guard its command line's meaning and the bytes it
-read on stdin, and writes back what the guard answers: the same stdout, stderr and exit status
-the process would have produced itself, since the guard runs the same ``run_hook``.
+(``os``, the C ``_socket`` module only to ask a guard, ``fcntl`` only to start one): no core,
+no SQLite, no JSON, no argparse. A hook process sends the guard its command line's meaning and
+the bytes it read on stdin, and writes back what the guard answers: the same stdout, stderr and
+exit status the process would have produced itself, since the guard runs the same ``run_hook``.
 
 The protocol, on the guard's Unix socket (``<state>.sock``, 0600 in the 0700 state directory):
 the client sends one request and shuts its side down; the guard answers and closes.
@@ -23,7 +23,6 @@ hook fails open rather than risk counting it twice.
 
 from __future__ import annotations
 
-import _socket
 import os
 
 from ._paths import SOCKET_PATH_LIMIT, daemon_paths
@@ -89,6 +88,8 @@ def ask_daemon(
     path = daemon_paths(state).socket
     if len(os.fsencode(path)) > SOCKET_PATH_LIMIT:
         return b"", "socket path too long"
+    import _socket  # noqa: PLC0415  # not with $REPEAT_GUARD_DAEMON off
+
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     chunks: list[bytes] = []
     try:

@@ -3,11 +3,11 @@ DAYS]``, the line ``install`` writes, read by hand and run without building the 
 (argparse and the translations it loads cost a hook process several milliseconds), a new
 process per tool call. A hook command line not of exactly that shape (``--help``, an
 abbreviated or repeated option, a missing or dash-led value, a number ``float`` refuses) goes
-to the full parser, which answers it as it always has: the short way only ever accepts what
+to the command's parser, which answers it as it always has: the short way only ever accepts what
 argparse accepts, with the same meaning.
 
 The resident guard of the state file answers the call when one is running (see
-``repeat_guard_hooks._client``): this path then imports what passing bytes needs, and no core,
+``_client``): this path then imports what passing bytes needs, and no core,
 SQLite, JSON or argparse. So the host's name is taken as given (``hook_shape``): the guard
 answers only for a name in ``DIALECTS``; a call no guard answered looks the name up, and a name
 that is no host's goes to argparse after all, which says so.
@@ -18,7 +18,9 @@ from __future__ import annotations
 import os
 import sys
 
-from ._errors import silence
+from ._client import encode_hook_request, hook_via_daemon, start_daemon
+from ._limits import INPUT_LIMIT
+from ._paths import resolve_state
 
 TYPE_CHECKING = False  # not typing itself: see the package's __init__
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ __all__ = [
     "parse_hook_arguments",
     "run_hook_call",
     "run_hook_process",
+    "silence",
 ]
 
 DAEMON_SWITCH = "REPEAT_GUARD_DAEMON"
@@ -122,9 +125,6 @@ def run_hook_call(arguments: HookArguments) -> int | None:
     status the call would have had."""
     import time  # noqa: PLC0415  # only the hook needs it
 
-    from repeat_guard_hooks._limits import INPUT_LIMIT  # noqa: PLC0415  # imports nothing
-    from repeat_guard_hooks._paths import resolve_state  # noqa: PLC0415  # imports os alone
-
     state = resolve_state(arguments.state, os.environ, os.path.expanduser("~"))
     now = time.time()
     data = _read_stdin(INPUT_LIMIT)
@@ -133,11 +133,6 @@ def run_hook_call(arguments: HookArguments) -> int | None:
         arguments.config is None or os.path.isabs(arguments.config)
     )
     if resident and isinstance(data, bytes):
-        from repeat_guard_hooks._client import (  # noqa: PLC0415  # see the module's docstring
-            encode_hook_request,
-            hook_via_daemon,
-        )
-
         request = encode_hook_request(
             arguments.agent, arguments.config, arguments.expire_days, data
         )
@@ -156,15 +151,13 @@ def run_hook_call(arguments: HookArguments) -> int | None:
         return 0
     status = _run_here(arguments, state, data, now)
     if resident:
-        from repeat_guard_hooks._client import start_daemon  # noqa: PLC0415  # as above
-
         start_daemon(state, daemon_command(state))
     return status
 
 
 def daemon_command(state: str) -> list[str]:
     """The command that serves ``state`` as its resident guard, with this interpreter."""
-    return [sys.executable, "-m", "repeat_guard_cli", "daemon", "serve", "--state", state]
+    return [sys.executable, "-m", "repeat_guard_entry", "daemon", "serve", "--state", state]
 
 
 def _run_here(arguments: HookArguments, state: str, data: bytes, now: float) -> int:
@@ -229,3 +222,11 @@ def _write(stream: TextIO | None, data: bytes) -> str | None:
         silence(stream)
         return error.strerror or type(error).__name__
     return None
+
+
+def silence(stream: TextIO) -> None:
+    """Point ``stream`` at /dev/null, after its reader went away or writing to it failed, so
+    that the interpreter's final flush of what is still buffered cannot fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, stream.fileno())
+    os.close(devnull)

@@ -1,0 +1,7 @@
+"""``python -m repeat_guard_entry``: the same as the ``repeat-guard`` command."""
+
+import sys
+
+from repeat_guard_entry import main
+
+sys.exit(main())
