@@ -24,6 +24,7 @@ CONFIGS: dict[str, Mapping[str, object]] = {
     "defaults": {},
     "thresholds=[2,4,8]": {"thresholds": [2, 4, 8]},
     'progress="result"': {"progress": "result"},
+    'progress="result", errorsAreProgress=true': {"progress": "result", "errorsAreProgress": True},
     "cyclePeriod=4": {"cyclePeriod": 4},
     'cyclePeriod=4, progress="result"': {"cyclePeriod": 4, "progress": "result"},
     'budgets={"*"=20}': {"budgets": {"*": 20}},

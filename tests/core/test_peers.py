@@ -88,13 +88,21 @@ def test_openhands_interactive_mode_starts_over_at_a_user_message() -> None:
 
 def test_openhands_same_action_different_errors_three_times() -> None:
     """The same command failing three times, with a different error text each time, is stuck
-    at the third ("not necessarily the same error"). The defaults ignore results and agree;
-    ``progress = "result"`` takes each new error text for progress and says nothing: errors are
-    not progress only once calls carry their failure (issue 36)."""
+    at the third ("not necessarily the same error"). The defaults ignore results and agree.
+    Under ``progress = "result"`` the guard agrees when the calls carry their failure
+    (``failed=True``: a failure is no progress over a failure of the same call); a harness that
+    reports no failure flag, or ``errorsAreProgress = true``, takes each new error text for
+    progress and says nothing."""
     errors = ["Command not found", "Command still not found or another error", "Different error"]
-    events = [call("execute_bash", error, command="invalid_command") for error in errors]
-    assert reminders({}, events) == [(3, "gentle")]
-    assert reminders({"progress": "result"}, events) == []
+    failing = [
+        ToolCallFinished(AGENT, "execute_bash", {"command": "invalid"}, result=e, failed=True)
+        for e in errors
+    ]
+    unflagged = [call("execute_bash", error, command="invalid") for error in errors]
+    assert reminders({}, failing) == [(3, "gentle")]
+    assert reminders({"progress": "result"}, failing) == [(3, "gentle")]
+    assert reminders({"progress": "result", "errorsAreProgress": True}, failing) == []
+    assert reminders({"progress": "result"}, unflagged) == []
 
 
 def test_openhands_pattern_of_two_actions_three_times() -> None:
