@@ -43,8 +43,9 @@ def test_every_memory_field_round_trips_and_an_all_off_state_writes_none() -> No
     assert decode_memory(encode_memory(Memory())).unwrap() == Memory()
 
 
-SHAPE = "a memory must be a list of 6 items (5 in version 1)"
-VERSION = "memory version must be 2 (6 items) or 1 (5)"
+SHAPE = "a memory must be a list of 7 items (6 in version 2, 5 in version 1)"
+VERSION = "memory version must be 3 (7 items), 2 (6) or 1 (5)"
+OUTCOMES = "outcomes must be a list of result keys or nulls"
 RECENT = "recent calls must be a list of [tool, key]"
 COUNTS = "must be a list of counts (0 or more)"
 RESULT = "a result key must be a string or null"
@@ -55,10 +56,14 @@ RESULT = "a result key must be a string or null"
     [
         ("x", "memory", SHAPE),
         ([1, [], [], None], "memory", SHAPE),
-        ([1, [], [], None, [], None, None], "memory", SHAPE),
+        ([1, [], [], None, [], None, [], None], "memory", SHAPE),
+        ([1, [], [], None, [], None, []], "memory[0]", VERSION),
+        ([3, [], [], None, [], None, "x"], "memory[6]", OUTCOMES),
+        ([3, [], [], None, [], None, [3]], "memory[6]", OUTCOMES),
         ([2, [], [], None, []], "memory[0]", VERSION),
         ([1, [], [], None, [], None], "memory[0]", VERSION),
         ([3, [], [], None, [], None], "memory[0]", VERSION),
+        ([4, [], [], None, [], None, []], "memory[0]", VERSION),
         ([2.0, [], [], None, [], None], "memory[0]", VERSION),
         ([True, [], [], None, []], "memory[0]", VERSION),
         ([2, [], [], None, [], 3], "memory[5]", RESULT),
@@ -95,6 +100,12 @@ def test_a_memory_of_version_1_is_read_with_no_earlier_result() -> None:
     assert decode_memory_or_error(raw) == Memory((("grep", "k"),), (2,), "r", (1,), None)
     assert encode_memory(Memory(result="r", earlier="q")) == [2, [], [], "r", [], "q"]
     assert decode_memory_or_error([2, [], [], "r", [], "q"]) == Memory(result="r", earlier="q")
+
+
+def test_a_memory_of_version_3_carries_its_outcomes() -> None:
+    memory = Memory((("grep", "k"),), (1,), None, (), None, ("r", None))
+    assert encode_memory(memory) == [3, [["grep", "k"]], [1], None, [], None, ["r", None]]
+    assert decode_memory_or_error(encode_memory(memory)) == memory
 
 
 def test_a_broken_memories_mapping_names_where() -> None:

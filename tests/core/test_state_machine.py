@@ -89,8 +89,9 @@ class PolicyMachine(GuardMachine):
     """Every opt-in policy against its own model, and ``admit`` against the model and ``reduce``.
 
     ``admit`` must agree with what ``reduce`` would do next: it denies exactly when reducing the
-    same call (as if it made no progress) would reach ``deny_at`` identical calls in a row or
-    take a budget past its limit, and it never changes the state.
+    same call (as if it made no progress) would reach ``deny_at`` identical calls in a row,
+    bring a cycle to ``cycle_deny_at`` repetitions or take a budget past its limit, and it never
+    changes the state.
     """
 
     configs = policy_configs()
@@ -102,17 +103,30 @@ class PolicyMachine(GuardMachine):
             st.tuples(st.sampled_from(TOOLS), st.sampled_from(ARGUMENTS)), min_size=2, max_size=4
         ),
         times=st.integers(2, 5),
-        result=st.sampled_from(RESULTS),
+        results=st.lists(st.sampled_from(RESULTS), min_size=1, max_size=3),
+        late=st.booleans(),
     )
     def go_round(
-        self, agent: str, block: list[tuple[str, object]], times: int, result: object
+        self,
+        agent: str,
+        block: list[tuple[str, object]],
+        times: int,
+        results: list[object],
+        late: bool,
     ) -> None:
-        """A cycle, the shape random calls almost never take: one block, several times."""
-        for _ in range(times):
+        """A cycle, the shape random calls almost never take: one block, several times, its
+        results drawn in turn from ``results``, each with its call or (``late``) after it."""
+        for turn in range(times):
             for tool, arguments in block:
-                call = ToolCallFinished(agent, tool, arguments, result=result)
-                got = fired(self.deliver(call))
-                assert got == self.model.apply(call), f"after {call!r}"
+                result = results[turn % len(results)]
+                steps: list[Event] = [
+                    ToolCallFinished(agent, tool, arguments, result=None if late else result)
+                ]
+                if late:
+                    steps.append(ToolCallReturned(agent, tool, arguments, result))
+                for event in steps:
+                    got = fired(self.deliver(event))
+                    assert got == self.model.apply(event), f"after {event!r}"
 
     @rule(
         agent=st.sampled_from(AGENTS),
@@ -170,7 +184,17 @@ class PolicyMachine(GuardMachine):
             spent_after[index] > max(limit, spent_before[index])
             for index, (_pattern, limit) in enumerate(config.budgets)
         )
-        assert isinstance(verdict, Deny) == (over_repeats or over_budget)
+        memory = after.memory(call.agent)
+        limit = config.cycle_deny_at
+        over_cycle = (
+            limit is not None
+            and tracked_now
+            and any(
+                run >= limit * period and len(set(memory.recent[-period:])) == period
+                for period, run in enumerate(memory.runs, start=2)
+            )
+        )
+        assert isinstance(verdict, Deny) == (over_repeats or over_budget or over_cycle)
 
     def check(self) -> None:
         super().check()

@@ -18,10 +18,13 @@ imports it when it runs.
 The encoding is versioned: a chain is ``[CHAIN_VERSION, tool, key, repeats]`` and a state is
 ``{"version": STATE_VERSION, "chains": {agent: chain, ...}}``, plus ``"memories": {agent:
 memory, ...}`` when an opt-in policy remembers something, a memory being ``[MEMORY_VERSION,
-recent, runs, result, spent, earlier]`` (``recent`` a list of ``[tool, key]``); a memory of
-version 1, ``[1, recent, runs, result, spent]``, written before ``earlier`` existed, is read
-with ``earlier`` null. The configuration is not part of the state's encoding: it comes from the
-harness's configuration each time. But a memory means something only under the policy settings
+recent, runs, result, spent, earlier, outcomes]`` (``recent`` a list of ``[tool, key]``,
+``outcomes`` a list of result keys or nulls); a memory of version 1, ``[1, recent, runs, result,
+spent]``, written before ``earlier`` existed, is read with ``earlier`` null, and one of version 2
+(6 items, no ``outcomes``) with none. A memory with no outcomes (every one made without cycles
+under ``progress = "result"``) is written in version 2, as before they existed. The
+configuration is not part of the state's encoding: it comes from the harness's configuration
+each time. But a memory means something only under the policy settings
 it was made with (its budget counts are per configured budget, in order; its cycle runs per
 period), so a state with memories also carries ``"policies": encode_memory_settings(config)``;
 decoded under a config whose settings differ, its memories are dropped (the policies start
@@ -62,7 +65,7 @@ __all__ = [
 
 CHAIN_VERSION = 1
 STATE_VERSION = 1
-MEMORY_VERSION = 2
+MEMORY_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +107,14 @@ def decode_chain_or_error(raw: object, path: str = "chain") -> Chain | CodecErro
 
 
 def encode_memory(memory: Memory) -> list[object]:
-    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent, earlier]``."""
+    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent, earlier, outcomes]``,
+    or, when it has no outcomes, as version 2's ``[2, recent, runs, result, spent, earlier]``."""
     recent = [[tool, key] for tool, key in memory.recent]
     runs, spent = list(memory.runs), list(memory.spent)
-    return [MEMORY_VERSION, recent, runs, memory.result, spent, memory.earlier]
+    if not memory.outcomes:
+        return [2, recent, runs, memory.result, spent, memory.earlier]
+    outcomes = list(memory.outcomes)
+    return [MEMORY_VERSION, recent, runs, memory.result, spent, memory.earlier, outcomes]
 
 
 def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecError]:
@@ -117,24 +124,47 @@ def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecErro
 
 def decode_memory_or_error(raw: object, path: str = "memory") -> Memory | CodecError:
     """Return the memory ``raw`` encodes, or the ``CodecError``: ``decode_memory`` unwrapped."""
-    if not isinstance(raw, list) or len(raw) not in (5, 6):
-        return _error(path, raw, "a memory must be a list of 6 items (5 in version 1)")
+    if not isinstance(raw, list) or len(raw) not in (5, 6, 7):
+        return _error(path, raw, _MEMORY_SHAPE)
     version, recent, runs, result, spent, *rest = raw
-    if version not in (1, MEMORY_VERSION) or not _is_integer(version) or len(rest) != version - 1:
-        return _error(
-            f"{path}[0]", version, f"memory version must be {MEMORY_VERSION} (6 items) or 1 (5)"
-        )
+    if (
+        version not in (1, 2, MEMORY_VERSION)
+        or not _is_integer(version)
+        or len(rest) != version - 1
+    ):
+        return _error(f"{path}[0]", version, _MEMORY_VERSIONS)
     if not isinstance(recent, list) or not all(_is_key(item) for item in recent):
         return _error(f"{path}[1]", recent, "recent calls must be a list of [tool, key]")
     for index, counts in ((2, runs), (4, spent)):
         if not isinstance(counts, list) or not all(_is_count(item) for item in counts):
             return _error(f"{path}[{index}]", counts, "must be a list of counts (0 or more)")
     earlier = rest[0] if rest else None
-    for index, item in ((3, result), (5, earlier)):
-        if item is not None and not isinstance(item, str):
-            return _error(f"{path}[{index}]", item, "a result key must be a string or null")
+    outcomes = rest[1] if len(rest) == 2 else []
+    error = _results_error(path, result, earlier, outcomes)
+    if error is not None:
+        return error
     keys = tuple((tool, key) for tool, key in recent)
-    return Memory(keys, tuple(runs), result, tuple(spent), earlier)
+    return Memory(keys, tuple(runs), result, tuple(spent), earlier, tuple(outcomes))
+
+
+def _results_error(
+    path: str, result: object, earlier: object, outcomes: object
+) -> CodecError | None:
+    """Why a memory's result keys (last, earlier, outcomes) are not result keys, or ``None``."""
+    for index, item in ((3, result), (5, earlier)):
+        if not _is_result(item):
+            return _error(f"{path}[{index}]", item, "a result key must be a string or null")
+    if not isinstance(outcomes, list) or not all(_is_result(item) for item in outcomes):
+        return _error(f"{path}[6]", outcomes, "outcomes must be a list of result keys or nulls")
+    return None
+
+
+_MEMORY_SHAPE = "a memory must be a list of 7 items (6 in version 2, 5 in version 1)"
+_MEMORY_VERSIONS = f"memory version must be {MEMORY_VERSION} (7 items), 2 (6) or 1 (5)"
+
+
+def _is_result(item: object) -> bool:
+    return item is None or isinstance(item, str)
 
 
 def encode_memory_settings(config: GuardConfig) -> list[object]:

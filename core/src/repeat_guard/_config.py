@@ -76,6 +76,8 @@ class GuardConfig:
     the ``deny_at``-th identical call in a row). Under ``progress = "result"`` a failed result
     (``failed=True`` on the event) is never progress over an earlier failure of the same call;
     ``errors_are_progress`` has failures compared by their text like any other result.
+    ``cycle_deny_at``: ``admit`` refuses the call that would complete a cycle's
+    ``cycle_deny_at``-th repetition, or go on past it (needs ``cycle_period``).
     """
 
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
@@ -88,6 +90,7 @@ class GuardConfig:
     budgets: tuple[tuple[str, int], ...] = ()
     deny_at: int | None = None
     errors_are_progress: bool = False
+    cycle_deny_at: int | None = None
     _include_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
@@ -111,6 +114,7 @@ class GuardConfig:
                 "budgets": budgets,
                 "deny_at": self.deny_at,
                 "errors_are_progress": self.errors_are_progress,
+                "cycle_deny_at": self.cycle_deny_at,
             }
         )
         if error is not None:
@@ -173,6 +177,8 @@ class GuardConfig:
             mapping["denyAt"] = self.deny_at
         if self.errors_are_progress:
             mapping["errorsAreProgress"] = True
+        if self.cycle_deny_at is not None:
+            mapping["cycleDenyAt"] = self.cycle_deny_at
         return mapping
 
 
@@ -202,6 +208,7 @@ _PUBLIC = {
     "budgets": "budgets",
     "denyAt": "deny_at",
     "errorsAreProgress": "errors_are_progress",
+    "cycleDenyAt": "cycle_deny_at",
 }
 _KEYS = {**_PUBLIC, **{name: name for name in _PUBLIC.values()}}
 _PUBLIC_OF = {name: key for key, name in _PUBLIC.items()}
@@ -212,8 +219,8 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
 
     Accepts the keys ``thresholds``, ``include``, ``exclude`` and ``argumentsPreviewChars``
     and the opt-in ``cyclePeriod``, ``cycleThresholds``, ``progress``, ``budgets`` (a mapping
-    of tool-name pattern to limit), ``denyAt`` and ``errorsAreProgress`` (or each one's
-    snake-case field name);
+    of tool-name pattern to limit), ``denyAt``, ``errorsAreProgress`` and ``cycleDenyAt`` (or
+    each one's snake-case field name);
     missing keys take their defaults, unknown keys fail.
     """
     return _as_result(_config_or_error(raw))
@@ -407,6 +414,7 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
         ("budgets", _budgets_error),
         ("deny_at", _deny_at_error),
         ("errors_are_progress", _flag_error),
+        ("cycle_deny_at", _deny_at_error),
     )
     for name, check in checks:
         if name in fields:
@@ -414,6 +422,15 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
             message = check(key, fields[name])
             if message is not None:
                 return ConfigError(key, fields[name], message)
+    return _cycle_deny_error(fields)
+
+
+def _cycle_deny_error(fields: Mapping[str, object]) -> ConfigError | None:
+    # A limit on cycles that are not looked for would never refuse anything: say so.
+    value = fields.get("cycle_deny_at")
+    if value is not None and not fields.get("cycle_period"):
+        message = f"cycleDenyAt needs cyclePeriod (2 to {MAX_CYCLE_PERIOD}), got {value!r} alone"
+        return ConfigError("cycleDenyAt", value, message)
     return None
 
 

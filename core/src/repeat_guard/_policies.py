@@ -9,11 +9,20 @@ any policy is on; ``admit`` answers before a call runs and never changes anythin
   period ``p`` from 2 to ``k`` over its last ``n * p`` calls, the block of ``p`` calls holds
   ``p`` distinct keys, and ``n`` is one of ``cycle_thresholds``: a ``cycle`` reminder naming
   the block. ``runs[p - 2]`` is the length of the longest suffix with period ``p``; it grows by
-  one when a call equals the call ``p`` back and falls to ``min(p, length)`` otherwise.
+  one when a call repeats the call ``p`` back and falls to ``min(p, length)`` otherwise. A call
+  repeats another when it has the same (tool, key) and, under ``progress = "result"``, made no
+  progress over it by the run rule (``progressed``): both results known and different is
+  progress; an unknown one (not reported yet, or a denied attempt's) is not. ``outcomes`` keeps
+  the last ``cycle_period + 1`` result keys for that; a result reported after its call
+  (``ToolCallReturned``) that is progress over the call ``p`` back shortens the run of period
+  ``p`` to ``p`` then, as if it had come with the call (``cycle_returned``).
+* Cycle refusal (``cycle_deny_at = n``): ``admit`` refuses a tracked call that would bring a
+  cycle of ``p`` distinct calls to ``n * p`` calls or more (its ``n``-th repetition complete, or
+  further), counting the call as making no progress (``cycle_denies``).
 * Progress (``progress = "result"``): an identical call whose result key differs from the
-  previous call's (both known) is progress: the chain starts over at 1. A denied attempt's
-  result is not known: the tool did not run. A result reported
-  after its call (``ToolCallReturned``) is compared when it arrives, with ``earlier``. A
+  previous call's (both known: ``progressed``) is progress: the chain starts over at 1. A
+  denied attempt's result is not known: the tool did not run. A result reported after its
+  call (``ToolCallReturned``) is compared when it arrives, with ``earlier``. A
   failure (``failed``) is no progress over a failure (``progressed``).
 * Budgets: calls to tools matching a pattern since the last prompt, tracked or not; the call
   that reaches the limit gets a ``budget`` reminder, and ``admit`` denies the calls after it.
@@ -23,11 +32,22 @@ any policy is on; ``admit`` answers before a call runs and never changes anythin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._config import GuardConfig
 
-__all__ = ["FAILED", "Admit", "Deny", "Memory", "cycle_of", "memory_fits", "progressed", "spend"]
+__all__ = [
+    "FAILED",
+    "Admit",
+    "Deny",
+    "Memory",
+    "cycle_denies",
+    "cycle_of",
+    "cycle_returned",
+    "memory_fits",
+    "progressed",
+    "spend",
+]
 
 Key = tuple[str, str]
 """A tracked call as the policies compare it: (tool, argument key)."""
@@ -44,6 +64,9 @@ class Memory:
     ``earlier``: the result key of the tracked call before the last when both were the same
     call (``None`` otherwise, or when not reported), kept for a ``ToolCallReturned`` that
     reports the last call's result after it.
+    ``outcomes``: under cycles and ``progress = "result"``, the result keys of the last (up to
+    ``cycle_period + 1``) tracked calls, oldest first (``None`` where not reported); empty
+    otherwise, when every result counts as unknown.
     """
 
     recent: tuple[Key, ...] = ()
@@ -51,6 +74,7 @@ class Memory:
     result: str | None = None
     spent: tuple[int, ...] = ()
     earlier: str | None = None
+    outcomes: tuple[str | None, ...] = ()
 
 
 EMPTY = Memory()
@@ -66,6 +90,7 @@ def memory_fits(config: GuardConfig, memory: Memory) -> bool:
     period = config.cycle_period
     return (
         len(memory.recent) <= period
+        and len(memory.outcomes) <= (period + 1 if period else 0)
         and len(memory.runs) in (0, period - 1)  # none at all while cycles are off (period 0)
         and len(memory.spent) in (0, len(config.budgets))
     )
@@ -99,31 +124,84 @@ class Deny:
 ADMIT = Admit()
 
 
-def cycle_of(
-    config: GuardConfig, memory: Memory, key: Key
-) -> tuple[tuple[Key, ...], tuple[int, ...], tuple[int, tuple[Key, ...]] | None]:
-    """Return the new ``recent`` and ``runs`` after the tracked call ``key``, and what fired.
+def _back(outcomes: tuple[str | None, ...], steps: int) -> str | None:
+    """The result key ``steps`` calls back from the end of ``outcomes`` (``None``: unknown)."""
+    return outcomes[-steps] if len(outcomes) >= steps else None
 
-    What fired is ``(repetitions, block)`` for the shortest period whose block of distinct
-    keys just completed a threshold's number of repetitions, else ``None``.
+
+Fired = tuple[int, tuple[Key, ...]]
+"""A cycle found: its repetitions and its block of distinct (tool, key) calls."""
+
+
+def cycle_of(
+    config: GuardConfig, memory: Memory, key: Key, result: str | None = None
+) -> tuple[Memory, Fired | None]:
+    """Return ``memory`` after the tracked call ``key`` with result key ``result``, and what fired.
+
+    Updates ``recent``, ``runs`` and ``outcomes``. What fired is ``(repetitions, block)`` for
+    the shortest period whose block of distinct keys just completed a threshold's number of
+    repetitions, else ``None``.
     """
-    period_max = config.cycle_period
-    recent = memory.recent
-    runs = memory.runs or (0,) * (period_max - 1)
+    grown = _grown(config, memory, key, result)
+    after = (*memory.recent, key)[-config.cycle_period :]
+    fired: Fired | None = None
+    for period, run in enumerate(grown, start=2):
+        complete = run % period == 0 and run // period in config.cycle_thresholds
+        if complete and _distinct(after, period):
+            fired = (run // period, after[-period:])
+            break
+    outcomes = memory.outcomes
+    if config.reads_results:
+        outcomes = (*outcomes, result)[-config.cycle_period - 1 :]
+    return replace(memory, recent=after, runs=grown, outcomes=outcomes), fired
+
+
+def _grown(config: GuardConfig, memory: Memory, key: Key, result: str | None) -> tuple[int, ...]:
+    """Every period's run after the call ``key`` (see the module's docstring)."""
+    recent, outcomes = memory.recent, memory.outcomes
+    runs = memory.runs or (0,) * (config.cycle_period - 1)
     length = len(recent) + 1
     grown: list[int] = []
     for period, run in enumerate(runs, start=2):
-        matches = len(recent) >= period and recent[-period] == key
-        grown.append(run + 1 if matches else min(period, length))
-    after = (*recent, key)[-period_max:]
-    fired: tuple[int, tuple[Key, ...]] | None = None
-    for period, run in enumerate(grown, start=2):
-        block = after[-period:]
-        complete = run % period == 0 and run // period in config.cycle_thresholds
-        if complete and len(block) == period and len(set(block)) == period:
-            fired = (run // period, block)
-            break
-    return after, tuple(grown), fired
+        repeats = len(recent) >= period and recent[-period] == key
+        if repeats and not progressed(_back(outcomes, period), result):
+            grown.append(run + 1)
+        else:
+            grown.append(min(period, length))
+    return tuple(grown)
+
+
+def _distinct(after: tuple[Key, ...], period: int) -> bool:
+    block = after[-period:]
+    return len(block) == period and len(set(block)) == period
+
+
+def cycle_returned(memory: Memory, result: str) -> Memory:
+    """Return ``memory`` once the last tracked call's result, unknown until now, is ``result``:
+    a run that grew with that call, over a call ``p`` back whose result differs, shrinks to
+    ``p`` (the call was progress after all). Unchanged while no outcomes are kept."""
+    outcomes = memory.outcomes
+    if not outcomes:
+        return memory
+    runs = tuple(
+        period if run > period and progressed(_back(outcomes, period + 1), result) else run
+        for period, run in enumerate(memory.runs, start=2)
+    )
+    return replace(memory, runs=runs, outcomes=(*outcomes[:-1], result))
+
+
+def cycle_denies(config: GuardConfig, memory: Memory, key: Key) -> Fired | None:
+    """Whether ``cycle_deny_at`` refuses the tracked call ``key`` (its result not yet known):
+    ``(calls, block)`` for the shortest period whose cycle it would bring to ``cycle_deny_at``
+    repetitions or more (``calls``: the cycle's length in calls with it), else ``None``."""
+    limit = config.cycle_deny_at
+    if limit is None:
+        return None
+    after = (*memory.recent, key)[-config.cycle_period :]
+    for period, run in enumerate(_grown(config, memory, key, None), start=2):
+        if run >= limit * period and _distinct(after, period):
+            return (run, after[-period:])
+    return None
 
 
 def spend(

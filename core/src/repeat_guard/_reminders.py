@@ -124,14 +124,7 @@ def render_cycle(
     argument key, which is their canonical text when short; a longer text was kept only as a
     digest, which would mean nothing to the model, so the text says they were long instead.
     """
-    shown = [
-        f"`{tool}` {_LONG}"
-        if is_digest_key(key)
-        else f"`{tool}` {preview_arguments(key, preview_chars)}"
-        for tool, key in block[:-1]
-    ]
-    shown.append(f"`{block[-1][0]}` {preview_arguments(arguments, preview_chars)}")
-    steps = _inert(" → ".join(shown))
+    steps = _cycle_steps(arguments, block, preview_chars)
     text = (
         f"{_OPEN}"
         f"You have repeated the same cycle of {len(block)} tool calls {count} times: {steps}\n"
@@ -143,6 +136,18 @@ def render_cycle(
 
 
 _LONG = "(arguments too long to show, the same each time)"
+
+
+def _cycle_steps(arguments: str, block: tuple[tuple[str, str], ...], preview_chars: int) -> str:
+    """``block``'s calls as the model reads them, the last one with its full ``arguments``."""
+    shown = [
+        f"`{tool}` {_LONG}"
+        if is_digest_key(key)
+        else f"`{tool}` {preview_arguments(key, preview_chars)}"
+        for tool, key in block[:-1]
+    ]
+    shown.append(f"`{block[-1][0]}` {preview_arguments(arguments, preview_chars)}")
+    return _inert(" → ".join(shown))
 
 
 def render_budget(agent: str, tool: str, arguments: str, count: int, pattern: str) -> Reminder:
@@ -179,4 +184,17 @@ def deny_budget_reason(tool: str, pattern: str, limit: int) -> str:
     return (
         f"refused: the budget of {limit} calls to tools matching `{pattern}` since the user's "
         f"last message is spent, so `{tool}` cannot run now. Finish with what you have."
+    )
+
+
+def deny_cycle_reason(
+    arguments: str, calls: int, block: tuple[tuple[str, str], ...], preview_chars: int
+) -> str:
+    """The reason ``admit`` gives for a call that would make a cycle of ``block`` ``calls``
+    calls long (``calls // len(block)`` times round)."""
+    steps = _cycle_steps(arguments, block, preview_chars)
+    return (
+        f"refused: this call would take the same cycle of {len(block)} tool calls ({steps}) "
+        f"to {calls} calls in a row, {calls // len(block)} times round, and the limit is "
+        "reached. Change the approach, or finish your answer."
     )

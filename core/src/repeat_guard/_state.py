@@ -56,7 +56,9 @@ from ._policies import (
     Admit,
     Deny,
     Memory,
+    cycle_denies,
     cycle_of,
+    cycle_returned,
     memory_fits,
     progressed,
     spend,
@@ -65,6 +67,7 @@ from ._reminders import (
     Form,
     Reminder,
     deny_budget_reason,
+    deny_cycle_reason,
     deny_repeat_reason,
     render_budget,
     render_cycle,
@@ -437,8 +440,7 @@ def _on_call_with_policies(
         state = state._with_chain(agent, (tool, key, count))
         reminders.extend(_chain_reminders(config, agent, tool, arguments, count))
         if config.cycle_period:
-            recent, runs, fired = cycle_of(config, memory, (tool, key))
-            memory = replace(memory, recent=recent, runs=runs)
+            memory, fired = cycle_of(config, memory, (tool, key), result)
             if fired is not None:
                 repeats, block = fired
                 preview = config.arguments_preview_chars
@@ -466,7 +468,7 @@ def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
         return state
     if progressed(memory.earlier, result):
         state = state._with_chain(agent, (tool, key, 1))
-    return state._with_memory(agent, replace(memory, result=result))
+    return state._with_memory(agent, replace(cycle_returned(memory, result), result=result))
 
 
 def _result_key(config: GuardConfig, result: object, failed: bool = False) -> str | None:
@@ -489,7 +491,8 @@ def admit(
 
     ``call`` is the attempt as it would be reported (its ``denied`` and ``result`` are not
     looked at). It is denied when it would be the ``deny_at``-th identical call in a row
-    (counted as if it made no progress), or when a budget its tool matches is already spent.
+    (counted as if it made no progress), when it would bring a cycle to ``cycle_deny_at``
+    repetitions or more (the same), or when a budget its tool matches is already spent.
     ``running`` are calls admitted before it that have not finished (a harness that runs
     several at once counts each when it finishes): they count as if they had finished first,
     in order; those of other agents change nothing. Pure: ``state`` is never changed; a
@@ -503,13 +506,28 @@ def admit(
         if earlier.agent == agent:
             state, _ = reduce(state, earlier)
     config = state.config
-    if config.deny_at is not None and config.tracks(tool):
-        key = argument_key(canonical_arguments(call.arguments))
-        count = _count(state._stored(agent), tool, key)
-        if count >= config.deny_at:
-            return Deny(deny_repeat_reason(tool, count))
+    refused = _refused_repeat(state, agent, call) if config.tracks(tool) else None
+    if refused is not None:
+        return refused
     spent = state.memory(agent).spent
     for index, (pattern, limit) in enumerate(config.budgets):
         if spent and spent[index] >= limit and config.budget_matches(index, tool):
             return Deny(deny_budget_reason(tool, pattern, limit))
     return ADMIT
+
+
+def _refused_repeat(state: GuardState, agent: str, call: ToolCallFinished) -> Deny | None:
+    """``admit``'s hard limits on a tracked call: ``deny_at``, then ``cycle_deny_at``."""
+    config, tool = state.config, call.tool
+    if config.deny_at is None and config.cycle_deny_at is None:
+        return None
+    arguments = canonical_arguments(call.arguments)
+    key = argument_key(arguments)
+    count = _count(state._stored(agent), tool, key)
+    if config.deny_at is not None and count >= config.deny_at:
+        return Deny(deny_repeat_reason(tool, count))
+    cycle = cycle_denies(config, state.memory(agent), (tool, key))
+    if cycle is None:
+        return None
+    calls, block = cycle
+    return Deny(deny_cycle_reason(arguments, calls, block, config.arguments_preview_chars))

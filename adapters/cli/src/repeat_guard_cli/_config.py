@@ -36,9 +36,12 @@ opt-in, each off by default:
   cyclePeriod            the longest cycle of distinct calls to notice (A B A B ...): 2 to 8,
                          or 0 for off (default)
   cycleThresholds        repetitions of a cycle that remind (default {_CYCLE_THRESHOLDS})
+  cycleDenyAt            refuse the call that would complete the Nth repetition of a cycle
+                         (and the calls going on round it), where a harness asks before each
+                         call; needs cyclePeriod
   progress               "result": an identical call whose result differs from the previous
-                         one's starts its chain over, for polling tools (the hooks need
-                         install --results); "off" (default)
+                         one's starts its chain over (and its cycle), for polling tools (the
+                         hooks need install --results); "off" (default)
   budgets                calls allowed per tool-name pattern since the last prompt (TOML:
                          budgets = {{"Bash" = 20}}): a reminder at the limit; a harness that asks
                          before each call (the hooks, serve's admit) refuses the calls past it

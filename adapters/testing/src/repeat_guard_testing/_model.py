@@ -37,7 +37,13 @@ def _matches(pattern: str, tool: str) -> bool:
     return re.fullmatch(".*".join(map(re.escape, pattern.split("*"))), tool, re.DOTALL) is not None
 
 
-def _news(before: tuple[bool, str | None] | None, after: tuple[bool, str | None] | None) -> bool:
+Shown = tuple[bool, str | None]
+"""A result as progress compares it: whether it failed, and its canonical text (or ``None``)."""
+Seen = tuple[str, str, Shown | None]
+"""A tracked call as cycles compare it: tool, canonical arguments, result (``None``: unknown)."""
+
+
+def _news(before: Shown | None, after: Shown | None) -> bool:
     """Progress: both results known and different, and not both failures."""
     if before is None or after is None or before == after:
         return False
@@ -48,8 +54,9 @@ class ReferenceGuard:
     """A dumb, mutable guard: ``apply`` one event, get the reminders it should produce.
 
     ``chains`` maps each agent with a chain to (tool, canonical arguments, count). The opt-in
-    policies keep ``history`` (tracked calls since the prompt, for cycles), ``results`` (the
-    last tracked call's result, for progress: whether it failed, and its canonical text),
+    policies keep ``history`` (tracked calls since the prompt, for cycles, each with its
+    result as progress compares it under ``progress = "result"``, else ``None``), ``results``
+    (the last tracked call's result, for progress: whether it failed, and its canonical text),
     ``earlier`` (the one before it, while the chain was the same call, for a result reported
     later) and ``spent`` (calls per budget).
     ``admits(call)`` says whether ``admit`` must let ``call`` run.
@@ -58,7 +65,7 @@ class ReferenceGuard:
     def __init__(self, config: GuardConfig) -> None:
         self.config = config
         self.chains: dict[str, tuple[str, str, int]] = {}
-        self.history: dict[str, list[tuple[str, str]]] = {}
+        self.history: dict[str, list[Seen]] = {}
         self.results: dict[str, tuple[bool, str | None] | None] = {}
         self.earlier: dict[str, tuple[bool, str | None] | None] = {}
         self.spent: dict[str, list[int]] = {}
@@ -90,6 +97,11 @@ class ReferenceGuard:
             last_tool, last_key, count = self.chains.get(agent, ("", "", 0))
             would = count + 1 if (last_tool, last_key) == (tool, key) else 1
             if would >= config.deny_at:
+                return False
+        if config.cycle_deny_at is not None and self.tracks(tool):
+            call_key: Seen = (tool, canonical_arguments(call.arguments), None)
+            history = [*self.history.get(agent, []), call_key]
+            if self._cycle_length(history, config.cycle_deny_at) is not None:
                 return False
         spent = self.spent.get(agent, [0] * len(config.budgets))
         return not any(
@@ -137,7 +149,7 @@ class ReferenceGuard:
         if count in thresholds:
             out.append((agent, tool, count, "gentle" if count == thresholds[0] else "detailed"))
         history = self.history.setdefault(agent, [])
-        history.append((tool, key))
+        history.append((tool, key, shown))
         repeats = self._cycle(history)
         if repeats is not None:
             out.append((agent, tool, repeats, "cycle"))
@@ -154,19 +166,40 @@ class ReferenceGuard:
         if (last_tool, last_key) != (tool, key) or self.results.get(agent) is not None:
             return
         self.results[agent] = shown
+        # The same call is the last one the cycles saw: its result, now known.
+        self.history[agent][-1] = (tool, key, shown)
         if _news(self.earlier.get(agent), shown):
             self.chains[agent] = (tool, key, 1)
 
-    def _cycle(self, history: list[tuple[str, str]]) -> int | None:
+    def _cycle(self, history: list[Seen]) -> int | None:
         for period in range(2, self.config.cycle_period + 1):
-            if len(history) < period or len(set(history[-period:])) != period:
-                continue
-            length = period
-            while length < len(history) and history[-length - 1] == history[-length - 1 + period]:
-                length += 1
+            length = self._periodic(history, period)
             if length % period == 0 and length // period in self.config.cycle_thresholds:
                 return length // period
         return None
+
+    def _cycle_length(self, history: list[Seen], repetitions: int) -> int | None:
+        """The shortest period whose cycle ends ``history`` ``repetitions`` times or more."""
+        for period in range(2, self.config.cycle_period + 1):
+            if self._periodic(history, period) >= repetitions * period:
+                return period
+        return None
+
+    @staticmethod
+    def _periodic(history: list[Seen], period: int) -> int:
+        """How many calls at the end of ``history`` repeat with ``period`` (0 unless its last
+        ``period`` calls are distinct): each the same call as the one ``period`` back, and no
+        progress over it (both results known and different)."""
+        if len({(tool, key) for tool, key, _ in history[-period:]}) != period:
+            return 0  # too short, or a call twice in the block
+        length = period
+        while length < len(history):
+            tool, key, result = history[-length - 1]
+            later_tool, later_key, later = history[-length - 1 + period]
+            if (tool, key) != (later_tool, later_key) or _news(result, later):
+                break
+            length += 1
+        return length
 
     def _budgets(self, agent: str, tool: str) -> list[Fired]:
         budgets = self.config.budgets

@@ -60,7 +60,8 @@ def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig
 
 
 def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
-    """Configs with the opt-in policies drawn too: cycles, progress, budgets, ``deny_at``.
+    """Configs with the opt-in policies drawn too: cycles, progress, budgets, ``deny_at``,
+    ``cycle_deny_at`` (where cycles are on).
 
     Each policy is on in about half of the configs, so each is seen alone and with others.
     """
@@ -69,21 +70,32 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
         max_size=2,
         unique_by=lambda b: b[0],
     ).map(tuple)
-    return st.builds(
-        GuardConfig,
-        thresholds=st.lists(st.integers(2, 7), min_size=1, max_size=3, unique=True).map(tuple),
-        include=st.lists(st.sampled_from(patterns), max_size=1).map(tuple),
-        exclude=st.lists(st.sampled_from(patterns), max_size=1).map(tuple),
-        arguments_preview_chars=st.integers(1, 30),
-        cycle_period=st.sampled_from([0, 0, 2, 3, 4]),
-        cycle_thresholds=st.lists(st.integers(2, 4), min_size=1, max_size=2, unique=True).map(
-            tuple
-        ),
-        progress=st.sampled_from(["off", "result"]),
-        budgets=st.one_of(st.just(()), budgets),
-        deny_at=st.one_of(st.none(), st.integers(2, 6)),
-        errors_are_progress=st.booleans(),
-    )
+    return st.fixed_dictionaries(
+        {
+            "thresholds": st.lists(st.integers(2, 7), min_size=1, max_size=3, unique=True).map(
+                tuple
+            ),
+            "include": st.lists(st.sampled_from(patterns), max_size=1).map(tuple),
+            "exclude": st.lists(st.sampled_from(patterns), max_size=1).map(tuple),
+            "arguments_preview_chars": st.integers(1, 30),
+            "cycle_period": st.sampled_from([0, 0, 2, 3, 4]),
+            "cycle_thresholds": st.lists(
+                st.integers(2, 4), min_size=1, max_size=2, unique=True
+            ).map(tuple),
+            "progress": st.sampled_from(["off", "result"]),
+            "budgets": st.one_of(st.just(()), budgets),
+            "deny_at": st.one_of(st.none(), st.integers(2, 6)),
+            "errors_are_progress": st.booleans(),
+            "cycle_deny_at": st.one_of(st.none(), st.integers(2, 4)),
+        }
+    ).map(_policy_config)
+
+
+def _policy_config(fields: dict[str, object]) -> GuardConfig:
+    # cycle_deny_at needs cycles: without them it is left out.
+    if not fields["cycle_period"]:
+        fields = {**fields, "cycle_deny_at": None}
+    return GuardConfig(**fields)  # type: ignore[arg-type]  # each drawn as its field's type
 
 
 def tool_calls(

@@ -1,0 +1,66 @@
+"""The opt-in policies of issue #36 through one hook call at a time: cycles refused by
+``cycleDenyAt``, cycles that follow ``progress``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from repeat_guard_hooks import CLAUDE_CODE, HookOptions, run_hook
+
+
+def _payload(cwd: Path, event: str, command: str, **more: object) -> bytes:
+    payload = {
+        "session_id": "s",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+        **more,
+    }
+    return json.dumps(payload).encode()
+
+
+def _project(tmp_path: Path, config: str) -> HookOptions:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".repeat-guard.toml").write_text(config)
+    return HookOptions(dialect=CLAUDE_CODE, state=str(tmp_path / "st.db"))
+
+
+def _answer(options: HookOptions, data: bytes) -> dict[str, object]:
+    outcome = run_hook(options, data, 100.0)
+    assert (outcome.status, outcome.stderr) == (0, "")
+    answer: dict[str, object] = (
+        json.loads(outcome.stdout)["hookSpecificOutput"] if outcome.stdout else {}
+    )
+    return answer
+
+
+def test_cycle_deny_at_refuses_the_call_that_completes_the_cycle(tmp_path: Path) -> None:
+    options = _project(tmp_path, "cyclePeriod = 2\ncycleDenyAt = 2\n")
+    answers = [_answer(options, _payload(tmp_path, "PreToolUse", c)) for c in "abab"]
+    decisions = [answer.get("permissionDecision") for answer in answers]
+    assert decisions == [None, None, None, "deny"]
+    reason = str(answers[3]["permissionDecisionReason"])
+    assert reason.startswith("refused: this call would take the same cycle of 2 tool calls")
+    assert '`Bash` {"command":"a"} → `Bash` {"command":"b"}' in reason
+    # The refused attempt counted: going on round the cycle is refused, another call is not.
+    assert _answer(options, _payload(tmp_path, "PreToolUse", "a"))["permissionDecision"] == "deny"
+    assert _answer(options, _payload(tmp_path, "PreToolUse", "c")) == {}
+
+
+def test_a_cycle_whose_output_changes_is_not_reported_under_progress(tmp_path: Path) -> None:
+    options = _project(tmp_path, 'cyclePeriod = 2\ncycleThresholds = [2]\nprogress = "result"\n')
+    contexts = []
+    for step, command in enumerate("abababab"):
+        output = f"{step // 4}"  # the output changes after the second round, then stays
+        pre = _answer(options, _payload(tmp_path, "PreToolUse", command))
+        post = _payload(tmp_path, "PostToolUse", command, tool_response={"stdout": output})
+        after = _answer(options, post)
+        contexts.append(
+            str(pre.get("additionalContext", "")) + str(after.get("additionalContext", ""))
+        )
+    cycles = [n for n, text in enumerate(contexts, start=1) if "same cycle" in text]
+    # Calls 1-4 answer "0": a cycle at the 4th. Calls 5 and 6 answer "1": progress over the calls
+    # a round before, so the count starts over at call 5 and completes two rounds at the 8th.
+    assert cycles == [4, 8]
