@@ -58,7 +58,8 @@ def score_corpus(files: list[str], labels: list[Label], config: GuardConfig) -> 
 
 
 def _ratio(score: Score, kind: str) -> str:
-    return f"{score.reminded[kind]}/{score.labels[kind]}"
+    """Labels reminded of all labels of ``kind``, and how many reminders they got."""
+    return f"{score.reminded[kind]}/{score.labels[kind]} ({score.reminders[kind]})"
 
 
 def _row(name: str, score: Score) -> list[str]:
@@ -102,10 +103,10 @@ def main() -> None:
     }
     header = [
         "config",
-        "loops reminded",
+        "loops reminded (reminders)",
         f"3+ by call {CAUGHT_BY}",
-        "retries reminded",
-        "progress reminded",
+        "retries reminded (reminders)",
+        "progress reminded (reminders)",
         "refused loop+retry/progress",
         "unlabelled reminders",
     ]

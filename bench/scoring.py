@@ -130,12 +130,14 @@ def agent_calls(stepped: Iterable[Stepped]) -> dict[tuple[str, str], list[Call]]
 
 @dataclass(slots=True)
 class Score:
-    """Counts over labels: per kind, how many, how many got a reminder (``reminded``) or
-    would have been refused (``refused``); for each label, the ordinal within it of the first
-    call reminded (0: none); reminders on calls no label names (``other``); and mismatches."""
+    """Counts over labels: per kind, how many, how many got a reminder (``reminded``), how many
+    reminders they got (``reminders``) and how many would have been refused (``refused``); for
+    each label, the ordinal within it of the first call reminded (0: none); reminders on calls
+    no label names (``other``); and mismatches."""
 
     labels: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     reminded: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    reminders: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     refused: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     first: dict[Label, int] = field(default_factory=dict)
     other: int = 0
@@ -146,6 +148,7 @@ class Score:
         for kind in KINDS:
             self.labels[kind] += other.labels[kind]
             self.reminded[kind] += other.reminded[kind]
+            self.reminders[kind] += other.reminders[kind]
             self.refused[kind] += other.refused[kind]
         self.first.update(other.first)
         self.other += other.other
@@ -181,6 +184,7 @@ def score_file(labels: Iterable[Label], calls: Calls) -> Score:
         reminded = [k for k, call in enumerate(chosen, 1) if call.reminders]
         score.labels[label.kind] += 1
         score.reminded[label.kind] += bool(reminded)
+        score.reminders[label.kind] += sum(call.reminders for call in chosen)
         score.refused[label.kind] += any(call.refused for call in chosen)
         score.first[label] = reminded[0] if reminded else 0
     score.other = sum(

@@ -87,6 +87,7 @@ def test_score_file_counts_recall_and_false_positives() -> None:
     score = score_file(labels, agent_calls(steps(stream(), GuardConfig(thresholds=(3,)))))
     assert score.labels == {"loop": 1, "retry": 1, "progress": 1}
     assert score.reminded == {"loop": 1, "retry": 0, "progress": 1}  # the poll's third call
+    assert score.reminders == {"loop": 1, "retry": 0, "progress": 1}
     assert score.first == {labels[0]: 3, labels[1]: 0, labels[2]: 3}
     assert score.other == 0
     assert score.caught_by() == (1, 1)
@@ -104,7 +105,7 @@ def test_score_file_counts_recall_and_false_positives() -> None:
 def test_reminders_outside_labels_are_counted_apart() -> None:
     labels, _ = parse_labels("f.jsonl s - 7-9 19-21 progress the poll only\n")
     score = score_file(labels, agent_calls(steps(stream(), GuardConfig(thresholds=(2,)))))
-    assert score.reminded["progress"] == 1
+    assert (score.reminded["progress"], score.reminders["progress"]) == (1, 1)
     assert score.other == 1  # the loop's second call, which no label names here
 
 
@@ -142,6 +143,7 @@ def test_scores_add_up() -> None:
     total.add(one)
     total.add(Score(other=2, mismatches=["x"]))
     assert (total.labels, total.reminded) == (one.labels, one.reminded)
+    assert total.reminders == one.reminders
     assert (total.other, total.mismatches, total.first) == (2, ["x"], one.first)
 
 
