@@ -27,6 +27,7 @@ CONFIGS: dict[str, Mapping[str, object]] = {
     'progress="result", errorsAreProgress=true': {"progress": "result", "errorsAreProgress": True},
     "cyclePeriod=4": {"cyclePeriod": 4},
     'cyclePeriod=4, progress="result"': {"cyclePeriod": 4, "progress": "result"},
+    "cyclePeriod=4, cycleDenyAt=3": {"cyclePeriod": 4, "cycleDenyAt": 3},
     'budgets={"*"=20}': {"budgets": {"*": 20}},
     "denyAt=4": {"denyAt": 4},
     'denyAt=4, progress="result"': {"denyAt": 4, "progress": "result"},

@@ -105,6 +105,23 @@ def test_openhands_same_action_different_errors_three_times() -> None:
     assert reminders({"progress": "result"}, unflagged) == []
 
 
+def test_openhands_pattern_whose_observations_change_is_not_stuck() -> None:
+    """The pattern counts only when the observations repeat too: ``ls`` then a read whose
+    content changes each time is not stuck. Cycles follow ``progress``: with
+    ``progress = "result"`` no cycle reminder; without it, the guard reports the cycle."""
+    events = [
+        event
+        for n in range(3)
+        for event in (
+            call("execute_bash", "file1.txt", command="ls"),
+            call("read", f"File content {n}", path="file1.txt"),
+        )
+    ]
+    cycles = {"cyclePeriod": 2, "cycleThresholds": [3]}
+    assert reminders({**cycles, "progress": "result"}, events) == []
+    assert reminders(cycles, events) == [(6, "cycle")]
+
+
 def test_openhands_pattern_of_two_actions_three_times() -> None:
     """``ls`` then a read of ``file1.txt``, the same answers, three times over: stuck at the
     sixth call. ``cyclePeriod = 2`` with ``cycleThresholds = [3]`` gives its cycle reminder at
@@ -155,14 +172,17 @@ def test_gemini_different_requests_are_no_loop() -> None:
 
 
 def test_gemini_cycles_of_two_three_and_five_calls() -> None:
-    """A cycle of k different requests is a loop once it has repeated five times (call 5k):
-    ``cyclePeriod = 5`` with ``cycleThresholds = [5]`` reminds at the same call. Gemini CLI
-    stops the turn there; ``admit`` has no refusal for cycles yet (``cycleDenyAt``, issue 36)."""
+    """A cycle of k different requests is a loop once it has repeated five times (call 5k),
+    and Gemini CLI stops the turn there: ``cyclePeriod = 5`` with ``cycleThresholds = [5]``
+    reminds at the same call, and ``cycleDenyAt = 5`` refuses it (and each call going on round
+    the cycle after it)."""
     settings = {"cyclePeriod": 5, "cycleThresholds": [5]}
     for size in (2, 3, 5):
         cycle = [call("read_file", file_path=f"loop_{n}.txt") for n in range(size)]
         assert reminders(settings, cycle * 6) == [(5 * size, "cycle")]
         assert refusals({**settings, "denyAt": 5}, cycle * 6) == []
+        refused = refusals({**settings, "cycleDenyAt": 5}, cycle * 6)
+        assert refused == list(range(5 * size, 6 * size + 1))
 
 
 def test_gemini_an_alternation_that_breaks_is_no_loop() -> None:
