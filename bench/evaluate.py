@@ -23,6 +23,7 @@ CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "eval"
 CONFIGS: dict[str, Mapping[str, object]] = {
     "defaults": {},
     "thresholds=[2,4,8]": {"thresholds": [2, 4, 8]},
+    'thresholds=[2,4,8], progress="result"': {"thresholds": [2, 4, 8], "progress": "result"},
     'progress="result"': {"progress": "result"},
     'progress="result", errorsAreProgress=true': {"progress": "result", "errorsAreProgress": True},
     "cyclePeriod=4": {"cyclePeriod": 4},
