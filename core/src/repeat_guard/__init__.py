@@ -33,6 +33,7 @@ from ._codec import (
     memory_under,
 )
 from ._config import (
+    BudgetScope,
     ConfigError,
     ConfigFormat,
     GuardConfig,
@@ -97,6 +98,7 @@ __all__ = [
     "WASTED_FROM",
     "Admit",
     "AgentDisposed",
+    "BudgetScope",
     "Chain",
     "CodecError",
     "ConfigError",

@@ -34,6 +34,7 @@ __all__ = [
 
 ConfigFormat = Literal["json", "toml"]
 Progress = Literal["off", "result"]
+BudgetScope = Literal["prompt", "session"]
 
 DEFAULT_THRESHOLDS = (3, 5, 8)
 DEFAULT_PREVIEW_CHARS = 500
@@ -78,6 +79,8 @@ class GuardConfig:
     ``errors_are_progress`` has failures compared by their text like any other result.
     ``cycle_deny_at``: ``admit`` refuses the call that would complete a cycle's
     ``cycle_deny_at``-th repetition, or go on past it (needs ``cycle_period``).
+    ``budget_scope``: ``"prompt"`` (budgets count since the agent's last prompt) or
+    ``"session"`` (they count over the agent's whole life; a prompt still resets the chains).
     """
 
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
@@ -91,6 +94,7 @@ class GuardConfig:
     deny_at: int | None = None
     errors_are_progress: bool = False
     cycle_deny_at: int | None = None
+    budget_scope: BudgetScope = "prompt"
     _include_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
@@ -115,6 +119,7 @@ class GuardConfig:
                 "deny_at": self.deny_at,
                 "errors_are_progress": self.errors_are_progress,
                 "cycle_deny_at": self.cycle_deny_at,
+                "budget_scope": self.budget_scope,
             }
         )
         if error is not None:
@@ -165,21 +170,33 @@ class GuardConfig:
             "exclude": list(self.exclude),
             "argumentsPreviewChars": self.arguments_preview_chars,
         }
-        if self.cycle_period:
-            mapping["cyclePeriod"] = self.cycle_period
-        if self.cycle_thresholds != DEFAULT_CYCLE_THRESHOLDS:
-            mapping["cycleThresholds"] = list(self.cycle_thresholds)
-        if self.progress != "off":
-            mapping["progress"] = self.progress
-        if self.budgets:
-            mapping["budgets"] = dict(self.budgets)
-        if self.deny_at is not None:
-            mapping["denyAt"] = self.deny_at
-        if self.errors_are_progress:
-            mapping["errorsAreProgress"] = True
-        if self.cycle_deny_at is not None:
-            mapping["cycleDenyAt"] = self.cycle_deny_at
+        for name in _OPT_IN:
+            value = getattr(self, name)
+            if value != _DEFAULT_OF[name]:
+                mapping[_PUBLIC_OF[name]] = _plain(value)
         return mapping
+
+
+# The opt-in policies' fields, in the order ``to_mapping`` writes them, and their defaults.
+_OPT_IN = (
+    "cycle_period",
+    "cycle_thresholds",
+    "progress",
+    "budgets",
+    "deny_at",
+    "errors_are_progress",
+    "cycle_deny_at",
+    "budget_scope",
+)
+_DEFAULT_OF = {name: GuardConfig.__dataclass_fields__[name].default for name in _OPT_IN}
+
+
+def _plain(value: object) -> object:
+    """A field's value as JSON or TOML writes it: budgets as a mapping, a tuple as a list."""
+    if isinstance(value, tuple):
+        is_pairs = bool(value) and isinstance(value[0], tuple)
+        return dict(value) if is_pairs else list(value)
+    return value
 
 
 def compile_patterns(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -209,6 +226,7 @@ _PUBLIC = {
     "denyAt": "deny_at",
     "errorsAreProgress": "errors_are_progress",
     "cycleDenyAt": "cycle_deny_at",
+    "budgetScope": "budget_scope",
 }
 _KEYS = {**_PUBLIC, **{name: name for name in _PUBLIC.values()}}
 _PUBLIC_OF = {name: key for key, name in _PUBLIC.items()}
@@ -219,8 +237,8 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
 
     Accepts the keys ``thresholds``, ``include``, ``exclude`` and ``argumentsPreviewChars``
     and the opt-in ``cyclePeriod``, ``cycleThresholds``, ``progress``, ``budgets`` (a mapping
-    of tool-name pattern to limit), ``denyAt``, ``errorsAreProgress`` and ``cycleDenyAt`` (or
-    each one's snake-case field name);
+    of tool-name pattern to limit), ``budgetScope``, ``denyAt``, ``errorsAreProgress`` and
+    ``cycleDenyAt`` (or each one's snake-case field name);
     missing keys take their defaults, unknown keys fail.
     """
     return _as_result(_config_or_error(raw))
@@ -415,6 +433,7 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
         ("deny_at", _deny_at_error),
         ("errors_are_progress", _flag_error),
         ("cycle_deny_at", _deny_at_error),
+        ("budget_scope", _budget_scope_error),
     )
     for name, check in checks:
         if name in fields:
@@ -500,6 +519,12 @@ def _budgets_error(name: str, value: object) -> str | None:
 def _deny_at_error(name: str, value: object) -> str | None:
     if value is not None and (not _is_integer(value) or value < 2):  # type: ignore[operator]  # an int
         return f"{name} must be an integer of 2 or more (or absent), got {value!r}"
+    return None
+
+
+def _budget_scope_error(name: str, value: object) -> str | None:
+    if value not in ("prompt", "session"):
+        return f"{name} must be 'prompt' or 'session', got {value!r}"
     return None
 
 

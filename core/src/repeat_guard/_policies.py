@@ -24,8 +24,10 @@ any policy is on; ``admit`` answers before a call runs and never changes anythin
   denied attempt's result is not known: the tool did not run. A result reported after its
   call (``ToolCallReturned``) is compared when it arrives, with ``earlier``. A
   failure (``failed``) is no progress over a failure (``progressed``).
-* Budgets: calls to tools matching a pattern since the last prompt, tracked or not; the call
-  that reaches the limit gets a ``budget`` reminder, and ``admit`` denies the calls after it.
+* Budgets: calls to tools matching a pattern since the last prompt (``budget_scope =
+  "prompt"``) or since the agent began (``"session"``: a prompt keeps ``spent``), tracked or
+  not; the call that reaches the limit gets a ``budget`` reminder, and ``admit`` denies the
+  calls after it.
 * Deny (``deny_at = n``): ``admit`` denies a tracked call that would be the ``n``-th identical
   call in a row (counted as if it made no progress: its result is not known before it runs).
 """

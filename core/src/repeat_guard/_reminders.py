@@ -150,13 +150,19 @@ def _cycle_steps(arguments: str, block: tuple[tuple[str, str], ...], preview_cha
     return _inert(" → ".join(shown))
 
 
-def render_budget(agent: str, tool: str, arguments: str, count: int, pattern: str) -> Reminder:
-    """Return the ``budget`` reminder: ``count`` calls to tools matching ``pattern``."""
+# Since when a budget counts, as the model reads it, by ``budget_scope``.
+BUDGET_SPANS = {"prompt": "since the user's last message", "session": "in this session"}
+
+
+def render_budget(
+    agent: str, tool: str, arguments: str, count: int, pattern: str, span: str
+) -> Reminder:
+    """Return the ``budget`` reminder: ``count`` calls to tools matching ``pattern`` ``span``."""
     text = (
         f"{_OPEN}"
         f"You have made {count} calls to tools matching `{_inert(pattern)}` "
         f"(this one to `{_inert(tool)}`) "
-        "since the user's last message, which is the budget for them. Do not call them again "
+        f"{span}, which is the budget for them. Do not call them again "
         f"for this task: finish with what you have.{_CLOSE}"
     )
     return Reminder(agent, tool, count, "budget", text, arguments)
@@ -179,11 +185,11 @@ def deny_repeat_reason(tool: str, count: int) -> str:
     )
 
 
-def deny_budget_reason(tool: str, pattern: str, limit: int) -> str:
-    """The reason ``admit`` gives for a call past a name budget."""
+def deny_budget_reason(tool: str, pattern: str, limit: int, span: str) -> str:
+    """The reason ``admit`` gives for a call past a name budget counted ``span``."""
     return (
-        f"refused: the budget of {limit} calls to tools matching `{pattern}` since the user's "
-        f"last message is spent, so `{tool}` cannot run now. Finish with what you have."
+        f"refused: the budget of {limit} calls to tools matching `{pattern}` {span} is "
+        f"spent, so `{tool}` cannot run now. Finish with what you have."
     )
 
 

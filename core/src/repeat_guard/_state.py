@@ -64,6 +64,7 @@ from ._policies import (
     spend,
 )
 from ._reminders import (
+    BUDGET_SPANS,
     Form,
     Reminder,
     deny_budget_reason,
@@ -378,10 +379,21 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
             return _on_call(state, event)
         case ToolCallReturned():
             return _on_returned(state, event), ()
-        case PromptSubmitted(agent=agent) | AgentDisposed(agent=agent):
+        case PromptSubmitted(agent=agent):
+            return _on_prompt(state, agent), ()
+        case AgentDisposed(agent=agent):
             return state._without(agent), ()
         case _:
             assert_never(event)
+
+
+def _on_prompt(state: GuardState, agent: str) -> GuardState:
+    # A prompt drops the agent's chain and memory, but for budgets counted over the session.
+    spent = state.memory(agent).spent
+    after = state._without(agent)
+    if state.config.budget_scope == "session" and spent:
+        return after._with_memory(agent, Memory(spent=spent))
+    return after
 
 
 def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tuple[Reminder, ...]]:
@@ -451,7 +463,8 @@ def _on_call_with_policies(
         memory = replace(memory, spent=spent)
         if reached is not None:
             pattern, limit = config.budgets[reached]
-            reminders.append(render_budget(agent, tool, arguments, limit, pattern))
+            span = BUDGET_SPANS[config.budget_scope]
+            reminders.append(render_budget(agent, tool, arguments, limit, pattern, span))
     return state._with_memory(agent, memory), tuple(reminders)
 
 
@@ -512,7 +525,8 @@ def admit(
     spent = state.memory(agent).spent
     for index, (pattern, limit) in enumerate(config.budgets):
         if spent and spent[index] >= limit and config.budget_matches(index, tool):
-            return Deny(deny_budget_reason(tool, pattern, limit))
+            span = BUDGET_SPANS[config.budget_scope]
+            return Deny(deny_budget_reason(tool, pattern, limit, span))
     return ADMIT
 
 

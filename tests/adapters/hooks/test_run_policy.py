@@ -1,5 +1,5 @@
-"""The opt-in policies of issue #36 through one hook call at a time: cycles refused by
-``cycleDenyAt``, cycles that follow ``progress``."""
+"""Opt-in policies through one hook call at a time: cycles refused by ``cycleDenyAt``, cycles
+that follow ``progress``, budgets counted over the session."""
 
 from __future__ import annotations
 
@@ -64,3 +64,22 @@ def test_a_cycle_whose_output_changes_is_not_reported_under_progress(tmp_path: P
     # Calls 1-4 answer "0": a cycle at the 4th. Calls 5 and 6 answer "1": progress over the calls
     # a round before, so the count starts over at call 5 and completes two rounds at the 8th.
     assert cycles == [4, 8]
+
+
+def test_a_session_budget_counts_across_the_users_prompts(tmp_path: Path) -> None:
+    options = _project(tmp_path, 'budgets = {"Bash" = 3}\nbudgetScope = "session"\n')
+    prompt = json.dumps(
+        {
+            "session_id": "s",
+            "cwd": str(tmp_path),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "go on",
+        }
+    ).encode()
+    answers = []
+    for command in "abcd":
+        answers.append(_answer(options, _payload(tmp_path, "PreToolUse", command)))
+        assert run_hook(options, prompt, 100.0).status == 0
+    assert [answer.get("permissionDecision") for answer in answers] == [None, None, None, "deny"]
+    assert "in this session, which is the budget" in str(answers[2]["additionalContext"])
+    assert "matching `Bash` in this session is spent" in str(answers[3]["permissionDecisionReason"])

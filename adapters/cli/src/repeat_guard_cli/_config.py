@@ -45,6 +45,8 @@ opt-in, each off by default:
   budgets                calls allowed per tool-name pattern since the last prompt (TOML:
                          budgets = {{"Bash" = 20}}): a reminder at the limit; a harness that asks
                          before each call (the hooks, serve's admit) refuses the calls past it
+  budgetScope            "prompt" (default): budgets count since the last prompt; "session":
+                         over the agent's whole session (a prompt still resets the chains)
   denyAt                 refuse the call that would be the Nth identical call in a row (an
                          integer of 2 or more), where a harness asks before each call
 patterns match the whole tool name; "*" matches any run of characters.

@@ -80,12 +80,18 @@ class ReferenceGuard:
         """Apply ``event`` and return the reminders the guard must give for it."""
         if isinstance(event, PromptSubmitted | AgentDisposed):
             for memory in (self.chains, self.history, self.results, self.earlier, self.spent):
-                memory.pop(event.agent, None)
+                if memory is not self.spent or not self._keeps_budgets(event):
+                    memory.pop(event.agent, None)
             return []
         if isinstance(event, ToolCallReturned):
             self._returned(event)
             return []
         return self._call(event)
+
+    def _keeps_budgets(self, event: PromptSubmitted | AgentDisposed) -> bool:
+        """Whether ``event`` leaves the budgets' counts: a prompt, under ``budget_scope =
+        "session"``."""
+        return isinstance(event, PromptSubmitted) and self.config.budget_scope == "session"
 
     def admits(self, call: ToolCallFinished) -> bool:
         """Whether ``admit`` must let ``call`` run (``deny_at`` and spent budgets refuse)."""

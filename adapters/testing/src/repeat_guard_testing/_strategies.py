@@ -60,8 +60,8 @@ def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig
 
 
 def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
-    """Configs with the opt-in policies drawn too: cycles, progress, budgets, ``deny_at``,
-    ``cycle_deny_at`` (where cycles are on).
+    """Configs with the opt-in policies drawn too: cycles, progress, budgets (counted per prompt
+    or per session), ``deny_at``, ``cycle_deny_at`` (where cycles are on).
 
     Each policy is on in about half of the configs, so each is seen alone and with others.
     """
@@ -84,6 +84,7 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
             ).map(tuple),
             "progress": st.sampled_from(["off", "result"]),
             "budgets": st.one_of(st.just(()), budgets),
+            "budget_scope": st.sampled_from(["prompt", "session"]),
             "deny_at": st.one_of(st.none(), st.integers(2, 6)),
             "errors_are_progress": st.booleans(),
             "cycle_deny_at": st.one_of(st.none(), st.integers(2, 4)),
