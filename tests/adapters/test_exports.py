@@ -8,6 +8,8 @@ import importlib
 import pytest
 
 PACKAGES = [
+    "repeat_guard",
+    "repeat_guard.tally",
     "repeat_guard_cli",
     "repeat_guard_entry",
     "repeat_guard_hookcall",

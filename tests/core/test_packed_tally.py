@@ -12,14 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import (
+from repeat_guard import Event, GuardConfig, ToolCallFinished
+from repeat_guard.tally import (
     NO_COUNTS,
-    Event,
-    GuardConfig,
     PackedTally,
     Step,
     Tally,
-    ToolCallFinished,
     ToolTally,
     count_packed,
     merge_all_tallies,

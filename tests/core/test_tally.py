@@ -20,11 +20,13 @@ from repeat_guard import (
     GuardConfig,
     GuardState,
     PromptSubmitted,
-    Tally,
     ToolCallFinished,
+    reduce,
+)
+from repeat_guard.tally import (
+    Tally,
     ToolTally,
     merge_tallies,
-    reduce,
     tally,
     tally_from_json,
     tally_to_json,
@@ -248,20 +250,19 @@ def test_the_json_shape_is_pinned() -> None:
     }
 
 
-def test_the_tallies_are_imported_when_one_of_their_names_is_first_used() -> None:
+def test_the_tallies_are_a_module_the_package_does_not_import() -> None:
     probe = (
         "import sys, repeat_guard\n"
-        "before = 'repeat_guard._tally' in sys.modules\n"
-        "from repeat_guard import Tally\n"
-        "from repeat_guard._tally import Tally as Home\n"
-        "print(before, Tally is Home)\n"
+        "before = 'repeat_guard.tally' in sys.modules\n"
+        "from repeat_guard.tally import Tally\n"
+        "print(before, Tally.__module__, hasattr(repeat_guard, 'Tally'))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
-    assert done.stdout.decode().split() == ["False", "True"]
+    assert done.stdout.decode().split() == ["False", "repeat_guard.tally", "False"]
 
 
-def test_a_name_the_package_does_not_export_is_an_attribute_error() -> None:
-    with pytest.raises(AttributeError, match=r"^module 'repeat_guard' has no attribute 'Chain_'$"):
-        repeat_guard.Chain_  # noqa: B018  # the lookup is the test
-    with pytest.raises(AttributeError, match="has no attribute '_NO_TOOLS'"):
-        repeat_guard._NO_TOOLS  # noqa: B018  # a private name of _tally is not exported
+@pytest.mark.parametrize("name", ["Chain_", "_NO_TOOLS", "Tally"])
+def test_a_name_the_package_does_not_export_is_an_attribute_error(name: str) -> None:
+    # _NO_TOOLS is a private name of the tallies, and the tallies are their own module.
+    with pytest.raises(AttributeError, match=rf"^module 'repeat_guard' has no attribute '{name}'$"):
+        getattr(repeat_guard, name)

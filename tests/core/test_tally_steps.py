@@ -16,12 +16,14 @@ from repeat_guard import (
     GuardConfig,
     GuardState,
     PromptSubmitted,
+    ToolCallFinished,
+    reduce,
+)
+from repeat_guard.tally import (
     Step,
     Tally,
-    ToolCallFinished,
     ToolTally,
     merge_tallies,
-    reduce,
     run_length,
     tally,
     tally_steps,

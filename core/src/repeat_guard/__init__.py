@@ -9,11 +9,13 @@ A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds 
     for _ in range(3):
         state, reminders = reduce(state, ToolCallFinished("a", "grep", {"pattern": "x"}))
     assert [r.summary for r in reminders] == ["grep × 3"]
+
+What the guard saw, counted (``Tally`` and its fold and merge, for replays and audits), is the
+module ``repeat_guard.tally``, which ``import repeat_guard`` does not load: a hook process,
+a new one for every tool call, never counts a tally.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from ._canonical import argument_key, arguments_from_text, canonical_arguments
 from ._codec import (
@@ -66,36 +68,13 @@ from ._wire import (
     reminder_to_json,
 )
 
-if TYPE_CHECKING:
-    from ._tally import (
-        NO_COUNTS,
-        WASTED_FROM,
-        PackedTally,
-        Step,
-        Tally,
-        TallySums,
-        ToolTally,
-        count_packed,
-        merge_all_tallies,
-        merge_packed,
-        merge_tallies,
-        run_length,
-        tally,
-        tally_from_json,
-        tally_steps,
-        tally_to_json,
-        unpack_tally,
-    )
-
 __all__ = [
     "CHAIN_VERSION",
     "FORMS",
     "MEMORY_VERSION",
-    "NO_COUNTS",
     "PLUGIN_NAME",
     "SOURCE",
     "STATE_VERSION",
-    "WASTED_FROM",
     "Admit",
     "AgentDisposed",
     "BudgetScope",
@@ -110,24 +89,18 @@ __all__ = [
     "GuardConfigError",
     "GuardState",
     "Memory",
-    "PackedTally",
     "Progress",
     "PromptSubmitted",
     "Reducer",
     "Reminder",
     "Running",
-    "Step",
-    "Tally",
-    "TallySums",
     "ToolCallFinished",
     "ToolCallReturned",
-    "ToolTally",
     "admit",
     "argument_key",
     "arguments_from_text",
     "attempt",
     "canonical_arguments",
-    "count_packed",
     "decode_chain",
     "decode_chain_or_error",
     "decode_memory",
@@ -144,9 +117,6 @@ __all__ = [
     "load_config_or_error",
     "memory_fits",
     "memory_under",
-    "merge_all_tallies",
-    "merge_packed",
-    "merge_tallies",
     "parse_config",
     "parse_error_reason",
     "preview_arguments",
@@ -155,21 +125,4 @@ __all__ = [
     "reminder_to_json",
     "render_reminder",
     "resolve_config",
-    "run_length",
-    "tally",
-    "tally_from_json",
-    "tally_steps",
-    "tally_to_json",
-    "unpack_tally",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # The tallies (``_tally``, the names of ``__all__`` not bound above) are imported
-    # when one of them is first used: a hook process, a new one for every tool call, never
-    # counts a tally and does not pay for the module.
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import _tally  # noqa: PLC0415  # see above
-
-    return getattr(_tally, name)

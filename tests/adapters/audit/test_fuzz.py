@@ -13,7 +13,7 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import Tally, ToolTally
+from repeat_guard.tally import Tally, ToolTally
 from repeat_guard_audit import DayTally, ProjectTally, Run, SessionWaste, Waste, html_page
 from repeat_guard_audit._html import MAX_BARS
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import NO_COUNTS, Tally, ToolTally, count_packed
+from repeat_guard.tally import NO_COUNTS, Tally, ToolTally, count_packed
 from repeat_guard_audit import (
     DayTally,
     ProjectTally,

@@ -12,7 +12,8 @@ from html.parser import HTMLParser
 import pytest
 from pyrsistent import pmap
 
-from repeat_guard import FORMS, Tally, ToolTally
+from repeat_guard import FORMS
+from repeat_guard.tally import Tally, ToolTally
 from repeat_guard_audit import (
     CSV_FIELDS,
     DayTally,

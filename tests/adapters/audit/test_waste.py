@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import Tally, ToolTally, tally_to_json
+from repeat_guard.tally import Tally, ToolTally, tally_to_json
 from repeat_guard_audit import (
     DayTally,
     ProjectTally,

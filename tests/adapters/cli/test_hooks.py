@@ -178,7 +178,7 @@ def test_the_hook_path_imports_only_what_it_uses(tmp_path: Path) -> None:
         "status = main(['hook', 'claude-code', '--state', sys.argv[1]])\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'pydantic', 'acp', "
         "'repeat_guard_acp', 'repeat_guard_transcripts', 'repeat_guard_agentloop', 'traceback'} "
-        "or m == 'repeat_guard._tally')\n"
+        "or m == 'repeat_guard.tally')\n"
         "print(status, heavy, file=sys.stderr)\n"
     )
     done = subprocess.run(

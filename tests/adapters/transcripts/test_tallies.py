@@ -9,16 +9,9 @@ import weakref
 from hypothesis import given
 from hypothesis import strategies as st
 
-from repeat_guard import (
-    GuardConfig,
-    GuardState,
-    PromptSubmitted,
-    Tally,
-    ToolCallFinished,
-    reduce,
-    unpack_tally,
-)
-from repeat_guard import tally as tally_one
+from repeat_guard import GuardConfig, GuardState, PromptSubmitted, ToolCallFinished, reduce
+from repeat_guard.tally import Tally, unpack_tally
+from repeat_guard.tally import tally as tally_one
 from repeat_guard_transcripts import CHUNK_STEPS, SessionTallies
 
 CONFIG = GuardConfig(thresholds=(2, 5))

@@ -17,14 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from repeat_guard import (
-    WASTED_FROM,
     AgentDisposed,
-    PackedTally,
     PromptSubmitted,
     ToolCallFinished,
     canonical_arguments,
     preview_arguments,
 )
+from repeat_guard.tally import WASTED_FROM, PackedTally
 from repeat_guard_transcripts import (
     Diagnostic,
     Item,

@@ -14,7 +14,8 @@ import io
 import json
 from collections.abc import Iterator
 
-from repeat_guard import FORMS, Form, Tally, unpack_tally
+from repeat_guard import FORMS, Form
+from repeat_guard.tally import Tally, unpack_tally
 from repeat_guard_transcripts import printable
 
 from ._waste import Run, SessionAudit, Waste, waste_to_json

@@ -34,8 +34,15 @@ from typing import NamedTuple
 
 from pyrsistent import PMap, pmap
 
-from repeat_guard import NO_COUNTS, PackedTally, Tally, TallySums, tally_to_json, unpack_tally
-from repeat_guard import merge_tallies as _merge_tallies
+from repeat_guard.tally import (
+    NO_COUNTS,
+    PackedTally,
+    Tally,
+    TallySums,
+    tally_to_json,
+    unpack_tally,
+)
+from repeat_guard.tally import merge_tallies as _merge_tallies
 
 __all__ = [
     "NOT_TRANSCRIPTS_KEPT",

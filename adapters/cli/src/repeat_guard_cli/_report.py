@@ -12,7 +12,7 @@ import difflib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from repeat_guard import Tally, tally_to_json
+from repeat_guard.tally import Tally, tally_to_json
 from repeat_guard_transcripts import (
     Diagnostic,
     FileSummary,

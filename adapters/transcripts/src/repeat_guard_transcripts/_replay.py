@@ -16,18 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple, assert_never
 
-from repeat_guard import (
-    GuardConfig,
-    GuardState,
-    PackedTally,
-    Reminder,
-    Tally,
-    ToolCallFinished,
-    merge_packed,
-    reduce,
-    run_length,
-    unpack_tally,
-)
+from repeat_guard import GuardConfig, GuardState, Reminder, ToolCallFinished, reduce
+from repeat_guard.tally import PackedTally, Tally, merge_packed, run_length, unpack_tally
 
 from ._items import Diagnostic, Item, Located, Location, Recorded, SessionSeen, Unfinished
 from ._tallies import SessionTallies

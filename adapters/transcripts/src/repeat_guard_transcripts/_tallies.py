@@ -20,16 +20,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from repeat_guard import (
-    NO_COUNTS,
-    Event,
-    GuardState,
-    PackedTally,
-    Reminder,
-    Step,
-    ToolCallFinished,
-    count_packed,
-)
+from repeat_guard import Event, GuardState, Reminder, ToolCallFinished
+from repeat_guard.tally import NO_COUNTS, PackedTally, Step, count_packed
 
 __all__ = ["CHUNK_STEPS", "SessionTallies"]
 
