@@ -359,6 +359,33 @@ def mini_swe_agent_file(
     _count(expected, blocks, "unknown")
 
 
+def gemini_cli_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One Gemini CLI chat (JSON Lines): its metadata, a prompt, then each call a ``gemini``
+    message written twice, as Gemini CLI does: without its toolCalls, then with them done."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+    out.add({"sessionId": session, "projectHash": "h", "startTime": f"{day}T10:00:00Z"})
+    out.add({"id": "p", "type": "user", "content": [{"text": "fix the build"}]})
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            message: dict[str, object] = {"id": f"m{serial}", "type": "gemini", "content": ""}
+            out.add(message)
+            call: dict[str, object] = {"id": f"c{serial}", "name": block.tool}
+            call["args"] = dict(block.arguments)
+            last = out.add({**message, "toolCalls": [{**call, "status": "success"}]})
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -367,9 +394,10 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "openhands": (".json", openhands_file),
     "swe-agent": (".traj", swe_agent_file),
     "mini-swe-agent": (".traj.json", mini_swe_agent_file),
+    "gemini-cli": (".gemini.jsonl", gemini_cli_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
-LINE_FORMATS = ("acp", "claude-code", "codex")
+LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli")
 
 
 def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:

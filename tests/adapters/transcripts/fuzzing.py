@@ -342,6 +342,7 @@ SAMPLES: dict[str, list[list[bytes]]] = {
     # OpenHands V1 events one a line, and evaluation output: read a window as the documents
     # below are not.
     "openhands": _sample_lines("openhands/*.jsonl"),
+    "gemini-cli": _sample_lines("gemini-cli/*.jsonl"),
 }
 
 
@@ -525,6 +526,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
                 "swe-agent",
                 "openhands",
                 "mini-swe-agent",
+                "gemini-cli",
             ]
         )
     )

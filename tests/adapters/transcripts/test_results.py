@@ -77,6 +77,15 @@ def mini_swe_agent(results: Sequence[object]) -> list[bytes]:
     return json.dumps(data, indent=2).encode().splitlines(keepends=True)
 
 
+def gemini_cli(results: Sequence[object]) -> list[bytes]:
+    lines = [_line({"sessionId": "s", "projectHash": "h", "kind": "main"})]
+    for n, result in enumerate(results):
+        call = {"id": f"c{n}", "name": "gh", "args": {"pr": 7}, "result": result}
+        message = {"id": f"m{n}", "type": "gemini", "toolCalls": [{**call, "status": "success"}]}
+        lines.append(_line(message))
+    return lines
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -100,6 +109,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "openhands": (openhands, "run"),
     "swe-agent": (swe_agent, "gh"),
     "mini-swe-agent": (mini_swe_agent, "bash"),
+    "gemini-cli": (gemini_cli, "gh"),
     "acp": (acp, "ci_status"),
 }
 FORMATS = sorted(TRANSCRIPTS)

@@ -39,6 +39,7 @@ from ._files import (
     walk,
     with_head,
 )
+from ._gemini_cli import GeminiCliReader
 from ._items import (
     Diagnostic,
     Item,
@@ -65,6 +66,7 @@ register(CodexReader())
 register(OpenHandsReader())
 register(SweAgentReader())
 register(MiniSweAgentReader())
+register(GeminiCliReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -85,6 +87,7 @@ __all__ = [
     "Diagnostic",
     "FileSummary",
     "Fired",
+    "GeminiCliReader",
     "Item",
     "LineFault",
     "Located",

@@ -1,0 +1,163 @@
+"""The Gemini CLI reader: ``~/.gemini/tmp/<project>/chats/session-*.jsonl`` (and the older
+``session-*.json``, one document) to guard events.
+
+Gemini CLI 0.61 writes a chat as JSON Lines: a metadata record (``sessionId``,
+``projectHash``, ``startTime``, ``kind``), then each message as a record of its own
+(``id``, ``timestamp``, ``type``: ``user``, ``gemini``, ``info``...), written again under the
+same ``id`` each time it changes, and ``{"$set": {...}}`` records that update the metadata or
+replace the whole list of ``messages`` (a resumed chat starts with one). A ``gemini``
+message's ``toolCalls`` (``id``, ``name``, ``args``, ``result``, ``status``) are recorded once
+they are done: a call counts at the first line where its ``status`` is ``success``,
+``error`` (failed) or ``cancelled`` (denied: the user declined or cancelled it), with its
+``result`` (the function responses the model read) as the result; one seen only with another
+status never finished. A ``user`` message whose content is text (not function responses, not
+the ``<session_context>`` the CLI injects) is a prompt; ``$set`` lists of messages (history
+rewritten) add the calls not yet seen, and no prompts. One file is one session
+(``sessionId``) and one agent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain
+from typing import Final
+
+from repeat_guard import PromptSubmitted, ToolCallFinished
+
+from ._calls import DONE_MARKS, OPEN_CALLS, RecentMarks
+from ._document import Cursor, Element, walk_object
+from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
+from ._reading import document_items, file_session, object_items, string
+
+__all__ = ["DONE", "GeminiCliReader"]
+
+DONE: Final = {"success": (False, False), "error": (False, True), "cancelled": (True, False)}
+"""A finished call's status: (denied, failed)."""
+
+_CONTEXT = "<session_context>"
+
+
+def _is_prompt(content: object) -> bool:
+    """Whether a ``user`` message's content is text the user wrote."""
+    if isinstance(content, str):
+        return bool(content) and not content.startswith(_CONTEXT)
+    parts = content if isinstance(content, list) else ()
+    texts = [part.get("text") for part in parts if isinstance(part, dict)]
+    said = [text for text in texts if isinstance(text, str)]
+    return bool(said) and len(said) == len(parts) and not said[0].startswith(_CONTEXT)
+
+
+class _GeminiFile:
+    """The state of one chat being read."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.session = file_session(file)
+        self.seen = False
+        self.done: RecentMarks[str] = RecentMarks(DONE_MARKS)
+        self.pending: dict[str, Unfinished] = {}
+
+    def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        iterator = iter(lines)
+        first = next(iterator, b"")
+        rest = chain([first], iterator)
+        try:
+            json.loads(first)
+            whole = True
+        except (ValueError, RecursionError):
+            whole = False
+        if first.lstrip()[:1] == b"{" and not whole:
+            yield from document_items(rest, self.file, self.session, _messages, self._element)
+        else:
+            yield from object_items(rest, self.file, self._record)
+        yield from self.pending.values()
+
+    def _element(self, text: str, element: Element) -> list[Item]:
+        if not isinstance(element.value, dict):
+            return [Diagnostic(self.file, element.line, "a message that is not an object")]
+        return self._message(element.line, element.value, prompts=True)
+
+    def _record(self, line: int, record: dict[str, object]) -> list[Item]:
+        items: list[Item] = []
+        session = string(record, "sessionId")
+        if session is not None and "projectHash" in record:
+            self.session = session
+        if not self.seen:
+            self.seen = True
+            items.append(SessionSeen(Location(self.file, line, self.session)))
+        update = record.get("$set")
+        if isinstance(update, dict):  # history rewritten: its calls not seen yet, no prompts
+            return items + self._messages(line, update.get("messages"), prompts=False)
+        if "messages" in record:  # a whole chat (the older format) on one line
+            return items + self._messages(line, record["messages"], prompts=True)
+        return items + self._message(line, record, prompts=True)
+
+    def _messages(self, line: int, messages: object, *, prompts: bool) -> list[Item]:
+        items: list[Item] = []
+        for message in messages if isinstance(messages, list) else ():
+            if isinstance(message, dict):
+                items += self._message(line, message, prompts=prompts)
+        return items
+
+    def _message(self, line: int, message: Mapping[str, object], *, prompts: bool) -> list[Item]:
+        where = Location(self.file, line, self.session)
+        kind = message.get("type")
+        if kind == "user" and prompts and _is_prompt(message.get("content")):
+            return [Located(where, PromptSubmitted(self.session), timestamp=_stamp(message))]
+        calls = message.get("toolCalls")
+        if kind != "gemini" or not isinstance(calls, list):
+            return []
+        items: list[Item] = []
+        for index, call in enumerate(calls):
+            if not isinstance(call, dict):
+                items.append(Diagnostic(self.file, line, "a tool call that is not an object"))
+                continue
+            items += self._call(where, call, f"{message.get('id')}#{index}")
+        return items
+
+    def _call(self, where: Location, call: Mapping[str, object], fallback: str) -> list[Item]:
+        ident, tool = string(call, "id") or fallback, string(call, "name")
+        if tool is None:
+            return [Diagnostic(self.file, where.line, "a tool call without a name")]
+        if ident in self.done:
+            return []
+        status = call.get("status")
+        if not isinstance(status, str) or status not in DONE:
+            if ident not in self.pending and len(self.pending) < OPEN_CALLS:
+                self.pending[ident] = Unfinished(where, tool)
+            return []
+        self.pending.pop(ident, None)
+        self.done.mark(ident)
+        denied, failed = DONE[status]
+        event = ToolCallFinished(
+            self.session, tool, call.get("args"), denied, call.get("result"), failed
+        )
+        return [Located(where, event, timestamp=_stamp(call))]
+
+
+def _stamp(record: Mapping[str, object]) -> str | None:
+    return string(record, "timestamp")
+
+
+def _messages(cursor: Cursor) -> Iterator[Element | Diagnostic]:
+    return walk_object(cursor, "messages")
+
+
+class GeminiCliReader:
+    """Reads Gemini CLI chats."""
+
+    name: Final = "gemini-cli"
+    description: Final = "~/.gemini/tmp/<project>/chats/session-*.jsonl (or .json)"
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head`` starts like a Gemini CLI chat (its metadata first)."""
+        start = head.lstrip()[:1]
+        first = head.split(b"\n", 1)[0] if start == b"{" else b""
+        if b'"projectHash"' in first and b'"sessionId"' in first:
+            return True
+        return start == b"{" and b'"projectHash"' in head and b'"messages"' in head
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """Yield the items of one chat; never raises for bad input."""
+        return _GeminiFile(file).read(lines)
