@@ -17,16 +17,21 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from repeat_guard import Deny, GuardConfig, GuardState, Reminder, ToolCallFinished, admit, reduce
+
+from .standins import Call, Say, Step
+
 ROOT = Path(__file__).resolve().parents[3]
 REPEAT_GUARD = Path(sys.executable).parent / "repeat-guard"
 TIMEOUT = 300
+Script = Callable[[Mapping[str, Any]], Step]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,18 @@ def host_params(host: str, package: str, binary: str) -> list[Any]:
         missing = ROOT / ".tools" / "npm" / host / f"not installed: run make e2e ({variable})"
         hosts = [Host(missing, "not-installed")]
     return [pytest.param(found, id=found.version) for found in hosts]
+
+
+def host_fixture(host: str, package: str, binary: str) -> Callable[..., Host]:
+    """A fixture giving each release ``host_params`` finds, one a test (``make e2e``: the pinned
+    ones; ``make e2e-latest``: the newest); named by the variable it is assigned to."""
+
+    @pytest.fixture(params=host_params(host, package, binary))
+    def release(request: pytest.FixtureRequest) -> Host:
+        found: Host = request.param
+        return found
+
+    return release
 
 
 def _newest_first(host: Host) -> tuple[int, ...]:
@@ -112,9 +129,166 @@ class Sandbox:
         )
         return done.stdout
 
+    def configure(self, text: str) -> None:
+        """Write the project's ``.repeat-guard.toml``."""
+        (self.project / ".repeat-guard.toml").write_text(text)
+
     def log(self) -> str:
+        """The state's log, but for the lines of a resident guard that stopped once idle (a
+        run slowed down by a busy machine may leave it idle between two of its hooks)."""
         path = Path(f"{self.state}.log")
-        return path.read_text() if path.exists() else ""
+        lines = path.read_text().splitlines(keepends=True) if path.exists() else []
+        return "".join(line for line in lines if " daemon: stopped: idle for " not in line)
+
+
+def installed(root: Path, host: str, config: str | None = None, *, git: bool = False) -> Sandbox:
+    """A sandbox with ``repeat-guard install HOST`` run in its project, and ``config`` (if any)
+    as the project's ``.repeat-guard.toml``; ``git``: the project is a git repository (Cline
+    takes one for its workspace root)."""
+    sandbox = Sandbox.create(root)
+    if git:
+        subprocess.run(["git", "init", "-q", str(sandbox.project)], check=True)
+    sandbox.install(host)
+    if config is not None:
+        sandbox.configure(config)
+    return sandbox
+
+
+def check_install(sandbox: Sandbox, host: str, path: Path, events: Sequence[str]) -> dict[str, Any]:
+    """Run the real ``install HOST`` twice; check that the first adds one group to each of
+    ``events`` in ``path``, running this ``repeat-guard hook HOST``, and the second changes
+    nothing. Return the file's hook entries by event."""
+    assert sandbox.install(host).splitlines()[0] == f"repeat-guard {host} hooks added to {path}"
+    hooks: dict[str, Any] = json.loads(path.read_text())["hooks"]
+    assert sorted(hooks) == sorted(events)
+    for groups in hooks.values():
+        ((entry,),) = [group["hooks"] for group in groups]
+        assert entry["command"] == f"{REPEAT_GUARD} hook {host}"
+    again = sandbox.install(host).splitlines()[0]
+    assert again == f"{path}: already as wanted; nothing changed"
+    return hooks
+
+
+@dataclass(frozen=True, slots=True)
+class Repeated:
+    """One call repeated identically, ``tool`` with ``arguments`` as the host reports it to its
+    hooks: what the core says of it, which is what the host's model should read."""
+
+    tool: str
+    arguments: object
+
+    def _state(self, count: int, config: GuardConfig | None) -> tuple[GuardState, list[Reminder]]:
+        state = GuardState.initial(config)
+        fired: list[Reminder] = []
+        for _ in range(count):
+            state, new = reduce(state, ToolCallFinished("a", self.tool, self.arguments))
+            fired.extend(new)
+        return state, fired
+
+    def reminder(self, count: int, config: GuardConfig | None = None) -> Reminder:
+        """The newest reminder fired by the ``count``-th call in a row."""
+        return self._state(count, config)[1][-1]
+
+    def refusal(self, count: int, deny_at: int | None = None) -> str:
+        """Why the ``count``-th call in a row is refused under ``deny_at`` (default ``count``)."""
+        state, _ = self._state(count - 1, GuardConfig(deny_at=deny_at or count))
+        refused = admit(state, ToolCallFinished("a", self.tool, self.arguments))
+        assert isinstance(refused, Deny)
+        return refused.reason
+
+
+Count = Callable[[Mapping[str, Any]], int]
+"""How many tool calls a request shows since the user's prompt (each model API its own)."""
+
+
+def looping(call: Call, times: int, count: Count, *, side: bool = False) -> Script:
+    """A model that asks for ``call`` until ``times`` results came back, then says "done";
+    ``side``: a request without tools (the host's own side question) gets "ok"."""
+
+    def script(request: Mapping[str, Any]) -> Step:
+        if side and not request.get("tools"):
+            return Say("ok")
+        return (call,) if count(request) < times else Say("done")
+
+    return script
+
+
+def with_subagent(call: Call, spawn: Call, count: Count, *, side: bool = False) -> Script:
+    """A model whose main agent calls ``call`` twice, ``spawn`` (starting a subagent on a task
+    saying ``SUBTASK``) and ``call`` again; the subagent calls ``call`` three times."""
+    plan: list[Step] = [(call,), (call,), (spawn,), (call,)]
+    subagent = looping(call, 3, count)
+
+    def script(request: Mapping[str, Any]) -> Step:
+        if side and not request.get("tools"):
+            return Say("ok")
+        if is_subagent(request):
+            step = subagent(request)
+            return Say("sub done") if isinstance(step, Say) else step
+        done = count(request)
+        return plan[done] if done < len(plan) else Say("done")
+
+    return script
+
+
+def since_prompt(
+    items: Sequence[Mapping[str, Any]],
+    is_prompt: Callable[[Mapping[str, Any]], bool],
+    results: Callable[[Mapping[str, Any]], int],
+) -> tuple[int, int]:
+    """How many of a request's ``items`` (messages, contents) are the user's prompts, and how
+    many tool results (``results`` of each) came after the last of them."""
+    prompts = count = 0
+    for item in items:
+        if is_prompt(item):
+            prompts, count = prompts + 1, 0
+        count += results(item)
+    return prompts, count
+
+
+def texts(message: Mapping[str, Any]) -> list[str]:
+    """The texts of a Messages or Chat Completions message (a string is one text)."""
+    return [str(block.get("text", "")) for block in blocks(message)]
+
+
+def is_subagent(request: Mapping[str, Any]) -> bool:
+    """Whether a Messages or Chat Completions request is a subagent's (its task says SUBTASK)."""
+    first = next(m for m in request["messages"] if m.get("role") == "user")
+    return any("SUBTASK" in text for text in texts(first))
+
+
+def contexts_after_tool(request: Mapping[str, Any], mark: str) -> list[str]:
+    """The user messages starting with ``mark`` after a Chat Completions request's newest tool
+    result: what the hooks of the last call said, where the host writes it so."""
+    messages = request["messages"]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "tool"), default=-1)
+    return [
+        str(m["content"])
+        for m in messages[last + 1 :]
+        if m.get("role") == "user" and str(m.get("content", "")).startswith(mark)
+    ]
+
+
+def run_host(
+    host: Host,
+    sandbox: Sandbox,
+    arguments: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``host`` with ``arguments`` in the project, with ``env`` and nothing on stdin, for
+    ``TIMEOUT`` seconds at most."""
+    return subprocess.run(
+        [str(host.executable), *arguments],
+        cwd=sandbox.project,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=check,
+    )
 
 
 def trust_project(sandbox: Sandbox) -> None:
@@ -136,22 +310,11 @@ def run_claude(
 ) -> dict[str, Any]:
     """Run ``claude -p PROMPT`` in the project (with ``extra_env`` in its environment); return
     its JSON result."""
-    done = subprocess.run(
-        [
-            str(claude.executable),
-            "-p",
-            prompt,
-            "--output-format",
-            "json",
-            "--allowedTools",
-            *allowed,
-        ],
-        cwd=sandbox.project,
-        env={**_claude_env(sandbox, base_url), **(extra_env or {})},
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
+    done = run_host(
+        claude,
+        sandbox,
+        ["-p", prompt, "--output-format", "json", "--allowedTools", *allowed],
+        {**_claude_env(sandbox, base_url), **(extra_env or {})},
     )
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -237,21 +400,11 @@ def configure_codex(sandbox: Sandbox, base_url: str) -> None:
 
 def run_codex(codex: Host, sandbox: Sandbox, *arguments: str) -> subprocess.CompletedProcess[str]:
     """Run ``codex exec`` with hooks trusted for this run only."""
-    return subprocess.run(
-        [
-            str(codex.executable),
-            "exec",
-            "--dangerously-bypass-hook-trust",
-            "--skip-git-repo-check",
-            *arguments,
-        ],
-        cwd=sandbox.project,
-        env=sandbox.env(CODEX_HOME=str(sandbox.home / ".codex"), STANDIN_KEY="offline"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
+    return run_host(
+        codex,
+        sandbox,
+        ["exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", *arguments],
+        sandbox.env(CODEX_HOME=str(sandbox.home / ".codex"), STANDIN_KEY="offline"),
     )
 
 
@@ -272,20 +425,16 @@ def run_copilot(
     config = sandbox.home / ".copilot" / "config.json"
     config.parent.mkdir(exist_ok=True)
     config.write_text(json.dumps({"trusted_folders": [str(sandbox.project)]}))
-    return subprocess.run(
-        [str(copilot.executable), "-p", prompt, "--allow-all-tools", *arguments],
-        cwd=sandbox.project,
-        env=sandbox.env(
+    return run_host(
+        copilot,
+        sandbox,
+        ["-p", prompt, "--allow-all-tools", *arguments],
+        sandbox.env(
             COPILOT_OFFLINE="true",
             COPILOT_PROVIDER_BASE_URL=f"{base_url}/v1",
             COPILOT_PROVIDER_API_KEY="offline",
             COPILOT_MODEL="gpt-4.1",
         ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
     )
 
 
@@ -308,19 +457,15 @@ def run_gemini(
         "model": {"disableLoopDetection": not detect_loops},
     }
     settings.write_text(json.dumps(user))
-    return subprocess.run(
-        [str(gemini.executable), "-p", prompt, "--approval-mode", "yolo", "-o", "json", *arguments],
-        cwd=sandbox.project,
-        env=sandbox.env(
+    return run_host(
+        gemini,
+        sandbox,
+        ["-p", prompt, "--approval-mode", "yolo", "-o", "json", *arguments],
+        sandbox.env(
             GOOGLE_GEMINI_BASE_URL=base_url,
             GEMINI_API_KEY="offline",
             GEMINI_CLI_TRUST_WORKSPACE="true",
         ),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
     )
 
 
@@ -329,43 +474,17 @@ def run_qwen(
 ) -> dict[str, Any]:
     """Run ``qwen -p PROMPT`` headless in the project against the OpenAI-compatible stand-in at
     ``base_url``, every tool allowed; return its JSON result (the last event it prints)."""
-    done = subprocess.run(
-        [
-            str(qwen.executable),
-            "-p",
-            prompt,
-            "--auth-type",
-            "openai",
-            "--openai-api-key",
-            "offline",
-            "--openai-base-url",
-            f"{base_url}/v1",
-            "-m",
-            "stand-in",
-            "--approval-mode",
-            "yolo",
-            "-o",
-            "json",
-            *arguments,
-        ],
-        cwd=sandbox.project,
-        env=sandbox.env(QWEN_CODE_SUPPRESS_YOLO_WARNING="1"),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
+    provider = ["--auth-type", "openai", "--openai-api-key", "offline"]
+    provider += ["--openai-base-url", f"{base_url}/v1", "-m", "stand-in"]
+    done = run_host(
+        qwen,
+        sandbox,
+        ["-p", prompt, *provider, "--approval-mode", "yolo", "-o", "json", *arguments],
+        sandbox.env(QWEN_CODE_SUPPRESS_YOLO_WARNING="1"),
         check=False,
     )
     events: list[dict[str, Any]] = json.loads(done.stdout)
     return events[-1]
-
-
-def cline_hooks(sandbox: Sandbox) -> None:
-    """Give the project Cline's hook files (``.clinerules/hooks/<event>``) with this
-    ``repeat-guard install cline``, and make it a git repository, which Cline takes for its
-    workspace root."""
-    subprocess.run(["git", "init", "-q", str(sandbox.project)], check=True)
-    sandbox.install("cline")
 
 
 def run_cline(
@@ -373,24 +492,6 @@ def run_cline(
 ) -> subprocess.CompletedProcess[str]:
     """Point Cline at the stand-in as an OpenAI-compatible provider (``cline auth``), then run
     ``cline --json PROMPT`` in the project (act mode, every tool approved)."""
-    env = sandbox.env()
-    auth = [str(cline.executable), "auth", "-p", "openai", "-k", "offline", "-m", "gpt-4.1"]
-    subprocess.run(
-        [*auth, "-b", f"{base_url}/v1"],
-        cwd=sandbox.project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=TIMEOUT,
-        check=True,
-    )
-    return subprocess.run(
-        [str(cline.executable), "--json", prompt],
-        cwd=sandbox.project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
-    )
+    auth = ["auth", "-p", "openai", "-k", "offline", "-m", "gpt-4.1", "-b", f"{base_url}/v1"]
+    run_host(cline, sandbox, auth, sandbox.env())
+    return run_host(cline, sandbox, ["--json", prompt], sandbox.env())

@@ -8,32 +8,28 @@ reminder, and in what envelope.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from repeat_guard import (
-    Deny,
-    GuardConfig,
-    GuardState,
-    Reminder,
-    ToolCallFinished,
-    admit,
-    reduce,
-)
+from repeat_guard import GuardConfig, Reminder
 
 from .agents import (
-    REPEAT_GUARD,
     Host,
+    Repeated,
     Sandbox,
     blocks,
-    host_params,
+    check_install,
+    host_fixture,
+    is_subagent,
+    looping,
     run_claude,
     run_claude_session,
+    since_prompt,
     trust_project,
+    with_subagent,
 )
 from .standins import Call, MessagesStandIn, Say, Step
 
@@ -60,20 +56,9 @@ SILENT_TURN = (
     "there's something to tell \u2014 a finding, a change of plan."
 )
 
+LOOP = Repeated("Bash", LS)
 
-@pytest.fixture(params=host_params("claude-code", "@anthropic-ai/claude-code", "claude"))
-def claude(request: pytest.FixtureRequest) -> Host:
-    host: Host = request.param
-    return host
-
-
-def _reminder(count: int, config: GuardConfig | None = None, arguments: object = LS) -> Reminder:
-    state = GuardState.initial(config)
-    fired: list[Reminder] = []
-    for _ in range(count):
-        state, reminders = reduce(state, ToolCallFinished("a", "Bash", arguments))
-        fired.extend(reminders)
-    return fired[-1]
+claude = host_fixture("claude-code", "@anthropic-ai/claude-code", "claude")
 
 
 def _wrapped(claude: Host, reminder: Reminder) -> tuple[str, str]:
@@ -102,22 +87,16 @@ def _is_prompt(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "user" and "tool_result" not in kinds and said
 
 
+def _tool_results(message: Mapping[str, Any]) -> int:
+    return sum(1 for b in blocks(message) if b.get("type") == "tool_result")
+
+
 def _prompts(request: Mapping[str, Any]) -> int:
-    return sum(1 for message in request["messages"] if _is_prompt(message))
+    return since_prompt(request["messages"], _is_prompt, _tool_results)[0]
 
 
 def _results_since_prompt(request: Mapping[str, Any]) -> int:
-    count = 0
-    for message in request["messages"]:
-        if _is_prompt(message):
-            count = 0
-        count += sum(1 for b in blocks(message) if b.get("type") == "tool_result")
-    return count
-
-
-def _is_subagent(request: Mapping[str, Any]) -> bool:
-    first = next(m for m in request["messages"] if m.get("role") == "user")
-    return any("SUBTASK" in str(b.get("text", "")) for b in blocks(first))
+    return since_prompt(request["messages"], _is_prompt, _tool_results)[1]
 
 
 def _contexts(request: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -143,40 +122,32 @@ def _turns(model: MessagesStandIn) -> list[Mapping[str, Any]]:
     return [r for r in model.model_requests() if r.get("tools")]
 
 
-def _side(request: Mapping[str, Any]) -> Step | None:
-    # Requests without tools are Claude Code's own side questions (a title, a summary).
-    return None if request.get("tools") else Say("ok")
+def _installed(tmp_path: Path, config: str | None = None, *flags: str) -> Sandbox:
+    # A trusted project with this repeat-guard's hooks (and config).
+    sandbox = Sandbox.create(tmp_path)
+    trust_project(sandbox)
+    sandbox.install("claude-code", *flags)
+    if config is not None:
+        sandbox.configure(config)
+    return sandbox
 
 
 def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
-    out = sandbox.install("claude-code")
     path = sandbox.project / ".claude" / "settings.json"
-    assert out == f"repeat-guard claude-code hooks added to {path}\n"
-    hooks = json.loads(path.read_text())["hooks"]
-    assert sorted(hooks) == ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
-    for groups in hooks.values():
-        ((entry,),) = [group["hooks"] for group in groups]
-        assert entry["command"] == f"{REPEAT_GUARD} hook claude-code"
-    assert sandbox.install("claude-code") == f"{path}: already as wanted; nothing changed\n"
+    events = ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    check_install(sandbox, "claude-code", path, events)
 
 
 def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, claude: Host) -> None:
-    sandbox = Sandbox.create(tmp_path)
-    trust_project(sandbox)
-    sandbox.install("claude-code")
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        return (LS_CALL,) if _results_since_prompt(request) < 6 else Say("done")
-
+    sandbox = _installed(tmp_path)
+    # Requests without tools are Claude Code's own side questions (a title, a summary).
+    script = looping(LS_CALL, 6, _results_since_prompt, side=True)
     with MessagesStandIn(script) as model:
         result = run_claude(claude, sandbox, model.url, "list the files")
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle, detailed = _wrapped(claude, _reminder(3)), _wrapped(claude, _reminder(5))
+    gentle, detailed = _wrapped(claude, LOOP.reminder(3)), _wrapped(claude, LOOP.reminder(5))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     # Exactly one envelope around each reminder: Claude Code's tag, or its system message.
     for role, text in (gentle, detailed):
@@ -187,31 +158,18 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, claud
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, claude: Host) -> None:
-    sandbox = Sandbox.create(tmp_path)
-    trust_project(sandbox)
-    sandbox.install("claude-code")
     # The Agent call itself is transparent, so the parent's ls calls around it form one run.
-    (sandbox.project / ".repeat-guard.toml").write_text('exclude = ["Agent"]\n')
+    sandbox = _installed(tmp_path, 'exclude = ["Agent"]\n')
     agent = Call(
         "Agent", {"description": "sub", "prompt": "SUBTASK: list", "subagent_type": "claude"}
     )
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        done = _results_since_prompt(request)
-        if _is_subagent(request):
-            return (LS_CALL,) if done < 3 else Say("sub done")
-        plan: list[Step] = [(LS_CALL,), (LS_CALL,), (agent,), (LS_CALL,)]
-        return plan[done] if done < len(plan) else Say("done")
-
+    script = with_subagent(LS_CALL, agent, _results_since_prompt, side=True)
     with MessagesStandIn(script) as model:
         run_claude(claude, sandbox, model.url, "list the files", allowed=("Bash(ls)", "Agent"))
     turns = _turns(model)
-    sub = [(_results_since_prompt(r), _contexts(r)) for r in turns if _is_subagent(r)]
-    main = [(_results_since_prompt(r), _contexts(r)) for r in turns if not _is_subagent(r)]
-    gentle = _wrapped(claude, _reminder(3))
+    sub = [(_results_since_prompt(r), _contexts(r)) for r in turns if is_subagent(r)]
+    main = [(_results_since_prompt(r), _contexts(r)) for r in turns if not is_subagent(r)]
+    gentle = _wrapped(claude, LOOP.reminder(3))
     assert sub == [(0, []), (1, []), (2, []), (3, [gentle])]
     # One shared chain would have made the parent's last ls the 6th in a row (detailed).
     assert main[:5] == [(0, []), (1, []), (2, []), (3, []), (4, [gentle])]
@@ -222,16 +180,12 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, claude: Host) -> None:
 
 
 def test_parallel_identical_calls_lose_no_count(tmp_path: Path, claude: Host) -> None:
-    sandbox = Sandbox.create(tmp_path)
-    trust_project(sandbox)
-    sandbox.install("claude-code")
     # The detailed reminder fires only if all six calls were counted.
-    (sandbox.project / ".repeat-guard.toml").write_text("thresholds = [3, 6]\n")
+    sandbox = _installed(tmp_path, "thresholds = [3, 6]\n")
 
     def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
+        if not request.get("tools"):
+            return Say("ok")
         return (LS_CALL, LS_CALL) if _results_since_prompt(request) < 6 else Say("done")
 
     with MessagesStandIn(script) as model:
@@ -241,22 +195,19 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path, claude: Host) ->
     assert seen == [
         (0, []),
         (2, []),
-        (4, [_wrapped(claude, _reminder(3, config))]),
-        (6, [_wrapped(claude, _reminder(6, config))]),
+        (4, [_wrapped(claude, LOOP.reminder(3, config))]),
+        (6, [_wrapped(claude, LOOP.reminder(6, config))]),
     ]
     assert sandbox.log() == ""
 
 
 def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, claude: Host) -> None:
-    sandbox = Sandbox.create(tmp_path)
-    trust_project(sandbox)
-    sandbox.install("claude-code")
+    sandbox = _installed(tmp_path)
     calls_per_prompt = {1: 2, 2: 3}
 
     def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
+        if not request.get("tools"):
+            return Say("ok")
         wanted = calls_per_prompt.get(_prompts(request), 0)
         return (LS_CALL,) if _results_since_prompt(request) < wanted else Say("done")
 
@@ -266,7 +217,7 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, claude: Host) -> 
         )
     assert [r["result"] for r in results] == ["done", "done"]
     seen = [(_prompts(r), _results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle = _wrapped(claude, _reminder(3))
+    gentle = _wrapped(claude, LOOP.reminder(3))
     # Without the reset the second prompt's first call would be the third in a row.
     assert seen == [
         (1, 0, []),
@@ -291,59 +242,39 @@ def _results(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, claude: Host) -> None:
-    sandbox = Sandbox.create(tmp_path)
-    trust_project(sandbox)
-    sandbox.install("claude-code")
-    (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        return (LS_CALL,) if _results_since_prompt(request) < 5 else Say("done")
-
-    with MessagesStandIn(script) as model:
+    sandbox = _installed(tmp_path, "denyAt = 4\n")
+    with MessagesStandIn(looping(LS_CALL, 5, _results_since_prompt, side=True)) as model:
         result = run_claude(claude, sandbox, model.url, "list the files")
     assert result["result"] == "done"
     turns = _turns(model)
     assert [_results_since_prompt(r) for r in turns] == [0, 1, 2, 3, 4, 5]
-    config = GuardConfig(deny_at=4)
-    state = GuardState.initial(config)
-    for _ in range(3):
-        state, _ = reduce(state, ToolCallFinished("a", "Bash", LS))
-    refusal = admit(state, ToolCallFinished("a", "Bash", LS))
-    assert isinstance(refusal, Deny)
     # The first three ran; the fourth never did: its result is the refusal, as an error.
     ran = [(b["is_error"], b["content"]) for r in turns[1:4] for b in _results(r)]
     assert ran == [(False, "(Bash completed with no output)")] * 3
     ((fourth,),) = [_results(turns[4])]
-    assert (fourth["is_error"], fourth["content"]) == (True, _refused(claude, refusal.reason))
+    assert (fourth["is_error"], fourth["content"]) == (True, _refused(claude, LOOP.refusal(4)))
     assert _contexts(turns[4]) == []
     # The refused fourth counted: the fifth, refused too, carries the detailed reminder.
     ((fifth,),) = [_results(turns[5])]
     assert fifth["is_error"] is True
     fifth_reason = "refused: this would be the 5th identical call"
     assert str(fifth["content"]).startswith(_refused(claude, fifth_reason))
-    assert _contexts(turns[5]) == [_wrapped(claude, _reminder(5))]
+    assert _contexts(turns[5]) == [_wrapped(claude, LOOP.reminder(5))]
     assert sandbox.log() == ""
 
 
 def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, claude: Host) -> None:
-    sandbox = Sandbox.create(tmp_path)
-    trust_project(sandbox)
-    sandbox.install("claude-code", "--results")
     # Exits 3 until the build is done: Claude Code reports those calls with PostToolUseFailure,
     # and a failure is progress over a failure only with errorsAreProgress.
     config = 'progress = "result"\nerrorsAreProgress = true\n'
-    (sandbox.project / ".repeat-guard.toml").write_text(config)
+    sandbox = _installed(tmp_path, config, "--results")
     command = "cat progress.txt; grep -qx done progress.txt || exit 3"
     poll = {"command": command, "description": "Read the build's progress"}
     outputs = ["10%", "60%", "done", "done", "done", "done"]
 
     def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
+        if not request.get("tools"):
+            return Say("ok")
         done = _results_since_prompt(request)
         if done == len(outputs):
             return Say("done")
@@ -364,6 +295,6 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, cl
     ]
     # Six identical calls: the output changed twice, so only the fifth (the third since the
     # output last changed) is a loop; without the results it would have been the third.
-    gentle = _wrapped(claude, _reminder(3, arguments=poll))
+    gentle = _wrapped(claude, Repeated("Bash", poll).reminder(3))
     assert seen == [(0, []), (1, []), (2, []), (3, []), (4, []), (5, [gentle]), (6, [])]
     assert sandbox.log() == ""

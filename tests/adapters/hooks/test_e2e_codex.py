@@ -14,29 +14,32 @@ from typing import Any
 
 import pytest
 
-from repeat_guard import GuardConfig, GuardState, Reminder, ToolCallFinished, reduce
+from repeat_guard import GuardConfig
 
-from .agents import REPEAT_GUARD, Host, Sandbox, configure_codex, host_params, run_codex
+from .agents import (
+    Host,
+    Repeated,
+    Sandbox,
+    check_install,
+    configure_codex,
+    host_fixture,
+    looping,
+    run_codex,
+)
 from .standins import Call, ResponsesStandIn, Say, Step
 
 pytestmark = pytest.mark.e2e
 
 LS = Call("exec_command", {"cmd": "ls"})
+# Codex reports its shell calls to hooks as Claude Code's Bash.
+LOOP = Repeated("Bash", {"command": "ls"})
 
-
-@pytest.fixture(params=host_params("codex", "@openai/codex", "codex"))
-def codex(request: pytest.FixtureRequest) -> Host:
-    host: Host = request.param
-    return host
+codex = host_fixture("codex", "@openai/codex", "codex")
 
 
 def _reminder(count: int, config: GuardConfig | None = None) -> str:
-    state = GuardState.initial(config)
-    fired: list[Reminder] = []
-    for _ in range(count):
-        state, reminders = reduce(state, ToolCallFinished("a", "Bash", {"command": "ls"}))
-        fired.extend(reminders)
-    return fired[-1].text
+    # Codex passes the reminder's whole text on, the core's envelope and all.
+    return LOOP.reminder(count, config).text
 
 
 def _since_prompt(request: Mapping[str, Any], *, whole: bool = False) -> list[dict[str, Any]]:
@@ -70,29 +73,24 @@ def _reminders(request: Mapping[str, Any], *, whole: bool = False) -> list[tuple
     return found
 
 
-def _setup(tmp_path: Path, model: ResponsesStandIn) -> Sandbox:
+def _setup(tmp_path: Path, model: ResponsesStandIn, config: str | None = None) -> Sandbox:
     sandbox = Sandbox.create(tmp_path)
     configure_codex(sandbox, model.url)
     sandbox.install("codex")
+    if config is not None:
+        sandbox.configure(config)
     return sandbox
 
 
 def test_install_writes_hooks_json_in_codex_home(tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
     path = sandbox.home / ".codex" / "hooks.json"
-    assert sandbox.install("codex") == f"repeat-guard codex hooks added to {path}\n"
-    hooks = json.loads(path.read_text())["hooks"]
-    assert sorted(hooks) == ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
-    for groups in hooks.values():
-        ((entry,),) = [group["hooks"] for group in groups]
-        assert entry["command"] == f"{REPEAT_GUARD} hook codex"
+    events = ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    check_install(sandbox, "codex", path, events)
 
 
 def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, codex: Host) -> None:
-    def script(request: Mapping[str, Any]) -> Step:
-        return (LS,) if _outputs(request) < 6 else Say("done")
-
-    with ResponsesStandIn(script) as model:
+    with ResponsesStandIn(looping(LS, 6, _outputs)) as model:
         sandbox = _setup(tmp_path, model)
         run_codex(codex, sandbox, "list files")
     requests = model.model_requests()
@@ -107,8 +105,7 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path, codex: Host) -> 
         return (LS, LS) if _outputs(request) < 6 else Say("done")
 
     with ResponsesStandIn(script) as model:
-        sandbox = _setup(tmp_path, model)
-        (sandbox.project / ".repeat-guard.toml").write_text("thresholds = [3, 6]\n")
+        sandbox = _setup(tmp_path, model, "thresholds = [3, 6]\n")
         run_codex(codex, sandbox, "list files")
     config = GuardConfig(thresholds=(3, 6))
     final = model.model_requests()[-1]
@@ -141,10 +138,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, codex: Host) -> None:
         return (LS,) if done < 5 else Say("done")
 
     with ResponsesStandIn(script) as model:
-        sandbox = _setup(tmp_path, model)
-        (sandbox.project / ".repeat-guard.toml").write_text(
-            'exclude = ["spawn_agent", "*wait_agent"]\n'
-        )
+        sandbox = _setup(tmp_path, model, 'exclude = ["spawn_agent", "*wait_agent"]\n')
         run_codex(codex, sandbox, "list files")
     requests = model.model_requests()
     sub = [r for r in requests if is_subagent(r)]
@@ -158,10 +152,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, codex: Host) -> None:
 
 
 def test_a_resumed_session_starts_the_chain_over(tmp_path: Path, codex: Host) -> None:
-    def script(request: Mapping[str, Any]) -> Step:
-        return (LS,) if _outputs(request) < 2 else Say("done")
-
-    with ResponsesStandIn(script) as model:
+    with ResponsesStandIn(looping(LS, 2, _outputs)) as model:
         sandbox = _setup(tmp_path, model)
         run_codex(codex, sandbox, "list files")
         run_codex(codex, sandbox, "resume", "--last", "again, please")
@@ -173,12 +164,8 @@ def test_a_resumed_session_starts_the_chain_over(tmp_path: Path, codex: Host) ->
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, codex: Host) -> None:
-    def script(request: Mapping[str, Any]) -> Step:
-        return (LS,) if _outputs(request) < 5 else Say("done")
-
-    with ResponsesStandIn(script) as model:
-        sandbox = _setup(tmp_path, model)
-        (sandbox.project / ".repeat-guard.toml").write_text("denyAt = 4\n")
+    with ResponsesStandIn(looping(LS, 5, _outputs)) as model:
+        sandbox = _setup(tmp_path, model, "denyAt = 4\n")
         run_codex(codex, sandbox, "list files")
     final = model.model_requests()[-1]
     outputs = [
@@ -218,7 +205,7 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, co
         project.append(sandbox.project)
         configure_codex(sandbox, model.url)
         sandbox.install("codex", "--results")
-        (sandbox.project / ".repeat-guard.toml").write_text('progress = "result"\n')
+        sandbox.configure('progress = "result"\n')
         run_codex(codex, sandbox, "wait for the build")
     final = model.model_requests()[-1]
     read = [str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"]

@@ -22,11 +22,10 @@ from .agents import REPEAT_GUARD, Host, Sandbox, configure_codex, run_claude, ru
 from .agents import trust_project as _trust
 from .standins import MessagesStandIn, ResponsesStandIn, Say, Step
 from .test_e2e_claude_code import (
+    LOOP,
     LS_CALL,
     _contexts,
-    _reminder,
     _results_since_prompt,
-    _side,
     _turns,
     _wrapped,
     claude,
@@ -83,9 +82,8 @@ def test_claude_code_through_the_guard_killed_mid_session(tmp_path: Path, claude
     before_kill: list[int] = []
 
     def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
+        if not request.get("tools"):
+            return Say("ok")
         done = _results_since_prompt(request)
         if done == 2 and not before_kill:
             # Two calls counted through the guard; it dies before the third.
@@ -101,7 +99,7 @@ def test_claude_code_through_the_guard_killed_mid_session(tmp_path: Path, claude
         _stop_guard(sandbox.state)
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle, detailed = _wrapped(claude, _reminder(3)), _wrapped(claude, _reminder(5))
+    gentle, detailed = _wrapped(claude, LOOP.reminder(3)), _wrapped(claude, LOOP.reminder(5))
     # The same reminders at the same calls as without a guard: the kill lost no count.
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     assert before_kill[0] >= 2

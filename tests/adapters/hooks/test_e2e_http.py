@@ -8,21 +8,20 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .agents import Host, Sandbox, run_claude
+from .agents import Host, Sandbox, looping, run_claude
 from .agents import trust_project as _trust
-from .standins import MessagesStandIn, Say, Step
+from .standins import MessagesStandIn
 from .test_e2e_claude_code import (
+    LOOP,
     LS_CALL,
     _contexts,
-    _reminder,
     _results_since_prompt,
-    _side,
     _turns,
     _wrapped,
     claude,
@@ -62,11 +61,7 @@ def _http_settings(sandbox: Sandbox, port: int) -> None:
     (folder / "settings.json").write_text(json.dumps({"hooks": hooks}))
 
 
-def _loop(request: Mapping[str, Any]) -> Step:
-    side = _side(request)
-    if side is not None:
-        return side
-    return (LS_CALL,) if _results_since_prompt(request) < 6 else Say("done")
+_loop = looping(LS_CALL, 6, _results_since_prompt, side=True)
 
 
 def _run(claude: Host, sandbox: Sandbox) -> tuple[dict[str, Any], MessagesStandIn, float]:
@@ -96,7 +91,7 @@ def test_http_hooks_get_the_guards_answer(sandbox: Sandbox, claude: Host) -> Non
     result, model, _ = _run(claude, sandbox)
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle, detailed = _wrapped(claude, _reminder(3)), _wrapped(claude, _reminder(5))
+    gentle, detailed = _wrapped(claude, LOOP.reminder(3)), _wrapped(claude, LOOP.reminder(5))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     assert int(_status(sandbox.state)["calls"]) == 7  # six calls and the prompt
 
@@ -144,7 +139,7 @@ def test_install_http_configures_claude_code_end_to_end(sandbox: Sandbox, claude
         result = run_claude(claude, sandbox, model.url, "list the files")
     assert result["result"] == "done"
     seen = [(_results_since_prompt(r), _contexts(r)) for r in _turns(model)]
-    gentle, detailed = _wrapped(claude, _reminder(3)), _wrapped(claude, _reminder(5))
+    gentle, detailed = _wrapped(claude, LOOP.reminder(3)), _wrapped(claude, LOOP.reminder(5))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     status = _status(sandbox.state)
     assert status["http"] == f"127.0.0.1:{listener['port']}"

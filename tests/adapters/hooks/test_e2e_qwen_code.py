@@ -10,49 +10,40 @@ for its ``PostToolUse``; it halts a run by itself at the fifth identical call in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from repeat_guard import (
-    Deny,
-    GuardConfig,
-    GuardState,
-    Reminder,
-    ToolCallFinished,
-    admit,
-    reduce,
-)
+from repeat_guard import GuardConfig, Reminder
 from repeat_guard_hooks import QWEN_LABEL
 
-from .agents import REPEAT_GUARD, Host, Sandbox, host_params, run_qwen
+from .agents import (
+    Host,
+    Repeated,
+    Sandbox,
+    check_install,
+    host_fixture,
+    installed,
+    is_subagent,
+    looping,
+    run_qwen,
+    texts,
+    with_subagent,
+)
 from .standins import Call, ChatCompletionsStandIn, Say, Step
 
 pytestmark = pytest.mark.e2e
 
+qwen = host_fixture("qwen-code", "@qwen-code/qwen-code", "qwen")
+
 LS = {"command": "ls"}
 LS_CALL = Call("run_shell_command", LS)
+LOOP = Repeated("run_shell_command", LS)
 SUBAGENT = Call(
     "agent", {"description": "sub", "prompt": "SUBTASK: list", "subagent_type": "general-purpose"}
 )
-
-
-@pytest.fixture(params=host_params("qwen-code", "@qwen-code/qwen-code", "qwen"))
-def qwen(request: pytest.FixtureRequest) -> Host:
-    host: Host = request.param
-    return host
-
-
-def _reminder(count: int, config: GuardConfig | None = None) -> Reminder:
-    state = GuardState.initial(config)
-    fired: list[Reminder] = []
-    for _ in range(count):
-        state, reminders = reduce(state, ToolCallFinished("a", "run_shell_command", LS))
-        fired.extend(reminders)
-    return fired[-1]
 
 
 def _labelled(reminder: Reminder) -> str:
@@ -60,16 +51,9 @@ def _labelled(reminder: Reminder) -> str:
     return f"{QWEN_LABEL}{reminder.body}"
 
 
-def _texts(message: Mapping[str, Any]) -> list[str]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [content]
-    return [str(part.get("text", "")) for part in content or [] if isinstance(part, dict)]
-
-
 def _is_prompt(message: Mapping[str, Any]) -> bool:
     # The user's own words: not Qwen Code's context block nor its note that a subagent ended.
-    said = [t for t in _texts(message) if not t.startswith(("<system-reminder>", "<task-"))]
+    said = [t for t in texts(message) if not t.startswith(("<system-reminder>", "<task-"))]
     return message.get("role") == "user" and bool(said)
 
 
@@ -81,7 +65,7 @@ def _since_prompt(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _results(request: Mapping[str, Any]) -> list[str]:
     """The results of the calls since the prompt, as the model reads them."""
-    return ["".join(_texts(m)) for m in _since_prompt(request) if m.get("role") == "tool"]
+    return ["".join(texts(m)) for m in _since_prompt(request) if m.get("role") == "tool"]
 
 
 def _guard_text(result: str) -> list[str]:
@@ -95,66 +79,33 @@ def _seen(request: Mapping[str, Any]) -> tuple[int, list[str]]:
     the model reads for the first time (those after its last answer)."""
     messages: list[Mapping[str, Any]] = request["messages"]
     answered = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
-    new = ["".join(_texts(m)) for m in messages[answered + 1 :] if m.get("role") == "tool"]
+    new = ["".join(texts(m)) for m in messages[answered + 1 :] if m.get("role") == "tool"]
     return len(_results(request)), [said for result in new for said in _guard_text(result)]
-
-
-def _is_subagent(request: Mapping[str, Any]) -> bool:
-    first = next(m for m in request["messages"] if m.get("role") == "user")
-    return any("SUBTASK" in text for text in _texts(first))
 
 
 def _turns(model: ChatCompletionsStandIn) -> list[Mapping[str, Any]]:
     return [r for r in model.model_requests() if r.get("tools")]
 
 
-def _side(request: Mapping[str, Any]) -> Step | None:
-    return None if request.get("tools") else Say("ok")
-
-
-def _setup(tmp_path: Path, config: str | None = None) -> Sandbox:
-    sandbox = Sandbox.create(tmp_path)
-    sandbox.install("qwen-code")
-    if config is not None:
-        (sandbox.project / ".repeat-guard.toml").write_text(config)
-    return sandbox
+def _done(request: Mapping[str, Any]) -> int:
+    return len(_results(request))
 
 
 def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
-    out = sandbox.install("qwen-code")
     path = sandbox.project / ".qwen" / "settings.json"
-    assert out == f"repeat-guard qwen-code hooks added to {path}\n"
-    hooks = json.loads(path.read_text())["hooks"]
-    assert sorted(hooks) == [
-        "PostToolUse",
-        "PostToolUseFailure",
-        "PreToolUse",
-        "SessionEnd",
-        "SubagentStop",
-        "UserPromptSubmit",
-    ]
-    for groups in hooks.values():
-        ((entry,),) = [group["hooks"] for group in groups]
-        assert entry["command"] == f"{REPEAT_GUARD} hook qwen-code"
-    assert sandbox.install("qwen-code") == f"{path}: already as wanted; nothing changed\n"
+    events = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"]
+    check_install(sandbox, "qwen-code", path, [*events, "SubagentStop", "SessionEnd"])
 
 
 def test_a_loop_gets_the_gentle_reminder_before_qwen_code_halts_it(
     tmp_path: Path, qwen: Host
 ) -> None:
-    sandbox = _setup(tmp_path)
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        return (LS_CALL,) if len(_results(request)) < 6 else Say("done")
-
-    with ChatCompletionsStandIn(script) as model:
+    sandbox = installed(tmp_path, "qwen-code")
+    with ChatCompletionsStandIn(looping(LS_CALL, 6, _done, side=True)) as model:
         result = run_qwen(qwen, sandbox, model.url, "list the files")
     seen = [_seen(r) for r in _turns(model)]
-    assert seen == [(0, []), (1, []), (2, []), (3, [_labelled(_reminder(3))]), (4, [])]
+    assert seen == [(0, []), (1, []), (2, []), (3, [_labelled(LOOP.reminder(3))]), (4, [])]
     # Qwen Code's own guard stops the fifth identical call before any hook sees it.
     assert result["is_error"] is True
     assert "consecutive_identical_tool_calls" in result["error"]["message"]
@@ -165,45 +116,27 @@ def test_the_detailed_reminder_reaches_the_model_at_its_threshold(
     tmp_path: Path, qwen: Host
 ) -> None:
     # The default detailed reminder is due at the fifth call, which Qwen Code never runs.
-    sandbox = _setup(tmp_path, "thresholds = [3, 4]\n")
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        return (LS_CALL,) if len(_results(request)) < 4 else Say("done")
-
-    with ChatCompletionsStandIn(script) as model:
+    sandbox = installed(tmp_path, "qwen-code", "thresholds = [3, 4]\n")
+    with ChatCompletionsStandIn(looping(LS_CALL, 4, _done, side=True)) as model:
         result = run_qwen(qwen, sandbox, model.url, "list the files")
     assert result["result"] == "done"
-    config = GuardConfig(thresholds=(3, 4))
-    detailed = _labelled(_reminder(4, config))
+    detailed = _labelled(LOOP.reminder(4, GuardConfig(thresholds=(3, 4))))
     assert "identical arguments" in detailed
     seen = [_seen(r) for r in _turns(model)]
-    assert seen == [(0, []), (1, []), (2, []), (3, [_labelled(_reminder(3))]), (4, [detailed])]
+    gentle = _labelled(LOOP.reminder(3))
+    assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, [detailed])]
     assert sandbox.log() == ""
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, qwen: Host) -> None:
     # The agent call itself is transparent, so the parent's ls calls around it form one run.
-    sandbox = _setup(tmp_path, 'exclude = ["agent"]\n')
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        done = len(_results(request))
-        if _is_subagent(request):
-            return (LS_CALL,) if done < 3 else Say("sub done")
-        plan: list[Step] = [(LS_CALL,), (LS_CALL,), (SUBAGENT,), (LS_CALL,)]
-        return plan[done] if done < len(plan) else Say("done")
-
-    with ChatCompletionsStandIn(script) as model:
+    sandbox = installed(tmp_path, "qwen-code", 'exclude = ["agent"]\n')
+    with ChatCompletionsStandIn(with_subagent(LS_CALL, SUBAGENT, _done, side=True)) as model:
         run_qwen(qwen, sandbox, model.url, "list the files")
     turns = _turns(model)
-    sub = [_seen(r) for r in turns if _is_subagent(r)]
-    main = [_seen(r) for r in turns if not _is_subagent(r)]
-    gentle = _labelled(_reminder(3))
+    sub = [_seen(r) for r in turns if is_subagent(r)]
+    main = [_seen(r) for r in turns if not is_subagent(r)]
+    gentle = _labelled(LOOP.reminder(3))
     assert sub == [(0, []), (1, []), (2, []), (3, [gentle])]
     # One shared chain would have made the parent's last ls the 6th in a row (detailed). The
     # subagent runs in the background: the parent gets a turn of its own when it ends.
@@ -213,15 +146,14 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, qwen: Host) -> None:
 
 
 def test_a_new_prompt_starts_the_chain_over(tmp_path: Path, qwen: Host) -> None:
-    sandbox = _setup(tmp_path)
+    sandbox = installed(tmp_path, "qwen-code")
     calls = {"list the files": 2, "again, please": 3}
 
     def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
+        if not request.get("tools"):
+            return Say("ok")
         prompt = next(m for m in reversed(request["messages"]) if _is_prompt(m))
-        wanted = next((n for text, n in calls.items() if text in "".join(_texts(prompt))), 0)
+        wanted = next((n for text, n in calls.items() if text in "".join(texts(prompt))), 0)
         return (LS_CALL,) if len(_results(request)) < wanted else Say("done")
 
     with ChatCompletionsStandIn(script) as model:
@@ -231,34 +163,21 @@ def test_a_new_prompt_starts_the_chain_over(tmp_path: Path, qwen: Host) -> None:
     turns = _turns(model)
     assert [_seen(r) for r in turns[:first]] == [(0, []), (1, []), (2, [])]
     # Without the reset the second prompt's first call would be the third in a row.
-    gentle = _labelled(_reminder(3))
+    gentle = _labelled(LOOP.reminder(3))
     assert [_seen(r) for r in turns[first:]] == [(0, []), (1, []), (2, []), (3, [gentle])]
     assert sandbox.log() == ""
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, qwen: Host) -> None:
-    sandbox = _setup(tmp_path, "denyAt = 3\n")
-
-    def script(request: Mapping[str, Any]) -> Step:
-        side = _side(request)
-        if side is not None:
-            return side
-        return (LS_CALL,) if len(_results(request)) < 4 else Say("done")
-
-    with ChatCompletionsStandIn(script) as model:
+    sandbox = installed(tmp_path, "qwen-code", "denyAt = 3\n")
+    with ChatCompletionsStandIn(looping(LS_CALL, 4, _done, side=True)) as model:
         result = run_qwen(qwen, sandbox, model.url, "list the files")
     assert result["result"] == "done"
-    config = GuardConfig(deny_at=3)
-    state = GuardState.initial(config)
-    for _ in range(2):
-        state, _ = reduce(state, ToolCallFinished("a", "run_shell_command", LS))
-    refusal = admit(state, ToolCallFinished("a", "run_shell_command", LS))
-    assert isinstance(refusal, Deny)
     results = _results(_turns(model)[-1])
     assert [r.startswith("Command: ls") for r in results[:2]] == [True, True]
     # The third never ran: its result is the refusal, with the reminder due at it; the fourth,
     # refused too, reads the refusal alone.
-    assert results[2] == f"{refusal.reason}\n\n{_labelled(_reminder(3))}"
+    assert results[2] == f"{LOOP.refusal(3)}\n\n{_labelled(LOOP.reminder(3))}"
     assert results[3].startswith("refused: this would be the 4th identical call")
     assert _guard_text(results[3]) == []
     assert sandbox.log() == ""
