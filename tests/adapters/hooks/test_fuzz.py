@@ -263,8 +263,11 @@ def test_any_settings_file_gets_our_entries_and_gives_back_every_byte(
         path.write_bytes(text.encode("utf-8"))
         install(str(path), dialect, command, results=results)
         installed = json.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff"))
+        # A file holding no key gets what the host needs of every one (Cursor's version).
+        defaults = {} if settings_file else dialect.settings_defaults
         assert {key: value for key, value in installed.items() if key != "hooks"} == {
-            key: value for key, value in settings_file.items() if key != "hooks"
+            **defaults,
+            **{key: value for key, value in settings_file.items() if key != "hooks"},
         }
         before = settings_file.get("hooks", {})
         assert isinstance(before, dict)
@@ -274,7 +277,10 @@ def test_any_settings_file_gets_our_entries_and_gives_back_every_byte(
             # Ours last, in the host's shape: a matcher group or a flat entry (Crush).
             assert groups[-1] == dialect.entry(event, dialect.events[event], command)
         uninstall(str(path), dialect)
-        assert path.read_bytes() == text.encode("utf-8")  # never removed, nor changed
+        if defaults:  # they stay, as the empty object would
+            assert json.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff")) == defaults
+        else:
+            assert path.read_bytes() == text.encode("utf-8")  # never removed, nor changed
 
 
 @fuzz_settings(EXAMPLES)

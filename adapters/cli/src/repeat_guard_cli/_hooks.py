@@ -47,9 +47,11 @@ config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd 
   (stopping at the directory holding .git), else the defaults; keys as in check-config.
 
 exit status: 0, also when anything goes wrong inside (the agent proceeds; one line saying why
-  goes to <state>.log, never the call's arguments); 1 for an invalid configuration, whose
-  message on stderr names the file and the key, or an invalid command line (never 2, which
-  Claude Code takes for "block the call").
+  goes to <state>.log, never the call's arguments); the host's non-blocking error status for
+  an invalid configuration, whose message on stderr names the file and the key, or an invalid
+  command line: 1 (never 2, which Claude Code takes for "block the call"), 0 for copilot (which
+  denies a call on any other); 2 for a call refused under a hard limit by kiro, which reads a
+  refusal from the exit status (the reason on stderr).
 """
 
 _INSTALL_EPILOG = """\

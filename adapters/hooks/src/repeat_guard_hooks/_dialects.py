@@ -66,10 +66,13 @@ __all__ = [
     "CODEX",
     "COPILOT",
     "CRUSH",
+    "CURSOR",
     "DIALECTS",
     "EXIT_BAD_CONFIG",
     "GEMINI",
+    "GOOSE",
     "HOOK_TIMEOUT_SECONDS",
+    "KIRO",
     "QWEN_CODE",
     "QWEN_LABEL",
     "SECRET_HEADER",
@@ -86,6 +89,7 @@ __all__ = [
     "SettingsFile",
     "Unused",
     "agent_key",
+    "block_answer",
     "cancel_answer",
     "carries",
     "command_group",
@@ -98,8 +102,12 @@ __all__ = [
     "labelled_answer",
     "millisecond_group",
     "parse_hook_input",
+    "permission_answer",
+    "refusal",
+    "reminder_text",
     "render_answer",
     "start_group",
+    "unmatched_group",
 ]
 
 Role = Literal["call", "after", "result", "failure", "prompt", "subagent-end", "session-end"]
@@ -121,7 +129,8 @@ _SESSION_END_TIMEOUT = 3
 
 Answer = Callable[[str, str | None, str | None], object]
 """How a host reads an answer: ``(hook event, reminder text or None, deny reason or None)`` to
-the JSON value written on stdout."""
+the JSON value written on stdout, or ``None``: nothing is written (a host with no channel for
+what there is to say)."""
 
 
 class SettingsFile(NamedTuple):
@@ -169,6 +178,13 @@ class Dialect(NamedTuple):
     ``failed_field`` and ``failed_values``: for a host that reports a failed call's result
     with the ``result`` event, where its input says how the call ended and which values there
     mean it failed (the result is then ``failed``); a ``failure`` event always is.
+    ``event_tools``: event -> the tool's name, for a host whose event is one tool and whose
+    input names none (Cursor's ``beforeShellExecution``); other events read ``tool_field``.
+    ``settings_defaults``: the keys ``install`` writes into a settings file that holds none (a
+    new one), beside ``hooks`` (Cursor's ``"version": 1``); ``uninstall`` leaves them.
+    ``deny_status``: for a host that reads a refusal from the exit status rather than stdout
+    (Kiro CLI: 2), that status; the refusal, with the reminders due, goes to stderr. 0: a
+    refusal is written on stdout like any answer.
     """
 
     name: str
@@ -194,6 +210,9 @@ class Dialect(NamedTuple):
     hook_files: Mapping[str, str] = {}
     failed_field: str = ""
     failed_values: frozenset[object] = frozenset()
+    event_tools: Mapping[str, str] = {}
+    settings_defaults: Mapping[str, object] = {}
+    deny_status: int = 0
 
 
 class AgentEvent(NamedTuple):
@@ -380,6 +399,12 @@ COPILOT = CLAUDE_CODE._replace(
 )
 
 
+def refusal(denied: str, context: str | None) -> str:
+    """A refusal's reason with the reminders due at it after a blank line: a host that refuses
+    a call runs nothing after it, so the reason is the only text of the call the model reads."""
+    return denied if context is None else f"{denied}\n\n{context}"
+
+
 def decision_answer(hook_event: str, context: str | None, denied: str | None) -> object:
     """Gemini CLI's answer: a refusal is ``decision: "deny"`` with its ``reason`` (the model
     reads it as the call's error, and the reminders with it: no event follows a refused
@@ -388,7 +413,7 @@ def decision_answer(hook_event: str, context: str | None, denied: str | None) ->
     if denied is not None:
         return {
             "decision": "deny",
-            "reason": denied if context is None else f"{denied}\n\n{context}",
+            "reason": refusal(denied, context),
         }
     return hook_specific_output(hook_event, context, None)
 
@@ -441,7 +466,7 @@ def labelled_answer(hook_event: str, context: str | None, denied: str | None) ->
     no event follows a refused call)."""
     labelled = None if context is None else f"{QWEN_LABEL}{context}"
     if denied is not None and labelled is not None:
-        return hook_specific_output(hook_event, None, f"{denied}\n\n{labelled}")
+        return hook_specific_output(hook_event, None, refusal(denied, labelled))
     return hook_specific_output(hook_event, labelled, denied)
 
 
@@ -479,7 +504,7 @@ def cancel_answer(hook_event: str, context: str | None, denied: str | None) -> o
     if denied is not None:
         return {
             "cancel": True,
-            "errorMessage": denied if context is None else f"{denied}\n\n{context}",
+            "errorMessage": refusal(denied, context),
         }
     return {"context": context}
 
@@ -532,7 +557,7 @@ def context_answer(hook_event: str, context: str | None, denied: str | None) -> 
     if denied is not None:
         return {
             "decision": "deny",
-            "reason": denied if context is None else f"{denied}\n\n{context}",
+            "reason": refusal(denied, context),
         }
     return {"context": context}
 
@@ -570,9 +595,143 @@ CRUSH = Dialect(
     event_field="event",
 )
 
+
+def permission_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Cursor's answer: a refusal is ``permission: "deny"`` with the message for the agent
+    (the reminders due with it) and for the user, under both spellings Cursor has documented
+    (``agent_message``, and ``agentMessage`` in its published types). Nothing otherwise: no
+    field of an allowed call's answer is documented to reach the model, and ``"allow"`` would
+    skip Cursor's own approval."""
+    if denied is None:
+        return None
+    text = refusal(denied, context)
+    return {
+        "permission": "deny",
+        "agent_message": text,
+        "agentMessage": text,
+        "user_message": denied,
+        "userMessage": denied,
+    }
+
+
+# Cursor, from its documented hook schema (cursor.com/docs/agent/hooks, as the typed mirror
+# cursor-hooks 1.1.6 gives it), not run against the binary: Cursor ships no package this
+# project can install. Its shell, MCP and file-read events each stand for one tool and the
+# first and last name none, so the row names them (``event_tools``); a conversation is
+# ``conversation_id``; ``beforeSubmitPrompt`` carries the user's prompt. Calls made inside a
+# subagent carry nothing of the subagent's own, so they count in the conversation's chain. No
+# documented field of an allowed call's answer reaches the model: the guard can only refuse
+# (``denyAt``), and the model reads the reminders with the refusal. ``hooks.json`` must say
+# ``"version": 1``.
+CURSOR = Dialect(
+    name="cursor",
+    events={
+        "beforeShellExecution": "call",
+        "beforeMCPExecution": "call",
+        "beforeReadFile": "call",
+        "beforeSubmitPrompt": "prompt",
+    },
+    answer=permission_answer,
+    wraps_context=False,
+    settings=(
+        SettingsFile("project", "cwd", ".cursor", "hooks.json"),
+        SettingsFile("user", "home", ".cursor", "hooks.json"),
+    ),
+    entry=flat_entry,
+    event_tools={"beforeShellExecution": "Shell", "beforeReadFile": "Read"},
+    session_field="conversation_id",
+    arguments_field="tool_input|command|file_path",
+    settings_defaults={"version": 1},
+)
+
+
+def block_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """goose's answer: a refusal is ``decision: "block"`` with its ``reason`` (the reminders due
+    with it), which goose hands the model as the call's error; nothing otherwise, since stdout
+    is goose's decision channel alone and no field carries text to the model."""
+    if denied is None:
+        return None
+    return {"decision": "block", "reason": refusal(denied, context)}
+
+
+def unmatched_group(event: str, role: Role, command: str) -> dict[str, object]:
+    """goose's settings entry: a group with no matcher (every tool; goose's matcher is a regular
+    expression, and ``*`` is none) holding our command hook."""
+    return start_group(command)
+
+
+# goose (block/goose, crates/goose/src/hooks/mod.rs and plugins/discovery.rs, read in their
+# source), not run against the binary: hooks are a plugin's ``hooks/hooks.json``, and a plugin
+# is a folder of ``.agents/plugins`` in the project or of goose's plugins folder; the input
+# names its event in ``event``, with ``session_id``, ``tool_name``, ``tool_input`` and
+# ``working_dir``; ``UserPromptSubmit`` carries the prompt. stdout is the decision channel
+# alone (``{"decision": "block", "reason": ...}``; anything else is no decision, and goose lets
+# the call run): no text reaches the model on an allowed call, so the guard can only refuse.
+# A hook exiting 1 makes no decision, and the call runs.
+GOOSE = Dialect(
+    name="goose",
+    events={"PreToolUse": "call", "UserPromptSubmit": "prompt", "SessionEnd": "session-end"},
+    answer=block_answer,
+    wraps_context=False,
+    settings=(
+        SettingsFile(
+            "project",
+            "cwd",
+            os.path.join(".agents", "plugins", "repeat-guard", "hooks"),
+            "hooks.json",
+        ),
+        SettingsFile(
+            "user",
+            "home",
+            os.path.join(".agents", "plugins", "repeat-guard", "hooks"),
+            "hooks.json",
+            note="goose's plugins folder, by default",
+        ),
+    ),
+    entry=unmatched_group,
+    event_field="event",
+    cwd_field="working_dir",
+)
+
+
+def _no_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    # Kiro CLI reads a refusal from the exit status (``Dialect.deny_status``) and nothing else.
+    return None
+
+
+# Kiro CLI, from its documented schema (kiro.dev/docs/cli/hooks), not run against the binary:
+# Kiro ships no package this project can install. Its input holds ``hook_event_name``
+# (``preToolUse``, ``userPromptSubmit``), ``cwd``, ``tool_name`` and ``tool_input``, and no
+# session: the working directory stands for one, so Kiro sessions in one folder share a chain.
+# Exit 2 refuses the call and hands stderr to the model; a preToolUse hook's stdout is not
+# documented to reach it, so the guard can only refuse. Hooks live in an agent's configuration
+# (``.kiro/agents/<agent>.json``, ``hooks``) or, since Kiro CLI 3, in ``.kiro/hooks/*.json``:
+# install writes neither, the hooks README gives the entry.
+KIRO = Dialect(
+    name="kiro",
+    events={"preToolUse": "call", "userPromptSubmit": "prompt"},
+    answer=_no_answer,
+    wraps_context=False,
+    settings=(),
+    entry=flat_entry,
+    session_field="session_id|cwd",
+    deny_status=2,
+)
+
 DIALECTS: Mapping[str, Dialect] = {
     dialect.name: dialect
-    for dialect in (CLAUDE_CODE, CODEX, COPILOT, GEMINI, QWEN_CODE, CLINE, CRUSH)
+    for dialect in (
+        CLAUDE_CODE,
+        CODEX,
+        COPILOT,
+        GEMINI,
+        QWEN_CODE,
+        CLINE,
+        CRUSH,
+        CURSOR,
+        GOOSE,
+        KIRO,
+    )
 }
 """Every host the hook speaks to, by the name ``hook``, ``install`` and ``uninstall`` take."""
 
@@ -741,7 +900,7 @@ def _tool_event(
 ) -> AgentEvent | str:
     # A call about to run, or the result of one that ran.
     session, agent = where
-    tool = _field(payload, dialect.tool_field)
+    tool = dialect.event_tools.get(hook_event) or _field(payload, dialect.tool_field)
     if not isinstance(tool, str):
         return f"{hook_event}: {dialect.tool_field} is missing or not a string"
     arguments = _field(payload, dialect.arguments_field)
@@ -784,10 +943,17 @@ def render_answer(
     event is neither a call nor a call's ``after``, the only ones answered)."""
     if dialect.events.get(hook_event) not in _ANSWERED or (not reminders and denied is None):
         return b""
-    texts = [r.body if dialect.wraps_context else r.text for r in reminders]
-    context = "\n\n".join(texts) if texts else None
-    answer = dialect.answer(hook_event, context, denied)
+    answer = dialect.answer(hook_event, reminder_text(dialect, reminders), denied)
+    if answer is None:
+        return b""
     return json.dumps(answer, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def reminder_text(dialect: Dialect, reminders: Sequence[Reminder]) -> str | None:
+    """The reminders as ``dialect`` gets them (bodies for a host that wraps them in an envelope
+    of its own, else whole texts), a blank line apart; ``None`` for none."""
+    texts = [r.body if dialect.wraps_context else r.text for r in reminders]
+    return "\n\n".join(texts) if texts else None
 
 
 _ANSWERED: frozenset[Role | None] = frozenset({"call", "after"})

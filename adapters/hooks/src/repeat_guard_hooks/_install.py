@@ -21,7 +21,9 @@ back): its indent, line endings, escapes, numbers, key order, a byte-order mark 
 ends in a newline; what we add is written in the file's own layout. So ``uninstall`` after
 ``install`` gives back the original bytes, but for an empty ``hooks`` table or event list the
 install filled, which goes with our entries (it cannot be told from one install created), and
-a file that was absent or empty, which stays as ``{}``.
+a file that was absent or empty, which stays as ``{}`` (with the keys a host needs of every
+settings file, ``Dialect.settings_defaults``, which ``install`` writes into a file holding no
+key: Cursor's ``{"version": 1}``).
 
 Writes go through ``repeat_guard_files.write_atomically`` (a temporary file in the same
 directory, flushed to disk, then renamed over the file), keep the file's mode, and go through a
@@ -362,6 +364,8 @@ def plan_install(
         groups = table.get(event, [])
         assert isinstance(groups, list)  # checked by _hooks_table
         table[event] = [*_without_ours(groups, dialect), ours]
+    if not settings:  # a new file: what the host needs of every settings file (Cursor's version)
+        settings.update(dialect.settings_defaults)
     settings["hooks"] = table
     return _change(path, before, original, settings)
 

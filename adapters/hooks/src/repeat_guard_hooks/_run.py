@@ -21,7 +21,7 @@ import os
 import sqlite3
 import stat
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned
 from repeat_guard_hookcall import resolve_state
@@ -34,6 +34,8 @@ from ._dialects import (
     SessionEnded,
     carries,
     hook_input_or_reason,
+    refusal,
+    reminder_text,
     render_answer,
 )
 from ._store import (
@@ -48,6 +50,11 @@ from ._store import (
     make_private_folders,
     set_aside,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from repeat_guard import Reminder
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -115,12 +122,22 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
             log_reason(
                 options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now
             )
-        answer = render_answer(options.dialect, hook_event, result.reminders, result.denied)
-        return HookOutcome(0, answer)
+        return _answer(options.dialect, hook_event, result.reminders, result.denied)
     except (sqlite3.Error, OSError) as error:
         return _fail_open(options, hook_event, _store_reason(error), now)
     except Exception as error:
         return _fail_open(options, hook_event, f"internal error: {_where(error)}", now)
+
+
+def _answer(
+    dialect: Dialect, hook_event: str, reminders: Sequence[Reminder], denied: str | None
+) -> HookOutcome:
+    # What the hook writes: the host's answer on stdout, or for a host that reads a refusal
+    # from the exit status (``Dialect.deny_status``), that status with the refusal on stderr.
+    if denied is not None and dialect.deny_status:
+        text = refusal(denied, reminder_text(dialect, reminders))
+        return HookOutcome(dialect.deny_status, b"", f"{text}\n")
+    return HookOutcome(0, render_answer(dialect, hook_event, reminders, denied))
 
 
 def _ignores(config: GuardConfig, event: Event) -> bool:
