@@ -69,7 +69,8 @@ class _Session:
             "gitBranch": "main",
         }
         self.parent = ident
-        self.lines.append(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+        self.lines.append(line.encode() + b"\n")
 
     def prompt(self, turn: str) -> None:
         content = " ".join(self.rng.choices(_WORDS, k=self.rng.randrange(10, 80)))

@@ -22,6 +22,7 @@ from repeat_guard_transcripts import (
     bounded_lines,
     collector_paused,
     open_regular,
+    read_items,
     sniff_stream,
 )
 
@@ -56,7 +57,8 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
         fmt, lines = sniffed
         try:
             with collector_paused():
-                items = READERS[fmt].read(bounded_lines(lines), job.path)
+                results = settings.config.reads_results  # else nobody reads one
+                items = read_items(READERS[fmt], bounded_lines(lines), job.path, results)
                 return fold_file(job.path, fmt, items, status.st_size, settings)
         except Exception as error:  # a reader's bug must not end the audit of other files
             return _unreadable(job, f"internal error: {type(error).__name__}: {error}")

@@ -53,7 +53,16 @@ from ._items import (
 from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
 from ._mini_swe_agent import MiniSweAgentReader
 from ._openhands import OpenHandsReader
-from ._registry import HEAD_BYTES, Annotating, Reader, readers, register, sniff_head
+from ._registry import (
+    HEAD_BYTES,
+    Annotating,
+    Reader,
+    ResultsOptional,
+    read_items,
+    readers,
+    register,
+    sniff_head,
+)
 from ._replay import FileSummary, Fired, Outcome, SessionSummary, Step, Stepped, replay, steps
 from ._swe_agent import SweAgentReader
 from ._tallies import CHUNK_STEPS, SessionTallies
@@ -97,6 +106,7 @@ __all__ = [
     "Outcome",
     "Reader",
     "Recorded",
+    "ResultsOptional",
     "SessionSeen",
     "SessionSummary",
     "SessionTallies",
@@ -117,6 +127,7 @@ __all__ = [
     "open_regular",
     "open_transcript",
     "printable",
+    "read_items",
     "reminder_notification",
     "replay",
     "sniff_format",

@@ -12,15 +12,17 @@ Agents: the session's main agent is ``<sessionId>``; a subagent (``isSidechain``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from typing import Final
+from typing import Any, Final, cast
+
+import msgspec
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
-from ._reading import object_items, string
+from ._lines import typed_lines
 from ._registry import head_objects
 
 __all__ = ["DENIAL_MARKERS", "ClaudeCodeReader"]
@@ -51,21 +53,138 @@ def _text(value: object) -> str:
     return ""
 
 
-def _is_denial(block: Mapping[str, object], record: Mapping[str, object]) -> bool:
+# What the reader reads of a line, as msgspec decodes it: the fields named here (each of any JSON
+# type, as the reader checks each), nothing of the others. A tool result's ``content`` and a
+# record's ``toolUseResult`` (most of a session's bytes) stay raw bytes until a denial or a
+# result that is wanted asks for them.
+_RAW_NULL: Final = msgspec.Raw(b"null")
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: Any = None
+    tool_use_id: Any = None
+    is_error: Any = None
+    content: msgspec.Raw = _RAW_NULL
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: Any = None
+    output_tokens: Any = None
+    cache_creation_input_tokens: Any = None
+    cache_read_input_tokens: Any = None
+
+
+class _Message(msgspec.Struct):
+    id: Any = None
+    content: list[_Block | None] | str | None = None
+    usage: _Usage | None = None
+
+
+class _Record(msgspec.Struct):
+    type: Any = None
+    session: Any = msgspec.field(default=None, name="sessionId")
+    sidechain: Any = msgspec.field(default=None, name="isSidechain")
+    agent: Any = msgspec.field(default=None, name="agentId")
+    turn: Any = msgspec.field(default=None, name="promptId")
+    timestamp: Any = None
+    cwd: Any = None
+    meta: Any = msgspec.field(default=None, name="isMeta")
+    summary: Any = msgspec.field(default=None, name="isCompactSummary")
+    message: _Message | None = None
+    tool_result: msgspec.Raw = msgspec.field(default=_RAW_NULL, name="toolUseResult")
+
+
+_decode_record = msgspec.json.Decoder(_Record).decode
+_decode_raw = msgspec.json.Decoder().decode
+
+
+def _value(held: object) -> object:
+    """A raw field's value: decoded from its bytes, or the value itself where a line the typed
+    decoder refused was decoded whole (``_convert``)."""
+    return _decode_raw(held) if type(held) is msgspec.Raw else held
+
+
+def _raw(value: object) -> msgspec.Raw:
+    # A line decoded whole keeps its values in the raw fields; ``_value`` tells them apart.
+    return cast(msgspec.Raw, value)
+
+
+def _convert(value: object) -> _Record | str:
+    """The record of a line the typed decoder refused but the standard library took: what the
+    reader reads of it the same way (a field of another type than declared reads as absent,
+    as the reader would read it)."""
+    if not isinstance(value, dict):
+        return "expected a JSON object"
+    message = value.get("message")
+    return _Record(
+        value.get("type"),
+        value.get("sessionId"),
+        value.get("isSidechain"),
+        value.get("agentId"),
+        value.get("promptId"),
+        value.get("timestamp"),
+        value.get("cwd"),
+        value.get("isMeta"),
+        value.get("isCompactSummary"),
+        _convert_message(message) if isinstance(message, dict) else None,
+        _raw(value.get("toolUseResult")),
+    )
+
+
+def _convert_message(message: dict[str, object]) -> _Message:
+    content, usage = message.get("content"), message.get("usage")
+    blocks = (
+        [_convert_block(block) if isinstance(block, dict) else None for block in content]
+        if isinstance(content, list)
+        else None
+    )
+    return _Message(
+        message.get("id"),
+        blocks,
+        _Usage(*(usage.get(key) for key in _USAGE_KEYS)) if isinstance(usage, dict) else None,
+    )
+
+
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+def _convert_block(block: dict[str, object]) -> _Block:
+    get = block.get
+    return _Block(
+        get("type"),
+        get("id"),
+        get("name"),
+        get("input"),
+        get("tool_use_id"),
+        get("is_error"),
+        _raw(get("content")),
+    )
+
+
+def _is_denial(block: _Block, record: _Record) -> bool:
     """Whether an error result (``is_error``, checked by the caller) says it was refused."""
-    said = _text(block.get("content")) + " " + _text(record.get("toolUseResult"))
+    said = _text(_value(block.content)) + " " + _text(_value(record.tool_result))
     return any(marker in said for marker in DENIAL_MARKERS)
 
 
-_INPUT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-
-
-def _input_tokens(usage: Mapping[str, object]) -> int | None:
+def _input_tokens(usage: _Usage) -> int | None:
     """A response's input tokens: the new ones and those written to and read from the cache
     (the API counts them apart); ``None`` when none of the three is an integer."""
-    counts = [usage.get(key) for key in _INPUT_KEYS]
+    counts = (usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens)
     known = [count for count in counts if type(count) is int]
     return sum(known) if known else None
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if type(value) is str else None
 
 
 class _ClaudeFile:
@@ -75,8 +194,9 @@ class _ClaudeFile:
     layer: a line of a Claude Code transcript is small, and a generator per layer per line
     cost more than parsing the line."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, results: bool = True) -> None:
         self.file = file
+        self.results = results
         self.line = 0
         self.sessions: set[str] = set()
         # By session and id: a session copied into another (the same ids) counts in each.
@@ -87,43 +207,52 @@ class _ClaudeFile:
         self.charged: dict[str, str] = {}
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        return chain(object_items(lines, self.file, self._record), self.calls.drop_all())
+        return chain(self._items(lines), self.calls.drop_all())
 
-    def _record(self, line: int, record: Mapping[str, object]) -> list[Item]:
+    def _items(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        for decoded in typed_lines(lines, self.file, _decode_record, _convert):
+            if isinstance(decoded, Diagnostic):
+                yield decoded
+                continue
+            items = self._record(*decoded)
+            if items:
+                yield from items
+
+    def _record(self, line: int, record: _Record) -> list[Item]:
         self.line = line
-        session = record.get("sessionId")
-        if not isinstance(session, str):
+        session = record.session
+        if type(session) is not str:
             return []
         items: list[Item] = []
         if session not in self.sessions:
             self.sessions.add(session)
             items.append(SessionSeen(Location(self.file, self.line, session)))
-        message = record.get("message")
-        if isinstance(message, dict):
-            kind = record.get("type")
-            content = message.get("content")
-            if kind == "assistant" and isinstance(content, list):
+        message = record.message
+        if message is not None:
+            kind = record.type
+            content = message.content
+            if kind == "assistant" and type(content) is list:
                 self._assistant(items, record, session, message, content)
             elif kind == "user":
                 self._user(items, record, session, content)
         return items
 
-    def _agent(self, record: Mapping[str, object], session: str) -> str:
-        if record.get("isSidechain") is True:
-            return f"{session}/{string(record, 'agentId') or 'sidechain'}"
+    def _agent(self, record: _Record, session: str) -> str:
+        if record.sidechain is True:
+            return f"{session}/{_text_or_none(record.agent) or 'sidechain'}"
         return session
 
     def _assistant(
         self,
         items: list[Item],
-        record: Mapping[str, object],
+        record: _Record,
         session: str,
-        message: Mapping[str, object],
-        content: list[object],
+        message: _Message,
+        content: list[_Block | None],
     ) -> None:
-        usage = message.get("usage")
-        if isinstance(usage, dict):
-            tokens = usage.get("output_tokens")
+        usage = message.usage
+        if usage is not None:
+            tokens = usage.output_tokens
             # Values come from JSON, so ``type(...) is`` is ``isinstance`` without the bool
             # that is an int; here, once per record, each check inline rather than a call.
             tokens = tokens if type(tokens) is int else None
@@ -131,81 +260,58 @@ class _ClaudeFile:
         else:
             tokens = input_tokens = None
         where = Location(self.file, self.line, session)
-        agent = self._agent(record, session) if record.get("isSidechain") is True else session
-        message_id = message.get("id")
+        agent = self._agent(record, session) if record.sidechain is True else session
+        message_id = message.id
         if type(message_id) is not str:
             message_id = None
         elif self.charged.get(agent) == message_id:
             tokens = input_tokens = None
-        turn, timestamp, project = (
-            record.get("promptId"),
-            record.get("timestamp"),
-            record.get("cwd"),
-        )
-        turn = turn if type(turn) is str else None
-        timestamp = timestamp if type(timestamp) is str else None
-        project = project if type(project) is str else None
+        turn = _text_or_none(record.turn)
+        timestamp = _text_or_none(record.timestamp)
+        project = _text_or_none(record.cwd)
         for block in content:
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
+            if block is None or block.type != "tool_use":
                 continue
-            ident, name = block.get("id"), block.get("name")
-            if not isinstance(ident, str) or not isinstance(name, str):
+            ident, name = block.id, block.name
+            if type(ident) is not str or type(name) is not str:
                 items.append(
                     Diagnostic(self.file, self.line, "tool_use without a string id and name")
                 )
                 continue
             call = _open_call(
                 OpenCall,
-                (
-                    where,
-                    agent,
-                    name,
-                    block.get("input"),
-                    turn,
-                    tokens,
-                    timestamp,
-                    project,
-                    input_tokens,
-                ),
+                (where, agent, name, block.input, turn, tokens, timestamp, project, input_tokens),
             )
             if message_id is not None and (tokens, input_tokens) != (None, None):
                 self.charged[agent] = message_id
             tokens = input_tokens = None  # the step's tokens go with its first call
             items += self.calls.add((session, ident), call)
 
-    def _user(
-        self, items: list[Item], record: Mapping[str, object], session: str, content: object
-    ) -> None:
+    def _user(self, items: list[Item], record: _Record, session: str, content: object) -> None:
         results = (
-            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-            if isinstance(content, list)
+            [b for b in content if b is not None and b.type == "tool_result"]
+            if type(content) is list
             else []
         )
         if results:
             for block in results:
                 self._result(items, record, session, block)
-        elif not (record.get("isMeta") is True or record.get("isCompactSummary") is True):
+        elif not (record.meta is True or record.summary is True):
             agent = self._agent(record, session)
             items += self.calls.drop_agent(agent)
             items.append(
                 Located(
                     Location(self.file, self.line, session),
                     PromptSubmitted(agent),
-                    turn=string(record, "promptId"),
-                    timestamp=string(record, "timestamp"),
-                    project=string(record, "cwd"),
+                    turn=_text_or_none(record.turn),
+                    timestamp=_text_or_none(record.timestamp),
+                    project=_text_or_none(record.cwd),
                 )
             )
 
-    def _result(
-        self,
-        items: list[Item],
-        record: Mapping[str, object],
-        session: str,
-        block: Mapping[str, object],
-    ) -> None:
-        ident = block.get("tool_use_id")
-        if not isinstance(ident, str):
+    def _result(self, items: list[Item], record: _Record, session: str, block: _Block) -> None:
+        ident = block.tool_use_id
+        if type(ident) is not str:
             items.append(
                 Diagnostic(self.file, self.line, "tool_result without a string tool_use_id")
             )
@@ -215,14 +321,15 @@ class _ClaudeFile:
         if call is None:
             return
         _, agent, tool, arguments, turn, tokens, called_at, project, input_tokens = call
-        denied = block.get("is_error") is True and _is_denial(block, record)
+        denied = block.is_error is True and _is_denial(block, record)
         # The call counts when its result comes, so it is dated by the result's line, or by
         # its own line when the result's has no timestamp.
-        timestamp = record.get("timestamp")
+        timestamp = record.timestamp
+        result = _value(block.content) if self.results else None
         items.append(
             Located(
                 Location(self.file, self.line, session),
-                ToolCallFinished(agent, tool, arguments, denied, block.get("content")),
+                ToolCallFinished(agent, tool, arguments, denied, result),
                 turn,
                 tokens,
                 timestamp if type(timestamp) is str else called_at,
@@ -253,3 +360,8 @@ class ClaudeCodeReader:
     def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
         """Yield the items of one transcript's lines; never raises for bad input."""
         return _ClaudeFile(file).read(lines)
+
+    def read_without_results(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """``read``, every call's result left out (``None``): a tool's output is not decoded
+        unless it is an error (which may say the call was refused)."""
+        return _ClaudeFile(file, results=False).read(lines)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from json.scanner import make_scanner
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
+import msgspec
 import orjson
 
 from repeat_guard import parse_error_reason
@@ -28,6 +29,7 @@ __all__ = [
     "decode_json",
     "json_lines",
     "scan_json",
+    "typed_lines",
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -142,6 +144,58 @@ def _slow_line(raw: bytes, number: int, file: str) -> tuple[int, object] | Diagn
     if isinstance(decoded, JsonValue):
         return number, decoded.value
     return Diagnostic(file, number, decoded)
+
+
+def _decoded(raw: bytes, number: int, file: str) -> tuple[int, object] | Diagnostic | None:
+    """What ``json_lines`` yields for one line (``None`` for a blank line)."""
+    if len(raw) > MAX_LINE_BYTES:
+        return Diagnostic(file, number, _too_long(len(raw), MAX_LINE_BYTES))
+    try:
+        return number, orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _slow_line(raw, number, file)
+
+
+_Typed = TypeVar("_Typed")
+
+_REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def typed_lines(
+    lines: Iterable[bytes],
+    file: str,
+    decode: Callable[[bytes], _Typed],
+    convert: Callable[[object], _Typed | str],
+) -> Iterator[tuple[int, _Typed] | Diagnostic]:
+    """``json_lines`` for a reader that declares what it reads of a line: ``decode`` is a
+    ``msgspec.json.Decoder`` of ``msgspec.Struct`` types, which validates the whole line but
+    builds no Python object for a field its types do not declare (most of a transcript's
+    bytes: tool outputs, file contents, thinking). Yields ``(line number, typed value)`` or a
+    ``Diagnostic``, the same lines and diagnostics as ``json_lines``.
+
+    A line ``decode`` refuses (not JSON, or JSON of other types than declared, or nested past
+    its depth) goes the way ``json_lines`` takes it, and its value is given to ``convert``,
+    which returns the typed value the reader reads the same way, or a message (a value that
+    is not an object). msgspec checks no UTF-8 in what it skips, so a line with bytes other
+    than ASCII is checked here first; it accepts nothing else the standard library refuses."""
+    for number, raw in enumerate(lines, start=1):
+        if len(raw) <= MAX_LINE_BYTES:
+            try:
+                if not raw.isascii():
+                    raw.decode()
+                fast = decode(raw)
+            except _REFUSED:
+                pass
+            else:
+                yield number, fast
+                continue
+        decoded = _decoded(raw, number, file)
+        if decoded is None or isinstance(decoded, Diagnostic):
+            if decoded is not None:
+                yield decoded
+            continue
+        typed = convert(decoded[1])
+        yield Diagnostic(file, number, typed) if isinstance(typed, str) else (number, typed)
 
 
 def json_lines(lines: Iterable[bytes], file: str) -> Iterator[tuple[int, object] | Diagnostic]:

@@ -15,7 +15,9 @@ __all__ = [
     "HEAD_BYTES",
     "Annotating",
     "Reader",
+    "ResultsOptional",
     "head_objects",
+    "read_items",
     "readers",
     "register",
     "sniff_head",
@@ -59,6 +61,24 @@ class Annotating(Protocol):
     def reminder_line(self, line: bytes, session: str, reminder: Reminder) -> bytes:
         """The line to insert after ``line``, where ``reminder`` fired in ``session``."""
         ...
+
+
+@runtime_checkable
+class ResultsOptional(Protocol):
+    """A reader that can leave every call's result out, and then decodes no tool's output it
+    does not need: for a consumer whose config reads no results (``reads_results``)."""
+
+    def read_without_results(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """``read``, each ``ToolCallFinished`` with ``result`` ``None``."""
+        ...
+
+
+def read_items(reader: Reader, lines: Iterable[bytes], file: str, results: bool) -> Iterator[Item]:
+    """``reader.read(lines, file)``, or, when ``results`` is false, the calls' results left out
+    (``None``) by a reader that can leave them out, which may then read faster."""
+    if not results and isinstance(reader, ResultsOptional):
+        return reader.read_without_results(lines, file)
+    return reader.read(lines, file)
 
 
 @functools.lru_cache(maxsize=1)
