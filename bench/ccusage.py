@@ -4,9 +4,10 @@ same generated folder of real-shaped Claude Code sessions (``bench.sessions``).
 Both are run as a user runs them, with the machine's cores: ``repeat-guard audit <folder>
 --format json`` and ``ccusage session --json --offline`` (``CLAUDE_CONFIG_DIR`` pointing at
 the folder), output to /dev/null, in alternating rounds; the medians give each one's MB/s and
-their ratio. Beside them, on one core: the audit (``--jobs 1``) against ``orjson.loads`` of
-every line of the same files, also alternating. The load average is printed with the figures:
-the machine may be shared.
+their ratio, and the CPU seconds each spent (user and system, its every process): on a shared
+machine the wall clock follows the load as much as the code, the CPU time much less. Beside
+them, on one core: the audit (``--jobs 1``) against ``orjson.loads`` of every line of the
+same files, also alternating. The load average is printed with the figures.
 
 ccusage is installed by ``make bench`` (pinned, into ``.tools/``), which names its executable
 in ``REPEAT_GUARD_BENCH_CCUSAGE``; without it that comparison is left out.
@@ -15,6 +16,7 @@ in ``REPEAT_GUARD_BENCH_CCUSAGE``; without it that comparison is left out.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,16 +34,23 @@ MEGABYTES = float(os.environ.get("REPEAT_GUARD_BENCH_MB", "200"))
 AUDIT = str(Path(sys.executable).with_name("repeat-guard"))
 
 
-def _run(command: Sequence[str], env: dict[str, str] | None = None) -> float:
+Timing = tuple[float, float]
+"""Wall-clock seconds and CPU seconds (user and system, the process and its children)."""
+
+
+def _run(command: Sequence[str], env: dict[str, str] | None = None) -> Timing:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, stdout=subprocess.DEVNULL, check=True, env=env)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def _timed(work: Callable[[], object]) -> float:
-    start = time.perf_counter()
+def _timed(work: Callable[[], object]) -> Timing:
+    start, cpu = time.perf_counter(), time.process_time()
     work()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def _loads_every_line(files: Sequence[Path]) -> None:
@@ -52,17 +61,20 @@ def _loads_every_line(files: Sequence[Path]) -> None:
                 loads(line)
 
 
-def alternating(contenders: Sequence[Callable[[], float]], rounds: int = ROUNDS) -> list[float]:
-    """Each contender's median time over ``rounds`` rounds, one run of each per round, the
-    order turning round by round (so neither always runs first)."""
-    times: list[list[float]] = [[] for _ in contenders]
+def alternating(contenders: Sequence[Callable[[], Timing]], rounds: int = ROUNDS) -> list[Timing]:
+    """Each contender's median wall-clock and CPU seconds over ``rounds`` rounds, one run of
+    each per round, the order turning round by round (so neither always runs first)."""
+    times: list[list[Timing]] = [[] for _ in contenders]
     for round_ in range(rounds):
         order = list(range(len(contenders)))
         if round_ % 2:
             order.reverse()
         for index in order:
             times[index].append(contenders[index]())
-    return [statistics.median(column) for column in times]
+    return [
+        (statistics.median(t[0] for t in column), statistics.median(t[1] for t in column))
+        for column in times
+    ]
 
 
 def _load() -> str:
@@ -83,15 +95,19 @@ def main() -> None:
         audit = [AUDIT, "audit", str(projects), "--format", "json"]
         if ccusage and Path(ccusage).exists():
             env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root)}
-            whole, theirs = alternating(
+            ours, theirs = alternating(
                 [
                     lambda: _run(audit),
                     lambda: _run([ccusage, "session", "--json", "--offline"], env),
                 ]
             )
             print(
-                f"  all cores: audit {size / whole:6.1f} MB/s, ccusage {size / theirs:6.1f} MB/s:"
-                f" audit/ccusage {theirs / whole:.2f}x (target >= 1.0x); {_load()}"
+                f"  all cores: audit {size / ours[0]:6.1f} MB/s, ccusage {size / theirs[0]:6.1f} "
+                f"MB/s: audit/ccusage {theirs[0] / ours[0]:.2f}x (target >= 1.0x); {_load()}"
+            )
+            print(
+                f"    CPU seconds (user + system, every process): audit {ours[1]:.2f}, ccusage "
+                f"{theirs[1]:.2f}: MB per CPU second {theirs[1] / ours[1]:.2f}x ccusage's"
             )
         else:
             print("  ccusage not installed (make bench installs it): that comparison left out")
@@ -102,8 +118,8 @@ def main() -> None:
             ]
         )
         print(
-            f"  one core: audit {size / one:6.1f} MB/s, orjson.loads of every line "
-            f"{size / parse:6.1f} MB/s: audit/orjson {parse / one:.2f}x; {_load()}"
+            f"  one core: audit {size / one[0]:6.1f} MB/s, orjson.loads of every line "
+            f"{size / parse[0]:6.1f} MB/s: audit/orjson {parse[0] / one[0]:.2f}x; {_load()}"
         )
 
 
