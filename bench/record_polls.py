@@ -1,13 +1,14 @@
-"""Record the corpus's polls with the real Codex CLI and Claude Code against a scripted model.
+"""Record the corpus's polls with the real Codex CLI, Claude Code and Gemini CLI, scripted model.
 
-``python -m bench.record_polls OUT`` (after ``make e2e`` has installed the pinned hosts under
-``.tools/npm``) runs each host headless, offline, against the test suite's stand-in for its
-model API on 127.0.0.1 (``tests/adapters/hooks/standins.py``). The scripted model starts a slow
-job and polls it with the same call until the job says it is done; the job, the host and every
-output are real, so each poll's output is what the host really returned. It writes three
-transcripts into ``OUT`` with the temporary paths rewritten to ``/home/dev``; Claude Code's
-records that carry its own prompt and tool definitions (``attachment``, ``api-request-shape``,
-``api-request-blob``) are left out (the reader uses none of them).
+``python -m bench.record_polls OUT [NAME ...]`` (after ``make e2e`` has installed the pinned
+hosts under ``.tools/npm``) records the transcripts named (all when none is): it runs each host
+headless, offline, against the test suite's stand-in for its model API on 127.0.0.1
+(``tests/adapters/hooks/standins.py``). The scripted model starts a slow job and polls it with
+the same call until the job says it is done; the job, the host and every output are real, so
+each poll's output is what the host really returned. It writes four transcripts into ``OUT``
+with the temporary paths rewritten to ``/home/dev``; Claude Code's records that carry its own
+prompt and tool definitions (``attachment``, ``api-request-shape``, ``api-request-blob``) are
+left out (the reader uses none of them).
 """
 
 from __future__ import annotations
@@ -28,12 +29,21 @@ from tests.adapters.hooks.agents import (
     configure_codex,
     run_claude,
     run_codex,
+    run_gemini,
     trust_project,
 )
-from tests.adapters.hooks.standins import Call, MessagesStandIn, ResponsesStandIn, Say, Step
+from tests.adapters.hooks.standins import (
+    Call,
+    GeminiStandIn,
+    MessagesStandIn,
+    ResponsesStandIn,
+    Say,
+    Step,
+)
 
 CODEX = Host(ROOT / ".tools/npm/codex/0.171.0/node_modules/.bin/codex", "0.171.0")
 CLAUDE = Host(ROOT / ".tools/npm/claude-code/2.1.332/node_modules/.bin/claude", "2.1.332")
+GEMINI = Host(ROOT / ".tools/npm/gemini/0.61.0/node_modules/.bin/gemini", "0.61.0")
 BUILD = (
     "for i in $(seq 1 12); do echo compiling module $i of 12; sleep 2; done; echo build finished"
 )
@@ -100,6 +110,30 @@ def claude_migration(request: Mapping[str, Any]) -> Step:
     return (Call("Bash", poll),)
 
 
+def _responses(request: Mapping[str, Any]) -> list[str]:
+    """The Gemini API request's function responses, in order, as JSON text."""
+    parts = [part for content in request.get("contents", []) for part in content.get("parts", [])]
+    return [json.dumps(part["functionResponse"]) for part in parts if "functionResponse" in part]
+
+
+def gemini_deploy(request: Mapping[str, Any]) -> Step:
+    """Start the deploy, then poll its log with ``sleep 2 && tail`` until it says done."""
+    responses = _responses(request)
+    if not responses:
+        job = JOB.format(line="deployed service", last="deploy complete", log="deploy.log")
+        return (Call("run_shell_command", {"command": job}),)
+    if "deploy complete" in responses[-1] or len(responses) > MAX_POLLS:
+        return Say("The deploy is complete.")
+    return (Call("run_shell_command", {"command": "sleep 2 && tail -n 1 deploy.log"}),)
+
+
+def _gemini(sandbox: Sandbox) -> Path:
+    """Gemini CLI with its own loop detection on, as it ships."""
+    with GeminiStandIn(gemini_deploy) as standin:
+        run_gemini(GEMINI, sandbox, standin.url, "run the deploy and wait", detect_loops=True)
+    return next((sandbox.home / ".gemini").rglob("session-*.json*"))
+
+
 def _codex(script: Callable[[Mapping[str, Any]], Step], sandbox: Sandbox) -> Path:
     with ResponsesStandIn(script) as standin:
         configure_codex(sandbox, standin.url)
@@ -126,14 +160,17 @@ def _copy(source: Path, target: Path) -> None:
     target.write_text("".join(kept), encoding="utf-8")
 
 
-def main(out: Path) -> None:
-    """Record the three transcripts into ``out``."""
+def main(out: Path, names: list[str]) -> None:
+    """Record the transcripts into ``out`` (those in ``names``, or all when it is empty)."""
     recordings: dict[str, Callable[[Sandbox], Path]] = {
         "codex/poll_write_stdin.jsonl": lambda sandbox: _codex(codex_build, sandbox),
         "codex/poll_sleep_tail.jsonl": lambda sandbox: _codex(codex_tests, sandbox),
         "claude-code/poll_sleep_tail.jsonl": _claude,
+        "gemini-cli/poll_sleep_tail.jsonl": _gemini,
     }
     for name, record in recordings.items():
+        if names and name not in names:
+            continue
         root = Path(tempfile.mkdtemp())
         try:
             _copy(record(Sandbox.create(root)), out / name)
@@ -143,4 +180,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), sys.argv[2:])
