@@ -66,8 +66,9 @@ def test_a_fifo_or_a_directory_is_not_read(tmp_path: Path, fifo_never_opened: Pa
     fifo = fifo_never_opened
     assert only_problem(FileJob(str(fifo), "claude-code", 0)) == "not a regular file, skipped"
     assert only_problem(FileJob(str(fifo), None, 0)) == "not a regular file, skipped"
+    # Walked, it is not read, and counted and named as not a transcript.
     assert audit_file(FileJob(str(fifo), None, 0, walked=True), SETTINGS) == FileAudit(
-        str(fifo), None, (), files=0
+        str(fifo), None, (), files=0, not_transcript=True
     )
     assert only_problem(FileJob(str(tmp_path), "claude-code", 0)) == ("not a regular file, skipped")
 
@@ -140,10 +141,10 @@ def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> Non
     assert total(results, SETTINGS.keep).files == 1
 
 
-def test_a_walked_file_that_vanished_is_passed_over_a_named_one_is_not(tmp_path: Path) -> None:
+def test_a_walked_file_that_vanished_is_named_a_named_one_is_a_diagnostic(tmp_path: Path) -> None:
     missing = str(tmp_path / "gone.jsonl")
     assert audit_file(FileJob(missing, None, 0, walked=True), SETTINGS) == FileAudit(
-        missing, None, (), files=0
+        missing, None, (), files=0, not_transcript=True
     )
     assert only_problem(FileJob(missing, None, 0)) == "cannot open: No such file or directory"
     # A format named for a walked file (as a caller may) makes it a transcript to report.

@@ -12,6 +12,7 @@ import os
 import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -541,3 +542,37 @@ def test_a_walked_file_that_is_not_a_transcript_is_named_and_the_exit_stays_0(
     assert status == 0
     assert (totals["files"], totals["not_transcripts"]) == (1, 1)
     assert totals["not_transcript_files"] == [str(notes)]
+
+
+def test_a_walked_fifo_socket_or_vanished_file_is_counted_and_named(
+    tmp_path: Path, fifo_never_opened: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    claude_session(tmp_path / "s.jsonl", 2)
+    gone = tmp_path / "t.jsonl"
+    claude_session(gone, 2)
+    listening = tmp_path / "u.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(listening))
+        from repeat_guard_transcripts import _files
+
+        real = _files.open_regular
+
+        def vanishing(path: str) -> tuple[BinaryIO | None, os.stat_result]:
+            if path == str(gone):  # it goes between the walk and its turn
+                gone.unlink()
+            return real(path)
+
+        monkeypatch.setattr(_files, "open_regular", vanishing)
+        status, out, err = run([str(tmp_path), "--jobs", "1", "--format", "json"])
+        assert (status, err) == (0, "")
+        totals = json.loads(out.splitlines()[-1])
+        assert (totals["files"], totals["not_transcripts"]) == (1, 3)
+        assert totals["not_transcript_files"] == [str(fifo_never_opened), str(gone), str(listening)]
+        claude_session(gone, 2)  # to go again: the text summary names them too
+        status, out, _ = run([str(tmp_path), "--jobs", "1"])
+    lines = out.splitlines()
+    start = lines.index("4 files found, 3 not a transcript:")
+    named = [f"  {fifo_never_opened}", f"  {gone}", f"  {listening}"]
+    assert lines[start + 1 : start + 4] == named

@@ -28,7 +28,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_a_directory_is_walked_and_each_file_sniffed(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "replay", "--format", "json", str(CLAUDE))
-    assert (status, err) == (0, "")
+    # A file the walk finds and does not read is named on stderr, and is no error.
+    meta = next(CLAUDE.glob("*/*/subagents/*.meta.json"))
+    assert (status, err) == (0, f"repeat-guard: {meta}: skipped, no reader recognises it\n")
     summaries = [r for r in map(json.loads, out.splitlines()) if r["type"] == "summary"]
     assert [Path(str(r["file"])).name for r in summaries] == [
         "3bcf06ff-d567-4b8e-a8ab-f80cab4dd62e.jsonl",
@@ -57,12 +59,16 @@ def test_a_walk_opens_each_file_once_and_never_a_fifo(
         return guarded(path, flags, mode, dir_fd=dir_fd)
 
     monkeypatch.setattr(os, "open", counted)
-    # A walk passes over what no reader recognises (the notes), even with --from: it replays
-    # the transcripts it finds, in the format named.
+    # A walk passes over what no reader recognises (the notes), even with --from, and the
+    # FIFO, naming each: it replays the transcripts it finds, in the format named.
+    skipped = (
+        f"repeat-guard: {tmp_path / 'notes.txt'}: skipped, no reader recognises it\n"
+        f"repeat-guard: {fifo_never_opened}: skipped, not a regular file\n"
+    )
     for forced in ([], ["--from", "claude-code"]):
         opened.clear()
         status, out, err = run(capsys, "replay", "--format", "json", *forced, str(tmp_path))
-        assert (status, err) == (0, "")
+        assert (status, err) == (0, skipped)
         summaries = [r for r in map(json.loads, out.splitlines()) if r["type"] == "summary"]
         assert [(Path(r["file"]).name, r["wasted"]) for r in summaries] == [("s.jsonl", 4)]
         assert sorted(opened) == ["notes.txt", "s.jsonl"]
@@ -110,6 +116,7 @@ def test_a_walked_file_that_cannot_be_read_is_reported_and_the_rest_replayed(
     assert err == (
         f"repeat-guard: cannot read {tmp_path / 'a.jsonl'}: Permission denied\n"
         f"repeat-guard: cannot read {tmp_path / 'b.jsonl'}: Permission denied\n"
+        f"repeat-guard: {tmp_path / 'gone.jsonl'}: skipped, gone before its turn\n"
     )
     assert out.count("Grep × 3 (gentle)") == 1
 

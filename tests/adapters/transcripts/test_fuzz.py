@@ -264,7 +264,7 @@ def test_a_read_error_anywhere_in_a_file_is_a_diagnostic_of_the_audit(
         def failing(name: str) -> tuple[io.BufferedReader, os.stat_result]:
             return io.BufferedReader(_FailingAfter(data, at)), real
 
-        with unittest.mock.patch("repeat_guard_audit._work.open_regular", failing):
+        with unittest.mock.patch("repeat_guard_transcripts._files.open_regular", failing):
             result = audit_file(FileJob(str(path), None, len(data)), _SETTINGS)
     if at < len(data):
         assert result.diagnostics >= 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import sys
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -418,3 +419,59 @@ def test_annotation_places_late_reminders_and_drops_only_the_held_line() -> None
     assert written[0] == b"a\n"
     assert b"repeatGuard" in written[1]
     assert written[2] == b"b\n"
+
+
+def test_open_input_is_the_one_policy_for_what_is_named_walked_or_piped(
+    tmp_path: Path, fifo_never_opened: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repeat_guard_transcripts import Input, PassedOver, Refused, open_input
+
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(
+        b'{"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}}\n'
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    gone = str(tmp_path / "gone")
+    with open_input(str(session), walked=True) as opened:
+        assert isinstance(opened, Input)
+        assert (opened.format, opened.size, opened.compression) == (
+            "claude-code",
+            session.stat().st_size,
+            None,
+        )
+        assert opened.stream.read().startswith(b'{"type": "user"')
+    # Walked: what is not read is passed over, saying why; named, it is refused.
+    for path, walked_as, named_as in (
+        (gone, PassedOver(gone, "gone"), Refused(gone, "gone", "No such file or directory")),
+        (
+            str(fifo_never_opened),
+            PassedOver(str(fifo_never_opened), "not a regular file"),
+            Refused(str(fifo_never_opened), "kind", "not a regular file"),
+        ),
+    ):
+        with open_input(path, walked=True) as opened:
+            assert opened == walked_as
+        with open_input(path) as opened:
+            assert opened == named_as
+    with open_input(str(notes), walked=True) as opened:
+        assert opened == PassedOver(str(notes), "not a transcript")
+    with open_input(str(notes)) as opened:
+        assert isinstance(opened, Input)
+        assert opened.format is None
+    # A format named for a walked file makes it a transcript to report.
+    with open_input(gone, walked=True, format="codex") as opened:
+        assert opened == Refused(gone, "gone", "No such file or directory")
+    # ``wanted`` sees the file's status before anything is read.
+    with open_input(str(session), wanted=lambda status: status.st_size > 1000) as opened:
+        assert opened == PassedOver(str(session), "unwanted")
+    # ``-`` is the standard input only where pipes are allowed; a closed one is refused.
+    with open_input("-") as opened:
+        assert opened == Refused("-", "gone", "No such file or directory")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(session.read_bytes())))
+    with open_input("-", pipes=True) as opened:
+        assert isinstance(opened, Input)
+        assert (opened.format, opened.size) == ("claude-code", 0)
+    monkeypatch.setattr(sys, "stdin", None)
+    with open_input("-", pipes=True) as opened:
+        assert opened == Refused("-", "open", "it is closed")

@@ -31,8 +31,9 @@ class FileJob(NamedTuple):
     whether a directory walk found it.
 
     With no format the worker sniffs the file's head: the process that lists files then only
-    walks, and the workers open each file once. A file no reader recognises is counted and
-    named in the totals as not a transcript when the walk found it (a folder of transcripts
+    walks, and the workers open each file once. A file no reader recognises (or that is not a
+    regular file, or is gone) is counted and named in the totals as not a transcript when the
+    walk found it (a folder of transcripts
     holds other files too: no diagnostic), and is a diagnostic when it was named. A job with a
     ``problem`` stands for a folder the walk could not list: its result is that diagnostic
     alone (no file is counted)."""

@@ -19,7 +19,8 @@ The core's definitions of a call, a tracked, wasted and denied call hold; these 
   arguments, so any two ways of splitting the same work keep the same runs; the worst sessions
   are those with the most wasted calls, ties broken by calls, file and session;
 * a day is the ``YYYY-MM-DD`` of the call's timestamp, ``"unknown"`` when it has none;
-* a file *not a transcript* is one a folder walk found that no reader recognises: counted in
+* a file *not a transcript* is one a folder walk found and did not read (no reader recognises
+  it, it is not a regular file, or it went before its turn): counted in
   ``not_transcripts``, and the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order)
   kept in ``not_transcript_files``.
 

@@ -105,7 +105,8 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         "paths",
         nargs="*",
         metavar="PATH",
-        help="transcript file or directory (walked: files no format recognises are counted "
+        help="transcript file or directory (walked: files no format recognises, FIFOs, sockets "
+        "and files gone before their turn are counted "
         "and named in the totals, not diagnosed; a named one gets a diagnostic); default "
         "~/.claude/projects and ~/.codex/sessions",
     )

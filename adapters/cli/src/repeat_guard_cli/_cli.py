@@ -36,8 +36,10 @@ if TYPE_CHECKING:
 __all__ = ["build_parser", "run_command_line"]
 
 _REPLAY_EPILOG = f"""\
-  A directory is walked for the files some format recognises; a folder in it that cannot
-  be listed (unreadable) is reported, and the rest is still replayed. A gzip, bzip2 or xz
+  A directory is walked for the files some format recognises; each other file (no reader
+  recognises it, not a regular file, gone before its turn) is named on stderr as skipped,
+  exit status unchanged; a folder in it that cannot be listed (unreadable) is reported, and
+  the rest is still replayed. A gzip, bzip2 or xz
   file (told by its first bytes) is read decompressed.
 
 exit status:

@@ -1,8 +1,9 @@
 """The ``replay`` and ``demo`` commands: transcripts of any known format through one replay.
 
-Each input is opened safely (``open_transcript``: no devices, no hanging on a FIFO), its
-format is sniffed from its first bytes unless ``--from`` names it, and its lines are read with
-a bound on their length, so memory stays flat however large the transcript. Only the current
+Each input is opened safely (``open_input``, as the audit opens its files: no devices, no
+hanging on a FIFO), its format is sniffed from its first bytes unless ``--from`` names it,
+and its lines are read with a bound on their length, so memory stays flat however large the
+transcript. Only the current
 file's reminders and unfinished calls are kept, for the text report.
 """
 
@@ -23,20 +24,21 @@ from repeat_guard_transcripts import (
     Diagnostic,
     FileSummary,
     Fired,
+    Input,
     LineFault,
     Outcome,
+    PassedOver,
     Reader,
     Recorded,
+    Refused,
     Unfinished,
     Unlisted,
     annotate,
     bounded_lines,
     compressing,
     compression_for,
-    open_regular,
-    open_transcript,
+    open_input,
     replay,
-    sniff_stream,
     walk,
 )
 
@@ -125,82 +127,57 @@ def _complain(message: str, streams: Streams) -> int:
     return EXIT_USAGE
 
 
-def _stdin_bytes() -> BinaryIO:
-    """The standard input as bytes; raises ``UsageError`` when the caller closed it."""
-    if sys.stdin is None:
-        raise UsageError("cannot read <stdin>: it is closed")
-    return sys.stdin.buffer
-
-
-@contextlib.contextmanager
-def _opened(name: str, walked: bool) -> Iterator[BinaryIO | None]:
-    """Open ``name``; yields ``None`` for a file a walk found that is not a regular file or
-    has gone since (passed over, as one no reader recognises). One that is there but cannot
-    be read is reported whoever found it: it may be a transcript."""
-    if name == "-":
-        yield _stdin_bytes()
-        return
-    opened = _open_walked(name) if walked else open_transcript(name)
-    if isinstance(opened, str):
-        raise UsageError(opened)
-    if opened is None:
-        yield None
-        return
-    with opened:
-        yield opened
-
-
-def _open_walked(name: str) -> BinaryIO | str | None:
-    """Open the file a walk found (``open_regular``): ``None`` when it is not a regular file
-    or has gone, why when it is there and cannot be opened."""
-    try:
-        stream, _ = open_regular(name)
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        return f"cannot read {name}: {error.strerror}"
-    return stream
-
-
 @contextlib.contextmanager
 def _input(
     name: str, forced: str | None, streams: Streams, walked: bool = False
 ) -> Iterator[_Input | int | None]:
-    """Open ``name`` and pick its reader (``forced``, else sniffed); yields the input, the
-    status after reporting why it cannot be replayed, or ``None`` for a file a walk found that
-    no reader recognises (a folder holds other files too: passed over in silence)."""
+    """Open ``name`` (``open_input``) and pick its reader (``forced``, else sniffed); yields
+    the input, the status after reporting why it cannot be replayed, or ``None`` for a file a
+    walk found that is not read (named on stderr: a folder holds other files too). Raises
+    ``UsageError`` when it cannot be opened."""
     label = _label(name)
-    with _opened(name, walked) as stream:
-        if stream is None:
-            yield None
-            return
-        # A walked file is always sniffed: only what some reader recognises is replayed.
-        sniffed = sniff_stream(stream, sniff=forced is None or walked)
-        if isinstance(sniffed, str):
-            yield None if walked else _print_diagnostic(Diagnostic(label, 1, sniffed), streams)
-            return
-        if walked and sniffed.format is None:
-            yield None
-            return
-        chosen = forced or sniffed.format
-        if chosen is None:
-            formats = ", ".join(READERS)
-            yield _complain(
-                f"{label}: cannot tell the transcript format; name it with --from ({formats})",
-                streams,
-            )
-            return
-        # A compressed input's bar follows how much of the file has been read, not the lines.
-        position = stream.tell if sniffed.compression else None
-        lines = track_progress(
-            bounded_lines(sniffed.stream),
-            streams.err,
-            label,
-            input_size(stream),
-            position=position,
-            current=streams.bar,
+    # A walked file is always sniffed: only what some reader recognises is replayed.
+    named = None if walked else forced
+    with open_input(name, walked=walked, format=named, pipes=True) as opened:
+        match opened:
+            case Input():
+                yield _chosen(opened, label, forced, streams)
+            case PassedOver():
+                _tell(safe(f"repeat-guard: {label}: skipped, {PASSED_OVER[opened.why]}"), streams)
+                yield None
+            case Refused(stage="head"):
+                yield _print_diagnostic(Diagnostic(label, 1, opened.why), streams)
+            case _:
+                raise UsageError(f"cannot read {label}: {opened.why}")
+
+
+PASSED_OVER = {
+    "not a transcript": "no reader recognises it",
+    "not a regular file": "not a regular file",
+    "gone": "gone before its turn",
+}
+"""How the replay names each kind of walked file it does not read."""
+
+
+def _chosen(opened: Input, label: str, forced: str | None, streams: Streams) -> _Input | int:
+    chosen = forced or opened.format
+    if chosen is None:
+        formats = ", ".join(READERS)
+        return _complain(
+            f"{label}: cannot tell the transcript format; name it with --from ({formats})",
+            streams,
         )
-        yield _Input(label, READERS[chosen], lines)
+    # A compressed input's bar follows how much of the file has been read, not the lines.
+    position = opened.file.tell if opened.compression else None
+    lines = track_progress(
+        bounded_lines(opened.stream),
+        streams.err,
+        label,
+        input_size(opened.file),
+        position=position,
+        current=streams.bar,
+    )
+    return _Input(label, READERS[chosen], lines)
 
 
 def _each_input(

@@ -12,22 +12,28 @@ so they never take a FIFO's writer away from the reader that follows.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import select
 import stat
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Literal, NamedTuple
 
 from ._compressed import MAGIC_BYTES, compression_of, decompressing
 from ._registry import HEAD_BYTES, sniff_head
 
 __all__ = [
     "FIFO_WAIT_SECONDS",
+    "Input",
+    "PassedOver",
+    "Refused",
     "Sniffed",
     "Unlisted",
     "discover",
+    "open_input",
     "open_regular",
     "open_transcript",
     "sniff_format",
@@ -47,21 +53,33 @@ def open_transcript(path: str, *, regular_only: bool = False) -> BinaryIO | str:
 
     ``regular_only`` refuses anything but a regular file before opening it, as a directory
     walk must (``open_regular``)."""
+    opened = _open_named(path, regular_only=regular_only)
+    if isinstance(opened, Refused):
+        return f"cannot read {path}: {opened.why}"
+    return opened[0]
+
+
+def _open_named(path: str, *, regular_only: bool) -> tuple[BinaryIO, os.stat_result] | Refused:
     try:
         if regular_only:
             stream, status = open_regular(path)
-            return _refused(path, status.st_mode) if stream is None else stream
+            if stream is None:
+                return Refused(path, "kind", _kind(status.st_mode))
+            return stream, status
         descriptor = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError as error:
+        return Refused(path, "gone", _why(error))
     except OSError as error:
-        return f"cannot read {path}: {error.strerror}"
-    mode = os.fstat(descriptor).st_mode
-    if stat.S_ISREG(mode):
+        return Refused(path, "open", _why(error))
+    status = os.fstat(descriptor)
+    if stat.S_ISREG(status.st_mode):
         os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
-    if stat.S_ISFIFO(mode):
-        return _open_fifo(descriptor, path)
+        return os.fdopen(descriptor, "rb"), status
+    if stat.S_ISFIFO(status.st_mode):
+        fifo = _open_fifo(descriptor, path)
+        return fifo if isinstance(fifo, Refused) else (fifo, status)
     os.close(descriptor)
-    return _refused(path, mode)
+    return Refused(path, "kind", _kind(status.st_mode))
 
 
 def open_regular(path: str) -> tuple[BinaryIO | None, os.stat_result]:
@@ -85,16 +103,16 @@ def open_regular(path: str) -> tuple[BinaryIO | None, os.stat_result]:
     return os.fdopen(descriptor, "rb"), status
 
 
-def _refused(path: str, mode: int) -> str:
-    kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-    return f"cannot read {path}: {kind}"
+def _kind(mode: int) -> str:
+    return "a directory" if stat.S_ISDIR(mode) else "not a regular file"
 
 
-def _open_fifo(descriptor: int, path: str) -> BinaryIO | str:
+def _open_fifo(descriptor: int, path: str) -> BinaryIO | Refused:
     read = _await_writer(descriptor)
     if read is None:
         os.close(descriptor)
-        return f"cannot read {path}: no writer opened the FIFO within {FIFO_WAIT_SECONDS:g} s"
+        why = f"no writer opened the FIFO within {FIFO_WAIT_SECONDS:g} s"
+        return Refused(path, "open", why)
     os.set_blocking(descriptor, True)
     stream = os.fdopen(descriptor, "rb")
     return io.BufferedReader(_Prefixed(read, stream, owned=True)) if read else stream
@@ -286,3 +304,103 @@ def discover(paths: Iterable[str]) -> Iterator[tuple[str, str | None]]:
         fmt = None if path == "-" else sniff_format(path)
         if fmt is not None or not walked:
             yield path, fmt
+
+
+class Input(NamedTuple):
+    """An input ``open_input`` opened: its path, its ``format`` (named or sniffed; ``None``
+    when it was named, not sniffed, or no reader recognises a named file), ``stream`` reading
+    it whole, decompressed, from its start, ``file`` as opened (how far it has been read), its
+    ``compression`` and its ``size`` when opened (0 for the standard input)."""
+
+    path: str
+    format: str | None
+    stream: BinaryIO
+    file: BinaryIO
+    compression: str | None = None
+    size: int = 0
+
+
+class PassedOver(NamedTuple):
+    """A file a walk found that is not read: ``why`` is ``not a transcript`` (no reader
+    recognises it), ``not a regular file`` (a FIFO, a socket, a device) or ``gone`` (it went
+    between the walk and its turn). The caller counts and names it; it is no error. A file
+    the caller's ``wanted`` turned down, walked or named, is ``unwanted``."""
+
+    path: str
+    why: Literal["not a transcript", "not a regular file", "gone", "unwanted"]
+
+
+class Refused(NamedTuple):
+    """An input that cannot be read: ``stage`` says where it stopped (``open``: it could not
+    be opened, ``why`` the system's reason; ``gone``: the same, as it is not there; ``kind``:
+    it is a directory or not a regular file, ``why`` says which; ``head``: its first bytes
+    could not be read, ``why`` says how). Each command words it its own way."""
+
+    path: str
+    stage: Literal["open", "gone", "kind", "head"]
+    why: str
+
+
+Opened = Input | PassedOver | Refused
+
+
+@contextlib.contextmanager
+def open_input(
+    path: str,
+    *,
+    walked: bool = False,
+    format: str | None = None,
+    pipes: bool = False,
+    wanted: Callable[[os.stat_result], bool] | None = None,
+) -> Iterator[Opened]:
+    """Open the input ``path`` and sniff its format: the one way the replay and the audit open
+    what they read. Yields an ``Input`` (closed on the way out), a ``PassedOver`` for a file a
+    walk found that is not read or one ``wanted`` (given the file's status) turned down, or a
+    ``Refused`` for one that cannot be read.
+
+    A walked file is opened only when it is a regular file (``open_regular``); a named one
+    too, unless ``pipes`` allows a FIFO (``open_transcript``) and ``-``, the standard input.
+    ``format`` names the format: the input is then not sniffed (only its compression is
+    looked for), and a walked file is reported as a named one would be rather than passed
+    over.
+    """
+    passing = walked and format is None
+    if pipes and path == "-":
+        if sys.stdin is None:
+            yield Refused(path, "open", "it is closed")
+        else:  # the caller's to close
+            yield _sniffed(path, sys.stdin.buffer, format, passing, 0)
+        return
+    opened = _open_named(path, regular_only=walked or not pipes)
+    if isinstance(opened, Refused):
+        yield _passed_over(opened) if passing else opened
+        return
+    file, status = opened
+    with file:
+        if wanted is not None and not wanted(status):
+            yield PassedOver(path, "unwanted")
+            return
+        yield _sniffed(path, file, format, passing, status.st_size)
+
+
+def _passed_over(refused: Refused) -> PassedOver | Refused:
+    """A walked file that is not a regular file or has gone is passed over; one that is
+    there but cannot be opened is refused: it may be a transcript."""
+    if refused.stage == "kind":
+        return PassedOver(refused.path, "not a regular file")
+    if refused.stage == "gone":
+        return PassedOver(refused.path, "gone")
+    return refused
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def _sniffed(path: str, file: BinaryIO, format: str | None, passing: bool, size: int) -> Opened:
+    sniffed = sniff_stream(file, sniff=format is None)
+    if isinstance(sniffed, str):  # there, but its head cannot be read (EIO)
+        return Refused(path, "head", sniffed)
+    if passing and sniffed.format is None:
+        return PassedOver(path, "not a transcript")
+    return Input(path, format or sniffed.format, sniffed.stream, file, sniffed.compression, size)
