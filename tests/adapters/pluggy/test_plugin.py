@@ -16,6 +16,7 @@ from repeat_guard_pluggy import (
     ContextMessage,
     GuardConfigError,
     RepeatGuardPlugin,
+    ToolExecution,
     ToolResult,
     fold_reminders,
     hookspecs,
@@ -98,6 +99,30 @@ def test_denied_calls_count() -> None:
     pm, _ = guarded()
     agent = Agent()
     assert repeat(3, lambda: execute(pm, agent, denied=True)) == [[], [], ["grep × 3"]]
+
+
+def test_a_tool_error_is_a_failure_and_a_denial_is_not() -> None:
+    # Under progress = "result", errors whose text changes are no progress over each other.
+    pm, _ = guarded(config={"thresholds": [3], "progress": "result"})
+    agent = Agent()
+    decisions = []
+    for line in range(3):
+        execution = ToolExecution(agent, f"call-{line}", "make", {}, False)
+        error = ToolResult(f"Makefile:{line}: *** missing separator", is_error=True)
+        decisions.append(pm.hook.tool_post_execute(execution=execution, result=error))
+    assert [d is None for d in decisions] == [True, True, False]
+    seen: list[Event] = []
+
+    def recording(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
+        seen.append(event)
+        return reduce(state, event)
+
+    pm, _ = guarded(reducer=recording)
+    refused = ToolExecution(agent, "call-9", "make", {}, True)
+    pm.hook.tool_post_execute(execution=refused, result=ToolResult("refused", is_error=True))
+    assert [(e.denied, e.failed) for e in seen if isinstance(e, ToolCallFinished)] == [
+        (True, False)
+    ]
 
 
 def test_agents_keep_separate_chains() -> None:

@@ -234,12 +234,18 @@ def test_openhands_v1_events_four_identical_calls_are_caught() -> None:
                 "timeout": False,
                 "kind": "TerminalObservation",
             },
+            failed=True,  # exit code 1
         ),
     )
     assert events[-1] == (
         16,
         ToolCallFinished(
-            "v1", "file_editor", {"command": "view", "path": "/w"}, False, "invalid arguments"
+            "v1",
+            "file_editor",
+            {"command": "view", "path": "/w"},
+            False,
+            "invalid arguments",
+            failed=True,  # an AgentErrorEvent
         ),
     )
     assert events[-2][1] == ToolCallFinished(

@@ -234,7 +234,9 @@ class RepeatGuardPlugin:
         agent_id = None if agent is None else self._register(agent)
         self._running = self._running.finished(agent_id, execution.call_id)
         tool, arguments, denied = execution.tool, execution.arguments, execution.denied
-        return ToolCallFinished(agent_id, tool, arguments, denied, result.content)
+        # A denied call's error is the refusal's, not the tool failing.
+        failed = result.is_error and not denied
+        return ToolCallFinished(agent_id, tool, arguments, denied, result.content, failed)
 
     def _prompt_event(self, agent: object) -> Event | None:
         agent_id = self.agent_id(agent)

@@ -4,7 +4,8 @@ One ACP session is one agent (``session:<sessionId>``); the client's ``session/p
 resets it. Tool calls are keyed by (sessionId, toolCallId) and follow the table in
 ``_acp_lifecycle``; a call's identity for the guard is (tool name, arguments), never its id.
 Its result is its latest ``rawOutput`` (what the tool returned), else its latest ``content``
-(what the client was shown), else unknown.
+(what the client was shown), else unknown; it failed when its latest ``status`` is
+``failed`` (a refused call is denied instead).
 
 What is kept while reading, and why it stays small:
 
@@ -198,8 +199,10 @@ def _frame_fields(frame: Mapping[str, object], what: str) -> dict[str, object] |
     if raw_output is not None:
         fields["rawOutput"] = raw_output
     status = frame.get("status")
-    if status is not None and not _is_text_in(status, _STATUSES):
-        return f"{what}: unknown status {str(status)[:40]!r}"
+    if status is not None:
+        if not _is_text_in(status, _STATUSES):
+            return f"{what}: unknown status {str(status)[:40]!r}"
+        fields["status"] = status  # the last one says whether the call failed
     return fields
 
 
@@ -523,8 +526,9 @@ class _AcpFile:
         result = call.fields.get("rawOutput")
         if result is None:
             result = call.fields.get("content")
+        failed = not denied and call.fields.get("status") == "failed"
         event = ToolCallFinished(
-            f"session:{session}", tool_name(call_id, call.fields), arguments, denied, result
+            f"session:{session}", tool_name(call_id, call.fields), arguments, denied, result, failed
         )
         return Located(Location(self.file, self.line, session), event, None, None, self.timestamp)
 

@@ -321,7 +321,8 @@ class _ClaudeFile:
         if call is None:
             return
         _, agent, tool, arguments, turn, tokens, called_at, project, input_tokens = call
-        denied = block.is_error is True and _is_denial(block, record)
+        is_error = block.is_error is True
+        denied = is_error and _is_denial(block, record)
         # The call counts when its result comes, so it is dated by the result's line, or by
         # its own line when the result's has no timestamp.
         timestamp = record.timestamp
@@ -329,7 +330,7 @@ class _ClaudeFile:
         items.append(
             Located(
                 Location(self.file, self.line, session),
-                ToolCallFinished(agent, tool, arguments, denied, result),
+                ToolCallFinished(agent, tool, arguments, denied, result, is_error and not denied),
                 turn,
                 tokens,
                 timestamp if type(timestamp) is str else called_at,

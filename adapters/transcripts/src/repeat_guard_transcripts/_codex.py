@@ -7,7 +7,8 @@ unwrapped. ``response_item`` payloads carry the calls: a ``function_call`` (``na
 its ``function_call_output`` / ``custom_tool_call_output``, whose ``output`` is the call's
 result, less the lines of its header that Codex writes afresh for every call (``Chunk ID``,
 ``Wall time``: see ``_comparable_output``). An output that says the user rejected it (``exec
-command rejected by user``, ``patch rejected by user``) is a denial.
+command rejected by user``, ``patch rejected by user``) is a denial; one whose header says the
+command exited with a failing status (``Process exited with code 2``, ``Exit code: 1``) failed.
 
 Tokens: a model step's output and input tokens go with the step's first call, as the audit
 charges them (``input_tokens``, which in OpenAI's usage already include the cached ones).
@@ -26,6 +27,7 @@ session is the ``session_meta`` id (the file's name until one is seen); it is on
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Final
@@ -35,7 +37,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 from ._calls import OpenCall, OpenCalls
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import scan_json
-from ._reading import file_session, object_items, string
+from ._reading import exit_failed, file_session, object_items, string
 from ._registry import head_objects
 
 __all__ = ["DENIAL_OUTPUTS", "INJECTED_PREFIXES", "CodexReader"]
@@ -56,10 +58,22 @@ _VOLATILE_HEADER_LINES: Final = ("Chunk ID: ", "Wall time: ")
 
 _HEADER_CHARS = 400
 _HEADER_END = "\nOutput:\n"
+_EXIT_LINE = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d{1,9})$", re.MULTILINE)
 
 _RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def _exited_failing(output: object) -> bool:
+    """Whether ``output``'s header (its first ``_HEADER_CHARS`` characters, up to ``Output:``)
+    says the command exited with a failing status."""
+    if type(output) is not str:
+        return False
+    head = output[:_HEADER_CHARS]
+    end = head.find(_HEADER_END)
+    exited = _EXIT_LINE.search(head if end < 0 else head[:end])
+    return exited is not None and exit_failed(int(exited[1]))
 
 
 def _comparable_output(output: object) -> object:
@@ -259,7 +273,8 @@ class _CodexFile:
         output = payload.get("output")
         denied = _text(output).startswith(DENIAL_OUTPUTS)
         result = _comparable_output(output)
-        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result)
+        failed = _exited_failing(output)
+        event = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result, failed)
         items.append(
             Located(
                 self._where(),

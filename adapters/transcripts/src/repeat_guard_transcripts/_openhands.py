@@ -6,8 +6,9 @@ and the arguments the tool call's own ``arguments`` (parsed JSON) from the model
 made it; without that metadata, the action's name and its ``args`` (less the ``thought``) stand
 in. A call counts at the line of the observation whose ``cause`` is its id, with the
 observation's ``content`` as its result; ``finish`` and ``reject``, which end the run, count
-where they are, without a result. An observation ``user_rejected`` is a denial. A user's
-``message`` is a prompt.
+where they are, without a result. An observation ``user_rejected`` is a denial; an ``error``
+observation, or one whose ``extras.metadata.exit_code`` is a failing status (``exit_failed``),
+failed. A user's ``message`` is a prompt.
 
 OpenHands V1 (the software-agent-sdk) tags each event with its ``kind``; such events are read
 as ``_openhands_v1`` says, in the same files. A session whose events hold no call the reader
@@ -33,8 +34,8 @@ from ._calls import OPEN_CALLS, OpenCall, OpenCalls
 from ._document import Cursor, Element, document_array, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import json_lines
-from ._openhands_v1 import ANSWERS, KINDS, arguments_of, result_of
-from ._reading import document_items, file_session, string
+from ._openhands_v1 import ANSWERS, KINDS, arguments_of, failed_of, result_of
+from ._reading import document_items, exit_failed, file_session, string
 from ._registry import head_objects
 
 __all__ = ["NOT_CALLS", "OpenHandsReader"]
@@ -142,8 +143,10 @@ class _Session:
         opened = self.calls.finish(f"v1:{ident}")
         if opened is not None:
             denied = kind == "UserRejectObservation"
-            result = result_of(event, kind)
-            finished = ToolCallFinished(opened.agent, opened.tool, opened.arguments, denied, result)
+            result, failed = result_of(event, kind), failed_of(event, kind)
+            finished = ToolCallFinished(
+                opened.agent, opened.tool, opened.arguments, denied, result, failed
+            )
             yield Located(where, finished, timestamp=timestamp)
 
     def _action(self, where: Location, event: Mapping[str, object], action: str) -> Iterator[Item]:
@@ -183,7 +186,8 @@ class _Session:
             return
         denied = observation == "user_rejected"
         result = event.get("content")
-        finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result)
+        failed = observation == "error" or _exited_failing(event)
+        finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result, failed)
         yield Located(where, finished, timestamp=string(event, "timestamp"))
 
     def end(self) -> Iterator[Item]:
@@ -191,6 +195,13 @@ class _Session:
         if self.events and not self.made_calls:
             message = f"{self.events} events, none of them a call this reader knows"
             yield Diagnostic(self.file, self.last_line, message, severity="note")
+
+
+def _exited_failing(event: Mapping[str, object]) -> bool:
+    # A command's observation: its extras' metadata holds the exit status.
+    extras = event.get("extras")
+    metadata = extras.get("metadata") if isinstance(extras, dict) else None
+    return isinstance(metadata, dict) and exit_failed(metadata.get("exit_code"))
 
 
 def _history(cursor: Cursor) -> Iterator[Element | Diagnostic]:

@@ -7,7 +7,9 @@ An ``ActionEvent`` is a call: the tool is its ``tool_name`` and the arguments it
 less the ``security_risk`` and ``summary`` the model adds to every call. The call counts at the
 line of the event answering its ``tool_call_id``: an ``ObservationEvent`` (its ``observation``
 the result), an ``AgentErrorEvent`` (its ``error``) or a ``UserRejectObservation``, a denial
-(by the user or a hook). A ``MessageEvent`` from the ``user`` is a prompt.
+(by the user or a hook). An ``AgentErrorEvent`` failed, and so did an observation marked
+``is_error`` or whose ``exit_code`` is a failing status (``exit_failed``). A ``MessageEvent``
+from the ``user`` is a prompt.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["ANSWERS", "KINDS", "arguments_of", "result_of"]
+from ._reading import exit_failed
+
+__all__ = ["ANSWERS", "KINDS", "arguments_of", "failed_of", "result_of"]
 
 ANSWERS: Final = frozenset({"ObservationEvent", "AgentErrorEvent", "UserRejectObservation"})
 """The kinds of event that answer a call."""
@@ -44,6 +48,17 @@ def arguments_of(event: Mapping[str, object]) -> object:
     if isinstance(parsed, dict):
         return {key: value for key, value in parsed.items() if key not in _ADDED_BY_THE_SDK}
     return parsed
+
+
+def failed_of(event: Mapping[str, object], kind: str) -> bool:
+    """Whether an answering event says its call failed: an ``AgentErrorEvent``, or an
+    observation marked ``is_error`` or whose command exited with a failing status."""
+    if kind == "AgentErrorEvent":
+        return True
+    observation = event.get("observation")
+    if kind != "ObservationEvent" or not isinstance(observation, dict):
+        return False
+    return observation.get("is_error") is True or exit_failed(observation.get("exit_code"))
 
 
 def result_of(event: Mapping[str, object], kind: str) -> object:

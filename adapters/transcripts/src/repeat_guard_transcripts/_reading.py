@@ -15,13 +15,19 @@ from ._document import Cursor, Element
 from ._items import Diagnostic, Item, Location, SessionSeen
 from ._lines import json_lines
 
-__all__ = ["document_items", "file_session", "object_items", "string"]
+__all__ = ["document_items", "exit_failed", "file_session", "object_items", "string"]
 
 
 def string(record: Mapping[str, object], key: str) -> str | None:
     """``record[key]`` when it is a string, else ``None``."""
     value = record.get(key)
     return value if isinstance(value, str) else None
+
+
+def exit_failed(code: object) -> bool:
+    """Whether a command's exit status says it failed: an integer other than 0, and other than
+    -1, which the formats that write it use for a command still running or never started."""
+    return isinstance(code, int) and not isinstance(code, bool) and code not in (0, -1)
 
 
 def file_session(file: str) -> str:
