@@ -491,10 +491,19 @@ def _result_key(config: GuardConfig, result: object, failed: bool = False) -> st
     if not config.reads_results:
         return None
     if failed and not config.errors_are_progress:
-        return FAILED if result is None else FAILED + argument_key(canonical_arguments(result))
+        return FAILED if result is None else FAILED + _fingerprint_key(result)
     if result is None:
         return None
-    return argument_key(canonical_arguments(result))
+    return _fingerprint_key(result)
+
+
+def _fingerprint_key(result: object) -> str:
+    # Results are compared less what carries no progress (a line number in an error, a time).
+    # Imported when first used: compiling its expressions costs a hook process (a new one for
+    # every tool call) a millisecond it need not pay while progress is off.
+    from ._fingerprint import fingerprint  # noqa: PLC0415
+
+    return argument_key(canonical_arguments(fingerprint(result)))
 
 
 def admit(

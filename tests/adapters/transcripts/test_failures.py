@@ -163,16 +163,16 @@ def test_acp_a_failed_status_is_a_failure() -> None:
 
 
 FAILING: dict[str, tuple[list[bytes], str]] = {
-    "claude-code": (claude_code([(f"line {n}: error", True) for n in range(3)]), "Bash"),
+    "claude-code": (claude_code([(f"undefined: {n * 'x'}", True) for n in range(3)]), "Bash"),
     "codex": (
-        codex([f"Process exited with code 1\nOutput:\nline {n}\n" for n in range(3)]),
+        codex([f"Process exited with code 1\nOutput:\nundefined: {n * 'x'}\n" for n in range(3)]),
         "exec",
     ),
     "openhands": (
-        openhands([{"content": f"line {n}", "observation": "error"} for n in range(3)]),
+        openhands([{"content": f"undefined: {n * 'x'}", "observation": "error"} for n in range(3)]),
         "run",
     ),
-    "acp": (acp([("failed", f"line {n}") for n in range(3)]), "make"),
+    "acp": (acp([("failed", f"undefined: {n * 'x'}") for n in range(3)]), "make"),
 }
 
 

@@ -1,0 +1,103 @@
+"""A result's fingerprint: the result less what changes on every run without being progress.
+
+Under ``progress = "result"`` two results of the same call are compared by their fingerprints.
+``fingerprint(result)`` is ``result`` with every string in it (the result itself, the items of
+its lists and tuples and the values of its dicts, to ``MAX_DEPTH`` levels; keys and other values
+as they are) passed through ``normalise``, which rewrites, in this order:
+
+1. ANSI escape sequences (colours, cursor moves, terminal titles): removed;
+2. ISO-8601 timestamps (``2026-12-06T01:02:03.456Z``, ``2026-12-06 01:02``, with an optional
+   fraction and zone): ``<time>``;
+3. UUIDs (``8-4-4-4-12`` hex digits): ``<uuid>``;
+4. hex ids of 8 or more hex digits holding both a digit and a letter (a commit, a container, a
+   chunk id): ``<hex>``;
+5. temporary paths (``/tmp/...``, ``/var/folders/...``, ``/private/var/folders/...``, up to a
+   space or a quote): ``<tmp>``;
+6. numbers in error locations: ``line 12`` (any case), ``file.py:12`` and ``file.py:12:3``
+   (after a name with an extension), and a number between colons (``: 12:``, ``sh:12:``):
+   ``<n>``;
+7. spaces, tabs and carriage returns at the end of each line: removed.
+
+Nothing else changes: other numbers (a percentage, a count of tests, a file's size), words,
+and the lines themselves stay. So a build that fails at another line each time keeps one
+fingerprint, and a poll whose output says ``60%`` after ``10%`` makes progress. A file that
+grows with each identical edit is not normalised away: its new lines are content, and telling
+a line that repeats from one that is new would need the previous result, which a fingerprint
+does not see.
+
+``normalise`` is idempotent (the list is applied until nothing changes), and pure: no clock,
+no locale, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["MAX_DEPTH", "fingerprint", "normalise"]
+
+MAX_DEPTH: Final = 16
+"""How deep into nested lists and dicts ``fingerprint`` normalises strings (deeper: as is)."""
+
+_ANSI = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a title or a link, to BEL or ST
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, erasing
+    r"|\x1b[@-Z\\-_]"  # the two-character escapes
+)
+_TIME = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"
+)
+_UUID = re.compile(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
+_HEX = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b")
+_TEMP = re.compile(r"(?<![\w/])(?:/private)?(?:/tmp|/var/folders)/[^\s'\"`]*")
+_LINE = re.compile(r"\b(line) \d+", re.IGNORECASE)
+_FILE_LOCATION = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?\b")
+_BETWEEN_COLONS = re.compile(r":( ?)\d+(?=:)")
+_TRAILING = re.compile(r"[ \t\r]+$", re.MULTILINE)
+
+
+def _file_location(found: re.Match[str]) -> str:
+    return (
+        f"{found[1]}:<n>:<n>" if found[0].count(":") == 2 else f"{found[1]}:<n>"
+    )  # a line and a column
+
+
+def normalise(text: str) -> str:
+    """``text`` less what carries no progress (see the module's list, applied in its order).
+
+    The list is applied again until nothing changes (a second pass finds a location next to
+    one the first rewrote: ``LINE 0LINE 0``), so that ``normalise`` is idempotent. Each pass
+    that changes the text removes a digit, an escape, a temporary folder's name or a trailing
+    space and adds none, so the passes end; text from a tool takes one or two."""
+    while True:
+        again = _pass(text)
+        if again == text:
+            return text
+        text = again
+
+
+def _pass(text: str) -> str:
+    text = _ANSI.sub("", text)
+    text = _TIME.sub("<time>", text)
+    text = _UUID.sub("<uuid>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _TEMP.sub("<tmp>", text)
+    text = _LINE.sub(r"\1 <n>", text)
+    text = _FILE_LOCATION.sub(_file_location, text)
+    text = _BETWEEN_COLONS.sub(r":\1<n>", text)
+    return _TRAILING.sub("", text)
+
+
+def fingerprint(result: object, depth: int = 0) -> object:
+    """``result`` with its strings normalised (to ``MAX_DEPTH`` levels), for comparing results."""
+    if isinstance(result, str):
+        return normalise(result)
+    if depth >= MAX_DEPTH:
+        return result
+    if type(result) is list or type(result) is tuple:
+        return [fingerprint(item, depth + 1) for item in result]
+    if type(result) is dict:
+        return {key: fingerprint(value, depth + 1) for key, value in result.items()}
+    return result
