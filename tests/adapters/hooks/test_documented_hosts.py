@@ -252,6 +252,14 @@ def test_kiro_refuses_by_exit_status_with_the_reason_on_stderr(tmp_path: Path) -
     assert fifth.stderr.endswith(f"\n\n{KIRO_LS.reminder(5).text}\n")
 
 
+def test_kiro_cli_3s_capitalised_events_are_read_alike(tmp_path: Path) -> None:
+    prompt, call, *_ = _inputs("kiro")
+    calls = [{**call, "hook_event_name": "PreToolUse"}] * 4
+    again = {**prompt, "hook_event_name": "UserPromptSubmit"}
+    outcomes = _run(KIRO, [*calls, again, calls[0]], tmp_path, "denyAt = 4\n")
+    assert [o.status for o in outcomes] == [0, 0, 0, 2, 0, 0]
+
+
 def test_kiro_sessions_in_two_folders_keep_two_chains(tmp_path: Path) -> None:
     _, call, *_ = _inputs("kiro")
     other = {**call, "cwd": "/tmp/other"}
@@ -263,7 +271,12 @@ def test_kiro_is_not_installed_by_install(capsys: pytest.CaptureFixture[str]) ->
     # Its hooks live in an agent's configuration or Kiro's own hooks files: the README gives
     # the entry.
     assert KIRO.settings == ()
-    assert installed_events(KIRO) == ("preToolUse", "userPromptSubmit")
+    assert installed_events(KIRO) == (
+        "preToolUse",
+        "userPromptSubmit",
+        "PreToolUse",
+        "UserPromptSubmit",
+    )
     assert main(["install", "--help"]) == 0
     out = capsys.readouterr().out
     assert "kiro" not in out.split("positional arguments:")[0]

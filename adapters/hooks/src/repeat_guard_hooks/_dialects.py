@@ -705,11 +705,18 @@ def _no_answer(hook_event: str, context: str | None, denied: str | None) -> obje
 # session: the working directory stands for one, so Kiro sessions in one folder share a chain.
 # Exit 2 refuses the call and hands stderr to the model; a preToolUse hook's stdout is not
 # documented to reach it, so the guard can only refuse. Hooks live in an agent's configuration
-# (``.kiro/agents/<agent>.json``, ``hooks``) or, since Kiro CLI 3, in ``.kiro/hooks/*.json``:
-# install writes neither, the hooks README gives the entry.
+# (``.kiro/agents/<agent>.json``, ``hooks``) or, since Kiro CLI 3, in ``.kiro/hooks/*.json``,
+# whose triggers are the same events with a capital first letter (kiro.dev/docs/cli/v3/hooks):
+# install writes neither, the hooks README gives the entries.
 KIRO = Dialect(
     name="kiro",
-    events={"preToolUse": "call", "userPromptSubmit": "prompt"},
+    # Kiro CLI 3 names its triggers with a capital first letter ("case change only").
+    events={
+        "preToolUse": "call",
+        "userPromptSubmit": "prompt",
+        "PreToolUse": "call",
+        "UserPromptSubmit": "prompt",
+    },
     answer=_no_answer,
     wraps_context=False,
     settings=(),
