@@ -5,10 +5,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -18,7 +16,7 @@ from repeat_guard_cli import main
 from repeat_guard_cli._resident import IDLE_VARIABLE
 from repeat_guard_hookcall._process import HookArguments, daemon_command
 
-from ..hooks.test_daemon import Running, _repeats
+from ..hooks.test_daemon import Running, _repeats, a_guard_that_takes_a_call_and_goes_away
 
 PRE = {
     "session_id": "s",
@@ -124,21 +122,9 @@ def test_a_guard_gone_during_the_call_fails_open_and_says_so(
     resident: list[tuple[str, list[str]]],
 ) -> None:
     state = tmp_path / "st.db"
-    with socket.socket(socket.AF_UNIX) as listener:
-        listener.bind(f"{state}.sock")
-        listener.listen()
-
-        def take_and_vanish() -> None:
-            connection, _ = listener.accept()
-            connection.recv(1 << 16)
-            connection.sendall(b"+")
-            connection.close()
-
-        thread = threading.Thread(target=take_and_vanish)
-        thread.start()
+    with a_guard_that_takes_a_call_and_goes_away(state):
         argv = ["hook", "claude-code", "--state", str(state)]
         assert _hook(monkeypatch, capsysbinary, argv) == (0, b"", b"")
-        thread.join()
     (line,) = Path(f"{state}.log").read_text().splitlines()
     assert line.endswith(
         " claude-code -: the resident guard took the call and gave no answer (cut short)"

@@ -3,6 +3,7 @@ record beside hook processes, and stops when it should."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -293,11 +294,12 @@ def test_answers_are_framed_and_anything_short_is_unknown(tmp_path: Path) -> Non
         assert decode_answer(cut) is None
 
 
-def test_a_guard_that_takes_a_call_and_goes_away_is_an_unknown_outcome(tmp_path: Path) -> None:
-    state = tmp_path / "st.db"
-    path = daemon_paths(str(state)).socket
+@contextlib.contextmanager
+def a_guard_that_takes_a_call_and_goes_away(state: Path) -> Iterator[None]:
+    """A listener on the guard's socket of ``state`` that takes one call, says ``+`` and
+    closes, for as long as the block runs."""
     with socket.socket(socket.AF_UNIX) as listener:
-        listener.bind(path)
+        listener.bind(daemon_paths(str(state)).socket)
         listener.listen()
 
         def take_and_vanish() -> None:
@@ -308,8 +310,14 @@ def test_a_guard_that_takes_a_call_and_goes_away_is_an_unknown_outcome(tmp_path:
 
         thread = threading.Thread(target=take_and_vanish)
         thread.start()
-        answer = _hook(state, _pre())
+        yield
         thread.join()
+
+
+def test_a_guard_that_takes_a_call_and_goes_away_is_an_unknown_outcome(tmp_path: Path) -> None:
+    state = tmp_path / "st.db"
+    with a_guard_that_takes_a_call_and_goes_away(state):
+        answer = _hook(state, _pre())
     assert answer == "the resident guard took the call and gave no answer (cut short)"
 
 
