@@ -386,6 +386,35 @@ def gemini_cli_file(
     _count(expected, blocks, "unknown")
 
 
+def copilot_cli_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One Copilot CLI events file: session.start, a prompt, then each call a
+    tool.execution_start and its tool.execution_complete."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+
+    def event(kind: str, data: dict[str, object]) -> int:
+        return out.add({"type": kind, "data": data, "id": kind, "parentId": None})
+
+    event("session.start", {"sessionId": session, "context": {"cwd": "/home/dev/p"}})
+    event("user.message", {"content": "fix the build"})
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            start: dict[str, object] = {"toolCallId": f"c{serial}", "toolName": block.tool}
+            event("tool.execution_start", {**start, "arguments": dict(block.arguments)})
+            last = event("tool.execution_complete", {"toolCallId": f"c{serial}", "success": True})
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -395,9 +424,10 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "swe-agent": (".traj", swe_agent_file),
     "mini-swe-agent": (".traj.json", mini_swe_agent_file),
     "gemini-cli": (".gemini.jsonl", gemini_cli_file),
+    "copilot-cli": (".events.jsonl", copilot_cli_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
-LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli")
+LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli")
 
 
 def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:

@@ -343,6 +343,7 @@ SAMPLES: dict[str, list[list[bytes]]] = {
     # below are not.
     "openhands": _sample_lines("openhands/*.jsonl"),
     "gemini-cli": _sample_lines("gemini-cli/*.jsonl"),
+    "copilot-cli": _sample_lines("copilot-cli/*.jsonl"),
 }
 
 
@@ -527,6 +528,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
                 "openhands",
                 "mini-swe-agent",
                 "gemini-cli",
+                "copilot-cli",
             ]
         )
     )

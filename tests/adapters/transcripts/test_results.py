@@ -86,6 +86,16 @@ def gemini_cli(results: Sequence[object]) -> list[bytes]:
     return lines
 
 
+def copilot_cli(results: Sequence[object]) -> list[bytes]:
+    lines = []
+    for n, result in enumerate(results):
+        start = {"toolCallId": f"c{n}", "toolName": "gh", "arguments": {"pr": 7}}
+        done = {"toolCallId": f"c{n}", "success": True, "result": {"content": result}}
+        for kind, data in (("tool.execution_start", start), ("tool.execution_complete", done)):
+            lines.append(_line({"type": kind, "data": data, "id": "i", "parentId": None}))
+    return lines
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -110,6 +120,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "swe-agent": (swe_agent, "gh"),
     "mini-swe-agent": (mini_swe_agent, "bash"),
     "gemini-cli": (gemini_cli, "gh"),
+    "copilot-cli": (copilot_cli, "gh"),
     "acp": (acp, "ci_status"),
 }
 FORMATS = sorted(TRANSCRIPTS)

@@ -26,6 +26,7 @@ from ._claude_code import ClaudeCodeReader
 from ._codex import CodexReader
 from ._collector import collector_paused
 from ._compressed import compressing, compression_for
+from ._copilot_cli import CopilotCliReader
 from ._document import MAX_DOCUMENT_BYTES
 from ._files import (
     FIFO_WAIT_SECONDS,
@@ -80,6 +81,7 @@ register(OpenHandsReader())
 register(SweAgentReader())
 register(MiniSweAgentReader())
 register(GeminiCliReader())
+register(CopilotCliReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -97,6 +99,7 @@ __all__ = [
     "Annotating",
     "ClaudeCodeReader",
     "CodexReader",
+    "CopilotCliReader",
     "Diagnostic",
     "FileSummary",
     "Fired",
