@@ -89,3 +89,4 @@ def test_sniffing() -> None:
     assert sniff_head(head) == "copilot-cli"
     assert not reader.sniff(b'{"type": "session.start", "data": {}}\n')
     assert not reader.sniff(b'{"type": "other", "data": {}, "parentId": null}\n')
+    assert not reader.sniff(b'{"type": [], "data": {}, "parentId": null}\n')  # not a name

@@ -158,6 +158,7 @@ def test_calls_left_open_odd_messages_and_prompts() -> None:
         {"role": "assistant", "extra": {"actions": [{"command": "ls"}]}},
         {"role": "user", "content": "ls output", "extra": {"returncode": 0, "exception_info": ""}},
         {"role": "user", "content": "a message nobody asked for"},
+        {"role": "user", "content": "odd", "extra": {"interrupt_type": ["not", "a", "name"]}},
         {"role": "assistant", "extra": {"actions": [{"command": "ls"}]}},
         {"role": "user", "content": "ls output"},
         {"role": "assistant", "extra": {"actions": [{"command": "sleep 1"}]}},
@@ -176,7 +177,7 @@ def test_calls_left_open_odd_messages_and_prompts() -> None:
     assert diagnostics(outcomes, "note") == [(starts[4], NO_ACTION.format("none"))]
     # ls at starts[5] is dropped by the reply after it, the keyed ls by the new task; the
     # last command is open at the end.
-    assert unfinished(outcomes) == [(starts[5], "bash"), (starts[6], "bash"), (starts[15], "bash")]
+    assert unfinished(outcomes) == [(starts[5], "bash"), (starts[6], "bash"), (starts[16], "bash")]
     # ls, (new task) ls, ls, sleep at the exit: the prompt ends the first run.
     total = summary(outcomes).tally
     assert (total.calls, total.wasted, total.longest_run) == (4, 1, 2)

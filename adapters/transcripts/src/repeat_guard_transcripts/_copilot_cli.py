@@ -127,7 +127,8 @@ class CopilotCliReader:
     def sniff(self, head: bytes) -> bool:
         """Whether ``head`` starts like a Copilot CLI events file."""
         return any(
-            record.get("type") in _TYPES
+            isinstance(record.get("type"), str)
+            and record["type"] in _TYPES
             and isinstance(record.get("data"), dict)
             and "parentId" in record
             for record in head_objects(head)[:3]

@@ -198,6 +198,7 @@ class _MiniFile:
         self, where: Location, message: Mapping[str, object], extra: Mapping[str, object]
     ) -> Iterator[Item]:
         interrupt = extra.get("interrupt_type")
+        interrupt = interrupt if isinstance(interrupt, str) or interrupt is None else "?"
         if interrupt == "FormatError":
             yield Diagnostic(self.file, where.line, _NO_ACTION.format(why="FormatError"), "note")
         elif interrupt == "UserRejection":
