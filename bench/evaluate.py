@@ -30,6 +30,7 @@ CONFIGS: dict[str, Mapping[str, object]] = {
     'cyclePeriod=4, progress="result"': {"cyclePeriod": 4, "progress": "result"},
     "cyclePeriod=4, cycleDenyAt=3": {"cyclePeriod": 4, "cycleDenyAt": 3},
     'budgets={"*"=20}': {"budgets": {"*": 20}},
+    'budgets={"*"=20}, budgetScope="session"': {"budgets": {"*": 20}, "budgetScope": "session"},
     "denyAt=4": {"denyAt": 4},
     'denyAt=4, progress="result"': {"denyAt": 4, "progress": "result"},
 }

@@ -261,11 +261,12 @@ def test_langchain_limit_for_one_tool() -> None:
     assert refusals({"budgets": {"search": 2}}, events) == [5]
 
 
-def test_langchain_run_limit_starts_over_each_run_thread_limit_does_not_yet() -> None:
+def test_langchain_run_limit_starts_over_each_run_thread_limit_does_not() -> None:
     """A run limit starts over with each invocation (a new user message), as the guard's
-    budgets do at a prompt. A ``thread_limit`` counts across the thread's runs: budgets that
-    keep their count across prompts are issue 36's ``budgetScope = "session"``; today the
-    second run's calls are allowed again."""
+    budgets do at a prompt. A ``thread_limit`` counts across the thread's runs, as budgets do
+    with ``budgetScope = "session"``: the second run's calls are refused."""
     run = [call("search", query=f"q{n}") for n in range(2)]
     assert refusals({"budgets": {"*": 2}}, [*run, PROMPT, *run]) == []
     assert refusals({"budgets": {"*": 2}}, [*run, *run]) == [3, 4]
+    session = {"budgets": {"*": 2}, "budgetScope": "session"}
+    assert refusals(session, [*run, PROMPT, *run]) == [3, 4]
