@@ -415,6 +415,33 @@ def copilot_cli_file(
     _count(expected, blocks, "unknown")
 
 
+def pi_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
+    """One pi session: its header, a prompt, then each call an assistant message with a
+    toolCall and the toolResult answering it."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+
+    def message(body: dict[str, object]) -> int:
+        return out.add({"type": "message", "id": f"e{len(out.lines)}", "message": body})
+
+    out.add({"type": "session", "version": 3, "id": session, "cwd": "/home/dev/p"})
+    message({"role": "user", "content": [{"type": "text", "text": "fix the build"}]})
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            call = {"type": "toolCall", "id": f"c{serial}", "name": block.tool}
+            message({"role": "assistant", "content": [{**call, "arguments": block.arguments}]})
+            last = message({"role": "toolResult", "toolCallId": f"c{serial}", "content": "ok"})
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -425,9 +452,10 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "mini-swe-agent": (".traj.json", mini_swe_agent_file),
     "gemini-cli": (".gemini.jsonl", gemini_cli_file),
     "copilot-cli": (".events.jsonl", copilot_cli_file),
+    "pi": (".pi.jsonl", pi_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
-LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli")
+LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli", "pi")
 
 
 def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:

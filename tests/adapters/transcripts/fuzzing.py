@@ -344,6 +344,7 @@ SAMPLES: dict[str, list[list[bytes]]] = {
     "openhands": _sample_lines("openhands/*.jsonl"),
     "gemini-cli": _sample_lines("gemini-cli/*.jsonl"),
     "copilot-cli": _sample_lines("copilot-cli/*.jsonl"),
+    "pi": _sample_lines("pi/*/*.jsonl"),
 }
 
 
@@ -529,6 +530,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
                 "mini-swe-agent",
                 "gemini-cli",
                 "copilot-cli",
+                "pi",
             ]
         )
     )

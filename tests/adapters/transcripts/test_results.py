@@ -96,6 +96,18 @@ def copilot_cli(results: Sequence[object]) -> list[bytes]:
     return lines
 
 
+def pi(results: Sequence[object]) -> list[bytes]:
+    lines = [_line({"type": "session", "version": 3, "id": "s", "cwd": "/w"})]
+    for n, result in enumerate(results):
+        call = {"type": "toolCall", "id": f"c{n}", "name": "gh", "arguments": {"pr": 7}}
+        answer = {"role": "toolResult", "toolCallId": f"c{n}", "content": result}
+        lines.append(
+            _line({"type": "message", "message": {"role": "assistant", "content": [call]}})
+        )
+        lines.append(_line({"type": "message", "message": answer}))
+    return lines
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -121,6 +133,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "mini-swe-agent": (mini_swe_agent, "bash"),
     "gemini-cli": (gemini_cli, "gh"),
     "copilot-cli": (copilot_cli, "gh"),
+    "pi": (pi, "gh"),
     "acp": (acp, "ci_status"),
 }
 FORMATS = sorted(TRANSCRIPTS)

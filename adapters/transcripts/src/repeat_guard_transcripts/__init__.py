@@ -58,6 +58,7 @@ from ._items import (
 from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
 from ._mini_swe_agent import MiniSweAgentReader
 from ._openhands import OpenHandsReader
+from ._pi import PiReader
 from ._registry import (
     HEAD_BYTES,
     Annotating,
@@ -82,6 +83,7 @@ register(SweAgentReader())
 register(MiniSweAgentReader())
 register(GeminiCliReader())
 register(CopilotCliReader())
+register(PiReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -113,6 +115,7 @@ __all__ = [
     "OpenHandsReader",
     "Outcome",
     "PassedOver",
+    "PiReader",
     "Reader",
     "Recorded",
     "Refused",
