@@ -103,7 +103,7 @@ def test_thresholds_come_back_sorted() -> None:
             "threshold",
             "unknown config key 'threshold' (known: thresholds, include, exclude, "
             "argumentsPreviewChars, cyclePeriod, cycleThresholds, progress, budgets, denyAt, "
-            "errorsAreProgress, cycleDenyAt, budgetScope)",
+            "errorsAreProgress, cycleDenyAt, budgetScope, tools, preset)",
         ),
         (
             {"argumentsPreviewChars": 5, "arguments_preview_chars": 6},

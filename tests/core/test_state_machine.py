@@ -177,7 +177,8 @@ class PolicyMachine(GuardMachine):
         chain = after.chain(call.agent)
         repeats = chain.repeats if chain is not None and after is not before else 0
         tracked_now = config.tracks(call.tool)
-        over_repeats = config.deny_at is not None and tracked_now and repeats >= config.deny_at
+        deny_at = config.policy(call.tool).deny_at
+        over_repeats = deny_at is not None and tracked_now and repeats >= deny_at
         spent_before = before.memory(call.agent).spent or (0,) * len(config.budgets)
         spent_after = after.memory(call.agent).spent or (0,) * len(config.budgets)
         over_budget = any(

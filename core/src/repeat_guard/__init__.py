@@ -40,7 +40,9 @@ from ._config import (
     ConfigFormat,
     GuardConfig,
     GuardConfigError,
+    Policy,
     Progress,
+    ToolPolicy,
     load_config,
     load_config_or_error,
     parse_config,
@@ -49,6 +51,7 @@ from ._config import (
 )
 from ._events import AgentDisposed, Event, PromptSubmitted, ToolCallFinished, ToolCallReturned
 from ._policies import Admit, Deny, Memory, memory_fits
+from ._presets import HOST_PRESETS, NO_PRESET, PRESETS
 from ._reminders import (
     FORMS,
     PLUGIN_NAME,
@@ -71,8 +74,11 @@ from ._wire import (
 __all__ = [
     "CHAIN_VERSION",
     "FORMS",
+    "HOST_PRESETS",
     "MEMORY_VERSION",
+    "NO_PRESET",
     "PLUGIN_NAME",
+    "PRESETS",
     "SOURCE",
     "STATE_VERSION",
     "Admit",
@@ -89,6 +95,7 @@ __all__ = [
     "GuardConfigError",
     "GuardState",
     "Memory",
+    "Policy",
     "Progress",
     "PromptSubmitted",
     "Reducer",
@@ -96,6 +103,7 @@ __all__ = [
     "Running",
     "ToolCallFinished",
     "ToolCallReturned",
+    "ToolPolicy",
     "admit",
     "argument_key",
     "arguments_from_text",

@@ -14,8 +14,9 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
+from ._presets import HOST_PRESETS, NO_PRESET, PRESETS
 from ._reminders import PLUGIN_NAME
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ __all__ = [
     "ConfigFormat",
     "GuardConfig",
     "GuardConfigError",
+    "Policy",
+    "ToolPolicy",
     "load_config",
     "parse_config",
     "parse_error_reason",
@@ -57,6 +60,39 @@ class ConfigError:
 
     def __str__(self) -> str:
         return self.message if self.source is None else f"{self.source}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """What ``tools`` says for the tools matching one pattern: each ``None`` keeps the
+    configuration's own setting."""
+
+    thresholds: tuple[int, ...] | None = None
+    progress: Progress | None = None
+    deny_at: int | None = None
+
+    def to_mapping(self) -> dict[str, object]:
+        """The settings given, in the configuration's keys."""
+        mapping: dict[str, object] = {}
+        if self.thresholds is not None:
+            mapping["thresholds"] = list(self.thresholds)
+        if self.progress is not None:
+            mapping["progress"] = self.progress
+        if self.deny_at is not None:
+            mapping["denyAt"] = self.deny_at
+        return mapping
+
+
+class Policy(NamedTuple):
+    """The settings one tool's calls follow: the first ``tools`` pattern (then the preset's)
+    matching it, over the configuration's own."""
+
+    thresholds: tuple[int, ...]
+    progress: Progress
+    deny_at: int | None
+
+
+_POLICY_CACHE_LIMIT = 4096  # tool names a config remembers its answer for
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +131,15 @@ class GuardConfig:
     errors_are_progress: bool = False
     cycle_deny_at: int | None = None
     budget_scope: BudgetScope = "prompt"
+    tools: tuple[tuple[str, ToolPolicy], ...] = ()
+    preset: str = NO_PRESET
     _include_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _policies: bool = field(init=False, repr=False, compare=False)
+    _tool_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    _tool_cache: dict[str, Policy] = field(init=False, repr=False, compare=False)
+    _reads: bool = field(init=False, repr=False, compare=False)
     # Every tool tracked and no policy on: reduce() reads this on every call, past the property.
     _plain: bool = field(init=False, repr=False, compare=False)
 
@@ -106,6 +147,9 @@ class GuardConfig:
         budgets: object = self.budgets
         if isinstance(budgets, Mapping):
             budgets = tuple(budgets.items())
+        tools: object = self.tools
+        if isinstance(tools, Mapping):
+            tools = tuple(tools.items())
         error = _first_error(
             {
                 "thresholds": self.thresholds,
@@ -120,6 +164,8 @@ class GuardConfig:
                 "errors_are_progress": self.errors_are_progress,
                 "cycle_deny_at": self.cycle_deny_at,
                 "budget_scope": self.budget_scope,
+                "tools": tools,
+                "preset": self.preset,
             }
         )
         if error is not None:
@@ -134,7 +180,13 @@ class GuardConfig:
         set_(self, "_include_re", compile_patterns(self.include))
         set_(self, "_exclude_re", compile_patterns(self.exclude))
         set_(self, "_budget_res", tuple(_compile_one(pattern) for pattern, _ in pairs))
-        policies = self.cycle_period > 0 or self.progress != "off" or bool(pairs)
+        set_(self, "tools", tuple((p, _tool_policy(o)) for p, o in tools))  # type: ignore[attr-defined]  # checked
+        entries = self.tool_policies
+        set_(self, "_tool_res", tuple(_compile_one(pattern) for pattern, _ in entries))
+        set_(self, "_tool_cache", {})
+        reads = self.progress == "result" or any(o.progress == "result" for _, o in entries)
+        set_(self, "_reads", reads)
+        policies = self.cycle_period > 0 or self.progress != "off" or bool(pairs) or bool(entries)
         set_(self, "_policies", policies)
         set_(self, "_plain", not policies and not self.include and not self.exclude)
 
@@ -145,9 +197,35 @@ class GuardConfig:
 
     @property
     def reads_results(self) -> bool:
-        """Whether a call's result can change anything (``progress = "result"``): when not, a
-        ``ToolCallReturned`` leaves every state as it is, and a harness need not report it."""
-        return self.progress == "result"
+        """Whether a call's result can change anything (``progress = "result"``, for every tool
+        or some): when not, a ``ToolCallReturned`` leaves every state as it is, and a harness
+        need not report it."""
+        return self._reads
+
+    @property
+    def tool_policies(self) -> tuple[tuple[str, ToolPolicy], ...]:
+        """``tools``, then the preset's polling tools with ``progress = "result"``: the order
+        in which ``policy`` looks for the first pattern matching a tool."""
+        polls = ToolPolicy(progress="result")
+        return (*self.tools, *((pattern, polls) for pattern in HOST_PRESETS.get(self.preset, ())))
+
+    def policy(self, tool: str) -> Policy:
+        """The thresholds, progress and ``deny_at`` that calls to ``tool`` follow."""
+        known = self._tool_cache.get(tool)
+        if known is not None:
+            return known
+        policy = Policy(self.thresholds, self.progress, self.deny_at)
+        for (_pattern, given), compiled in zip(self.tool_policies, self._tool_res, strict=True):
+            if compiled.fullmatch(tool) is not None:
+                policy = Policy(
+                    given.thresholds or self.thresholds,
+                    given.progress or self.progress,
+                    self.deny_at if given.deny_at is None else given.deny_at,
+                )
+                break
+        if len(self._tool_cache) < _POLICY_CACHE_LIMIT:
+            self._tool_cache[tool] = policy
+        return policy
 
     def budget_matches(self, index: int, tool: str) -> bool:
         """Return whether budget ``index``'s pattern matches ``tool``."""
@@ -187,6 +265,8 @@ _OPT_IN = (
     "errors_are_progress",
     "cycle_deny_at",
     "budget_scope",
+    "tools",
+    "preset",
 )
 _DEFAULT_OF = {name: GuardConfig.__dataclass_fields__[name].default for name in _OPT_IN}
 
@@ -195,7 +275,9 @@ def _plain(value: object) -> object:
     """A field's value as JSON or TOML writes it: budgets as a mapping, a tuple as a list."""
     if isinstance(value, tuple):
         is_pairs = bool(value) and isinstance(value[0], tuple)
-        return dict(value) if is_pairs else list(value)
+        return {k: _plain(v) for k, v in value} if is_pairs else list(value)
+    if isinstance(value, ToolPolicy):
+        return value.to_mapping()
     return value
 
 
@@ -227,6 +309,8 @@ _PUBLIC = {
     "errorsAreProgress": "errors_are_progress",
     "cycleDenyAt": "cycle_deny_at",
     "budgetScope": "budget_scope",
+    "tools": "tools",
+    "preset": "preset",
 }
 _KEYS = {**_PUBLIC, **{name: name for name in _PUBLIC.values()}}
 _PUBLIC_OF = {name: key for key, name in _PUBLIC.items()}
@@ -237,8 +321,10 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
 
     Accepts the keys ``thresholds``, ``include``, ``exclude`` and ``argumentsPreviewChars``
     and the opt-in ``cyclePeriod``, ``cycleThresholds``, ``progress``, ``budgets`` (a mapping
-    of tool-name pattern to limit), ``budgetScope``, ``denyAt``, ``errorsAreProgress`` and
-    ``cycleDenyAt`` (or each one's snake-case field name);
+    of tool-name pattern to limit), ``budgetScope``, ``denyAt``, ``errorsAreProgress``,
+    ``cycleDenyAt``, ``tools`` (a mapping of tool-name pattern to ``progress``,
+    ``thresholds`` and ``denyAt`` for the matching tools) and ``preset`` (a host's polling
+    tools, or ``"seed"``) (or each one's snake-case field name);
     missing keys take their defaults, unknown keys fail.
     """
     return _as_result(_config_or_error(raw))
@@ -434,6 +520,8 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
         ("errors_are_progress", _flag_error),
         ("cycle_deny_at", _deny_at_error),
         ("budget_scope", _budget_scope_error),
+        ("tools", _tools_error),
+        ("preset", _preset_error),
     )
     for name, check in checks:
         if name in fields:
@@ -526,6 +614,57 @@ def _budget_scope_error(name: str, value: object) -> str | None:
     if value not in ("prompt", "session"):
         return f"{name} must be 'prompt' or 'session', got {value!r}"
     return None
+
+
+def _preset_error(name: str, value: object) -> str | None:
+    if value not in PRESETS:
+        return f"{name} must be one of {', '.join(map(repr, PRESETS))}, got {value!r}"
+    return None
+
+
+_TOOL_KEYS = {"thresholds": "thresholds", "progress": "progress", "denyAt": "deny_at"}
+_TOOL_KEYS_ANY = {**_TOOL_KEYS, "deny_at": "deny_at"}
+_TOOL_CHECKS = {"thresholds": _thresholds_error, "progress": _progress_error}
+
+
+def _tools_error(name: str, value: object) -> str | None:
+    if not isinstance(value, Mapping | list | tuple):
+        return f"{name} must map tool-name patterns to settings, got {value!r}"
+    pairs: Iterable[object] = value.items() if isinstance(value, Mapping) else value
+    for pair in pairs:
+        if not isinstance(pair, tuple | list) or len(pair) != 2 or not isinstance(pair[0], str):
+            return f"{name} must map tool-name patterns to settings, got {value!r}"
+        error = _tool_settings_error(f"{name}[{pair[0]!r}]", pair[1])
+        if error is not None:
+            return error
+    return None
+
+
+def _tool_settings_error(where: str, settings: object) -> str | None:
+    if isinstance(settings, ToolPolicy):
+        settings = settings.to_mapping()
+    if not isinstance(settings, Mapping):
+        return f"{where} must be a table of settings, got {settings!r}"
+    for key, value in settings.items():
+        field_name = _TOOL_KEYS_ANY.get(key) if isinstance(key, str) else None
+        if field_name is None:
+            known = ", ".join(_TOOL_KEYS)
+            return f"{where} has an unknown key {key!r} (known: {known})"
+        check = _TOOL_CHECKS.get(field_name, _deny_at_error)
+        message = check(f"{where}.{key}", value)
+        if message is not None:
+            return message
+    return None
+
+
+def _tool_policy(settings: object) -> ToolPolicy:
+    """``settings`` (checked) as a ``ToolPolicy``, its thresholds sorted."""
+    if isinstance(settings, ToolPolicy):  # thresholds given in any order come back sorted
+        settings = settings.to_mapping()
+    fields = {_TOOL_KEYS_ANY[key]: value for key, value in settings.items()}  # type: ignore[attr-defined]  # a mapping, checked
+    if "thresholds" in fields:
+        fields["thresholds"] = tuple(sorted(fields["thresholds"]))
+    return ToolPolicy(**fields)
 
 
 def _flag_error(name: str, value: object) -> str | None:

@@ -418,13 +418,17 @@ def _on_call(state: GuardState, event: ToolCallFinished) -> tuple[GuardState, tu
     after = _with(parts, agent, (tool, key, count), recent_holds)
     if count not in config.thresholds:
         return after, ()
-    return after, _chain_reminders(config, agent, tool, arguments, count)
+    return after, _chain_reminders(config, config.thresholds, agent, tool, arguments, count)
 
 
 def _chain_reminders(
-    config: GuardConfig, agent: str, tool: str, arguments: str, count: int
+    config: GuardConfig,
+    thresholds: tuple[int, ...],
+    agent: str,
+    tool: str,
+    arguments: str,
+    count: int,
 ) -> tuple[Reminder, ...]:
-    thresholds = config.thresholds
     if count not in thresholds:
         return ()
     form: Form = "gentle" if count == thresholds[0] else "detailed"
@@ -442,15 +446,16 @@ def _on_call_with_policies(
     reminders: list[Reminder] = []
     if config.tracks(tool):
         key = argument_key(arguments)
+        policy = config.policy(tool)
         # A refused attempt did not run: what it returned (the refusal) says nothing of the
         # tool's output, so it is never evidence of progress.
-        result = None if event.denied else _result_key(config, event.result, event.failed)
+        result = None if event.denied else _result_key(config, tool, event.result, event.failed)
         count = _count(state._stored(agent), tool, key)
         same = count > 1
         if same and progressed(memory.result, result):
             count = 1  # progress: the same call, another result
         state = state._with_chain(agent, (tool, key, count))
-        reminders.extend(_chain_reminders(config, agent, tool, arguments, count))
+        reminders.extend(_chain_reminders(config, policy.thresholds, agent, tool, arguments, count))
         if config.cycle_period:
             memory, fired = cycle_of(config, memory, (tool, key), result)
             if fired is not None:
@@ -472,7 +477,7 @@ def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
     # The result of the agent's last tracked call, when that call is this one and its result
     # is still unknown: the progress rule of _on_call_with_policies, applied now.
     agent, tool = event.agent, event.tool
-    result = _result_key(state.config, event.result, event.failed)
+    result = _result_key(state.config, tool, event.result, event.failed)
     if agent is None or result is None:
         return state
     memory = state.memory(agent)
@@ -484,11 +489,12 @@ def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
     return state._with_memory(agent, replace(cycle_returned(memory, result), result=result))
 
 
-def _result_key(config: GuardConfig, result: object, failed: bool = False) -> str | None:
-    """The key a result is compared by (``None``: not known): a failure's starts with
-    ``FAILED``, and is known even without a text (the host said it failed), unless
-    ``errors_are_progress`` has failures compared as any other result."""
-    if not config.reads_results:
+def _result_key(config: GuardConfig, tool: str, result: object, failed: bool) -> str | None:
+    """The key a result of ``tool`` is compared by (``None``: not known, as always when the
+    tool's policy does not read results): a failure's starts with ``FAILED``, and is known
+    even without a text (the host said it failed), unless ``errors_are_progress`` has
+    failures compared as any other result."""
+    if not config.reads_results or config.policy(tool).progress != "result":
         return None
     if failed and not config.errors_are_progress:
         return FAILED if result is None else FAILED + _fingerprint_key(result)
@@ -540,14 +546,16 @@ def admit(
 
 
 def _refused_repeat(state: GuardState, agent: str, call: ToolCallFinished) -> Deny | None:
-    """``admit``'s hard limits on a tracked call: ``deny_at``, then ``cycle_deny_at``."""
+    """``admit``'s hard limits on a tracked call: its tool's ``deny_at``, then
+    ``cycle_deny_at``."""
     config, tool = state.config, call.tool
-    if config.deny_at is None and config.cycle_deny_at is None:
+    deny_at = config.policy(tool).deny_at
+    if deny_at is None and config.cycle_deny_at is None:
         return None
     arguments = canonical_arguments(call.arguments)
     key = argument_key(arguments)
     count = _count(state._stored(agent), tool, key)
-    if config.deny_at is not None and count >= config.deny_at:
+    if deny_at is not None and count >= deny_at:
         return Deny(deny_repeat_reason(tool, count))
     cycle = cycle_denies(config, state.memory(agent), (tool, key))
     if cycle is None:

@@ -47,6 +47,11 @@ opt-in, each off by default:
                          before each call (the hooks, serve's admit) refuses the calls past it
   budgetScope            "prompt" (default): budgets count since the last prompt; "session":
                          over the agent's whole session (a prompt still resets the chains)
+  tools                  per tool-name pattern, settings for the matching tools: progress,
+                         thresholds, denyAt (TOML: [tools] write_stdin = {{progress =
+                         "result"}}); the first matching pattern decides
+  preset                 a host's polling tools get progress = "result": claude-code, codex,
+                         copilot, gemini, ...; "seed" (default): none
   denyAt                 refuse the call that would be the Nth identical call in a row (an
                          integer of 2 or more), where a harness asks before each call
 patterns match the whole tool name; "*" matches any run of characters.

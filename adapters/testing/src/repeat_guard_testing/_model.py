@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from repeat_guard import (
     AgentDisposed,
@@ -98,11 +99,12 @@ class ReferenceGuard:
         agent, tool, config = call.agent, call.tool, self.config
         if agent is None:
             return True
-        if config.deny_at is not None and self.tracks(tool):
+        deny_at = self._setting(tool, "deny_at")
+        if deny_at is not None and self.tracks(tool):
             key = canonical_arguments(call.arguments)
             last_tool, last_key, count = self.chains.get(agent, ("", "", 0))
             would = count + 1 if (last_tool, last_key) == (tool, key) else 1
-            if would >= config.deny_at:
+            if would >= deny_at:
                 return False
         if config.cycle_deny_at is not None and self.tracks(tool):
             call_key: Seen = (tool, canonical_arguments(call.arguments), None)
@@ -122,16 +124,26 @@ class ReferenceGuard:
         out: list[Fired] = []
         if self.tracks(tool):
             # A denied attempt did not run: its result (the refusal) is not the tool's.
-            result = None if event.denied else self._shown(event.result, event.failed)
+            result = None if event.denied else self._shown(tool, event.result, event.failed)
             out += self._chain(agent, tool, canonical_arguments(event.arguments), result)
         out += self._budgets(agent, tool)
         return out
 
-    def _shown(self, result: object, failed: bool) -> tuple[bool, str | None] | None:
+    def _setting(self, tool: str, name: str) -> Any:
+        """``tool``'s setting ``name``: the first per-tool entry whose pattern matches it
+        (``tools``, then the preset's) decides, with the configuration's own where that entry
+        gives none, as where none matches."""
+        for pattern, given in self.config.tool_policies:
+            if _matches(pattern, tool):
+                value = getattr(given, name)
+                return getattr(self.config, name) if value is None else value
+        return getattr(self.config, name)
+
+    def _shown(self, tool: str, result: object, failed: bool) -> tuple[bool, str | None] | None:
         """A result as progress compares it, ``(failed, canonical text or None)``; ``None``
         when not known (progress off, or no result and no failure)."""
         config = self.config
-        if config.progress != "result":
+        if self._setting(tool, "progress") != "result":
             return None
         failed = failed and not config.errors_are_progress
         if result is None and not failed:
@@ -141,7 +153,6 @@ class ReferenceGuard:
     def _chain(
         self, agent: str, tool: str, key: str, shown: tuple[bool, str | None] | None
     ) -> list[Fired]:
-        config = self.config
         last_tool, last_key, count = self.chains.get(agent, ("", "", 0))
         before = self.results.get(agent)
         progressed = _news(before, shown)
@@ -151,7 +162,7 @@ class ReferenceGuard:
         self.earlier[agent] = before if same else None
         self.results[agent] = shown
         out: list[Fired] = []
-        thresholds = sorted(config.thresholds)
+        thresholds = sorted(self._setting(tool, "thresholds"))
         if count in thresholds:
             out.append((agent, tool, count, "gentle" if count == thresholds[0] else "detailed"))
         history = self.history.setdefault(agent, [])
@@ -164,7 +175,7 @@ class ReferenceGuard:
     def _returned(self, event: ToolCallReturned) -> None:
         # The last tracked call's result, reported after it: compared as if it came with it.
         agent = event.agent
-        shown = self._shown(event.result, event.failed)
+        shown = self._shown(event.tool, event.result, event.failed)
         if agent is None or shown is None:
             return
         tool, key = event.tool, canonical_arguments(event.arguments)

@@ -19,6 +19,7 @@ from repeat_guard import (
     PromptSubmitted,
     ToolCallFinished,
     ToolCallReturned,
+    ToolPolicy,
 )
 
 __all__ = [
@@ -61,7 +62,8 @@ def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig
 
 def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
     """Configs with the opt-in policies drawn too: cycles, progress, budgets (counted per prompt
-    or per session), ``deny_at``, ``cycle_deny_at`` (where cycles are on).
+    or per session), ``deny_at``, ``cycle_deny_at`` (where cycles are on), per-tool settings
+    (``tools``) and a host preset.
 
     Each policy is on in about half of the configs, so each is seen alone and with others.
     """
@@ -69,6 +71,17 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
         st.tuples(st.sampled_from(patterns), st.integers(1, 6)),
         max_size=2,
         unique_by=lambda b: b[0],
+    ).map(tuple)
+    overrides = st.builds(
+        ToolPolicy,
+        thresholds=st.one_of(
+            st.none(), st.lists(st.integers(2, 7), min_size=1, max_size=2, unique=True).map(tuple)
+        ),
+        progress=st.sampled_from([None, "off", "result"]),
+        deny_at=st.one_of(st.none(), st.integers(2, 6)),
+    )
+    tools = st.lists(
+        st.tuples(st.sampled_from(patterns), overrides), max_size=2, unique_by=lambda t: t[0]
     ).map(tuple)
     return st.fixed_dictionaries(
         {
@@ -85,6 +98,8 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
             "progress": st.sampled_from(["off", "result"]),
             "budgets": st.one_of(st.just(()), budgets),
             "budget_scope": st.sampled_from(["prompt", "session"]),
+            "tools": st.one_of(st.just(()), tools),
+            "preset": st.sampled_from(["seed", "codex"]),
             "deny_at": st.one_of(st.none(), st.integers(2, 6)),
             "errors_are_progress": st.booleans(),
             "cycle_deny_at": st.one_of(st.none(), st.integers(2, 4)),
