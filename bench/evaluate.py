@@ -15,10 +15,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bench.scoring import CAUGHT_BY, Label, Score, agent_calls, parse_labels, score_file
-from repeat_guard import GuardConfig, parse_config
+from repeat_guard import HOST_PRESETS, GuardConfig, parse_config
 from repeat_guard_transcripts import READERS, sniff_format, steps
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "eval"
+
+SHELLS = ("Bash", "exec_command", "run_shell_command")
+"""The shell tools of Claude Code, Codex and Gemini CLI, through which agents also poll
+(``sleep 2 && tail``): "shells" in the configurations' names."""
+SHELL_POLICY = {shell: {"progress": "result"} for shell in SHELLS}
 
 CONFIGS: dict[str, Mapping[str, object]] = {
     "defaults": {},
@@ -31,10 +36,25 @@ CONFIGS: dict[str, Mapping[str, object]] = {
     "cyclePeriod=4, cycleDenyAt=3": {"cyclePeriod": 4, "cycleDenyAt": 3},
     'budgets={"*"=20}': {"budgets": {"*": 20}},
     'budgets={"*"=20}, budgetScope="session"': {"budgets": {"*": 20}, "budgetScope": "session"},
+    'tools={shells={progress="result"}}': {"tools": SHELL_POLICY},
     "denyAt=4": {"denyAt": 4},
     'denyAt=4, progress="result"': {"denyAt": 4, "progress": "result"},
 }
 """Each option as a user would write it in ``.repeat-guard.toml``, parsed by the core."""
+
+PRESETS: dict[str, Mapping[str, object]] = {
+    **{f'preset="{host}"': {"preset": host} for host, tools in HOST_PRESETS.items() if tools},
+    **{
+        f'preset="{host}", tools={{shells={{progress="result"}}}}': {
+            "preset": host,
+            "tools": SHELL_POLICY,
+        }
+        for host in ("claude-code", "codex", "gemini")
+    },
+}
+"""Each host's preset that names polling tools (``repeat-guard install HOST`` sets it; the
+others add nothing to the defaults), and the three whose hosts' shells are in the corpus with
+the shells reading results too."""
 
 
 NOT_DATA = ("README.md", "labels.txt")
@@ -102,7 +122,7 @@ def main() -> None:
     )
     scores = {
         name: score_corpus(files, labels, parse_config(raw).unwrap())
-        for name, raw in CONFIGS.items()
+        for name, raw in {**CONFIGS, **PRESETS}.items()
     }
     header = [
         "config",
