@@ -3,6 +3,7 @@ the tests names each host's executables by whole paths (``make -n``: nothing is 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -30,9 +31,13 @@ def spaced_checkout(tmp_path: Path) -> Path:
 
 
 def _planned(checkout: Path, target: str) -> list[str]:
+    # Run under `make test`, the outer make's level and flags would make this one print
+    # "Entering/Leaving directory" lines among the recipe's: plan it as a make of its own.
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL", "MFLAGS"}}
     done = subprocess.run(
-        ["make", "-n", target, f"RUN={_PRINT_ENV}"],
+        ["make", "--no-print-directory", "-n", target, f"RUN={_PRINT_ENV}"],
         cwd=checkout,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
