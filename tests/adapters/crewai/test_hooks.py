@@ -142,6 +142,9 @@ def test_the_guard_fails_open_when_its_own_code_raises(caplog: pytest.LogCapture
         assert guard.before_tool_call(unreadable) is None
     assert caplog.messages == [
         "repeat-tool-guard failed (RuntimeError: boom); the call's result is kept as it is",
+        # the run's first model call: the kickoff's prompt goes through the reducer too
+        "repeat-tool-guard failed (RuntimeError: boom); the model is called with its messages as"
+        " they are",
         "repeat-tool-guard failed (AttributeError: 'NoneType' object has no attribute 'extend');"
         " the model is called with its messages as they are",
         "repeat-tool-guard failed (TypeError: 'NoneType' object is not iterable); the call runs"

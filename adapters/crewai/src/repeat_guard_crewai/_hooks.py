@@ -9,7 +9,9 @@ the hooks of both kinds see the same agent and task objects. The guard keeps one
 (keyed by those two objects) and maps:
 
 * ``before_llm_call`` at the run's first iteration: a new run, whose task prompt is the user's
-  message, so the chain starts over; at every iteration, the reminders the run's finished calls
+  message: the run's state gets ``PromptSubmitted``, so the chain starts over (and, with
+  ``budgetScope = "session"``, the same agent's budgets go on counting across its task's
+  kickoffs); at every iteration, the reminders the run's finished calls
   produced are appended to the messages, each a user message of its own, after the tool's
   result the executor appended before it;
 * ``before_tool_call``: the core's ``attempt``, with the run's calls admitted and not yet
@@ -48,6 +50,7 @@ from repeat_guard import (
     GuardConfig,
     GuardConfigError,
     GuardState,
+    PromptSubmitted,
     Reducer,
     Reminder,
     Running,
@@ -169,8 +172,9 @@ class RepeatGuard:
         """Start a run at its first iteration; append the run's new reminders to the messages."""
         try:
             key = _key(context)
-            if context.iterations == 0:
-                self._runs[key] = _Run(GuardState.initial(self.config))
+            if context.iterations == 0:  # a kickoff: the task's prompt reaches the agent
+                state, _ = self.reducer(self._run(key).state, PromptSubmitted(AGENT))
+                self._runs[key] = _Run(state)
             run = self._run(key)
             context.messages.extend(reminder_message(reminder) for reminder in run.pending)
             run.pending.clear()
