@@ -39,6 +39,8 @@ CONFIGS: dict[str, Mapping[str, object]] = {
     'tools={shells={progress="result"}}': {"tools": SHELL_POLICY},
     "denyAt=4": {"denyAt": 4},
     'denyAt=4, progress="result"': {"denyAt": 4, "progress": "result"},
+    "retryWindow=12": {"retryWindow": 12},
+    "retryWindow=12, retryThresholds=[2,3]": {"retryWindow": 12, "retryThresholds": [2, 3]},
 }
 """Each option as a user would write it in ``.repeat-guard.toml``, parsed by the core."""
 

@@ -43,9 +43,10 @@ def test_every_memory_field_round_trips_and_an_all_off_state_writes_none() -> No
     assert decode_memory(encode_memory(Memory())).unwrap() == Memory()
 
 
-SHAPE = "a memory must be a list of 7 items (6 in version 2, 5 in version 1)"
-VERSION = "memory version must be 3 (7 items), 2 (6) or 1 (5)"
+SHAPE = "a memory must be a list of 8 items (7 in version 3, 6 in 2, 5 in 1)"
+VERSION = "memory version must be 4 (8 items), 3 (7), 2 (6) or 1 (5)"
 OUTCOMES = "outcomes must be a list of result keys or nulls"
+FAILURES = "failures must be a list of [tool, key, key or null]"
 RECENT = "recent calls must be a list of [tool, key]"
 COUNTS = "must be a list of counts (0 or more)"
 RESULT = "a result key must be a string or null"
@@ -56,7 +57,14 @@ RESULT = "a result key must be a string or null"
     [
         ("x", "memory", SHAPE),
         ([1, [], [], None], "memory", SHAPE),
-        ([1, [], [], None, [], None, [], None], "memory", SHAPE),
+        ([1, [], [], None, [], None, [], None, None], "memory", SHAPE),
+        ([1, [], [], None, [], None, [], []], "memory[0]", VERSION),
+        ([4, [], [], None, [], None, [], "x"], "memory[7]", FAILURES),
+        ([4, [], [], None, [], None, [], [["t", "k"]]], "memory[7]", FAILURES),
+        ([4, [], [], None, [], None, [], [["t", 1, None]]], "memory[7]", FAILURES),
+        ([4, [], [], None, [], None, [], [[1, "k", None]]], "memory[7]", FAILURES),
+        ([4, [], [], None, [], None, [], [["t", "k", 2]]], "memory[7]", FAILURES),
+        ([4, [], [], None, [], None, [], [("t", "k", None)]], "memory[7]", FAILURES),
         ([1, [], [], None, [], None, []], "memory[0]", VERSION),
         ([3, [], [], None, [], None, "x"], "memory[6]", OUTCOMES),
         ([3, [], [], None, [], None, [3]], "memory[6]", OUTCOMES),
@@ -92,6 +100,17 @@ def test_the_unwrapped_decoder_names_the_same_place_by_default() -> None:
     assert decode_memory_or_error("x") == CodecError("memory", "x", SHAPE)
     assert decode_memory_or_error("x", "m") == CodecError("m", "x", SHAPE)
     assert decode_memory_or_error([2, [], [], None, [], None]) == Memory()
+
+
+def test_a_memory_with_a_retry_window_is_version_4_and_versions_3_and_2_still_load() -> None:
+    window = (("Bash", "k", "!x"), ("Edit", "e", None))
+    memory = Memory(failures=window)
+    encoded = encode_memory(memory)
+    assert encoded == [4, [], [], None, [], None, [], [["Bash", "k", "!x"], ["Edit", "e", None]]]
+    assert decode_memory_or_error(encoded) == memory
+    assert encode_memory(Memory(outcomes=("r",))) == [3, [], [], None, [], None, ["r"]]
+    assert decode_memory_or_error([3, [], [], None, [], None, ["r"]]) == Memory(outcomes=("r",))
+    assert decode_memory_or_error([2, [], [], "r", [], None]) == Memory(result="r")
 
 
 def test_a_memory_of_version_1_is_read_with_no_earlier_result() -> None:

@@ -103,7 +103,8 @@ def test_thresholds_come_back_sorted() -> None:
             "threshold",
             "unknown config key 'threshold' (known: thresholds, include, exclude, "
             "argumentsPreviewChars, cyclePeriod, cycleThresholds, progress, budgets, denyAt, "
-            "errorsAreProgress, cycleDenyAt, budgetScope, tools, preset)",
+            "errorsAreProgress, cycleDenyAt, budgetScope, tools, preset, retryWindow, "
+            "retryThresholds)",
         ),
         (
             {"argumentsPreviewChars": 5, "arguments_preview_chars": 6},

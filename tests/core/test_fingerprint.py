@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repeat_guard import argument_key, canonical_arguments
-from repeat_guard._fingerprint import MAX_DEPTH, fingerprint, normalise
+from repeat_guard.fingerprint import MAX_DEPTH, fingerprint, normalise
 
 
 def key(result: object) -> str:

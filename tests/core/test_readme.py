@@ -10,4 +10,4 @@ README = Path(__file__).resolve().parents[2] / "core" / "README.md"
 
 
 def test_the_readme_examples_run() -> None:
-    assert len(run_blocks(README)) == 15
+    assert len(run_blocks(README)) == 16

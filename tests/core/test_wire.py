@@ -66,7 +66,9 @@ def test_a_reminder_maps_every_field_under_its_own_name_and_back() -> None:
         (
             {"form": "loud"},
             CodecError(
-                "reminder.form", "loud", "'form' must be one of gentle, detailed, cycle, budget"
+                "reminder.form",
+                "loud",
+                "'form' must be one of gentle, detailed, cycle, budget, retry",
             ),
         ),
         ({"agent": None}, CodecError("reminder.agent", None, "'agent' must be a string")),

@@ -12,7 +12,9 @@ A pure, immutable reducer with no I/O. A harness owns one ``GuardState``, feeds 
 
 What the guard saw, counted (``Tally`` and its fold and merge, for replays and audits), is the
 module ``repeat_guard.tally``, which ``import repeat_guard`` does not load: a hook process,
-a new one for every tool call, never counts a tally.
+a new one for every tool call, never counts a tally. Nor does it load ``repeat_guard.fingerprint``
+(how ``progress = "result"`` compares results), which the reducer imports when it first
+compares one.
 """
 
 from __future__ import annotations

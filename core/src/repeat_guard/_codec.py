@@ -22,7 +22,10 @@ recent, runs, result, spent, earlier, outcomes]`` (``recent`` a list of ``[tool,
 ``outcomes`` a list of result keys or nulls); a memory of version 1, ``[1, recent, runs, result,
 spent]``, written before ``earlier`` existed, is read with ``earlier`` null, and one of version 2
 (6 items, no ``outcomes``) with none. A memory with no outcomes (every one made without cycles
-under ``progress = "result"``) is written in version 2, as before they existed. The
+under ``progress = "result"``) is written in version 2, as before they existed. Version 4,
+``[4, recent, runs, result, spent, earlier, outcomes, failures]``, adds the retry window
+(``failures``: a list of ``[tool, key, failure key or null]``) and is written only when the
+window holds a call; version 3 is the same without it. The
 configuration is not part of the state's encoding: it comes from the harness's configuration
 each time. But a memory means something only under the policy settings
 it was made with (its budget counts are per configured budget, in order; its cycle runs per
@@ -65,7 +68,7 @@ __all__ = [
 
 CHAIN_VERSION = 1
 STATE_VERSION = 1
-MEMORY_VERSION = 3
+MEMORY_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,14 +110,18 @@ def decode_chain_or_error(raw: object, path: str = "chain") -> Chain | CodecErro
 
 
 def encode_memory(memory: Memory) -> list[object]:
-    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent, earlier, outcomes]``,
-    or, when it has no outcomes, as version 2's ``[2, recent, runs, result, spent, earlier]``."""
+    """Return ``memory`` as ``[MEMORY_VERSION, recent, runs, result, spent, earlier, outcomes,
+    failures]``; when it has no failures, as version 3 (without them), and when it has no
+    outcomes either, as version 2's ``[2, recent, runs, result, spent, earlier]``."""
     recent = [[tool, key] for tool, key in memory.recent]
     runs, spent = list(memory.runs), list(memory.spent)
-    if not memory.outcomes:
+    if not memory.outcomes and not memory.failures:
         return [2, recent, runs, memory.result, spent, memory.earlier]
-    outcomes = list(memory.outcomes)
-    return [MEMORY_VERSION, recent, runs, memory.result, spent, memory.earlier, outcomes]
+    encoded = [3, recent, runs, memory.result, spent, memory.earlier, list(memory.outcomes)]
+    if memory.failures:
+        encoded[0] = MEMORY_VERSION
+        encoded.append([[tool, key, failed] for tool, key, failed in memory.failures])
+    return encoded
 
 
 def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecError]:
@@ -124,11 +131,11 @@ def decode_memory(raw: object, path: str = "memory") -> Result[Memory, CodecErro
 
 def decode_memory_or_error(raw: object, path: str = "memory") -> Memory | CodecError:
     """Return the memory ``raw`` encodes, or the ``CodecError``: ``decode_memory`` unwrapped."""
-    if not isinstance(raw, list) or len(raw) not in (5, 6, 7):
+    if not isinstance(raw, list) or len(raw) not in (5, 6, 7, 8):
         return _error(path, raw, _MEMORY_SHAPE)
     version, recent, runs, result, spent, *rest = raw
     if (
-        version not in (1, 2, MEMORY_VERSION)
+        version not in (1, 2, 3, MEMORY_VERSION)
         or not _is_integer(version)
         or len(rest) != version - 1
     ):
@@ -139,12 +146,16 @@ def decode_memory_or_error(raw: object, path: str = "memory") -> Memory | CodecE
         if not isinstance(counts, list) or not all(_is_count(item) for item in counts):
             return _error(f"{path}[{index}]", counts, "must be a list of counts (0 or more)")
     earlier = rest[0] if rest else None
-    outcomes = rest[1] if len(rest) == 2 else []
+    outcomes = rest[1] if len(rest) >= 2 else []  # version 3 on
+    failures = rest[2] if len(rest) == 3 else []  # version 4
     error = _results_error(path, result, earlier, outcomes)
     if error is not None:
         return error
+    if not isinstance(failures, list) or not all(_is_failure(item) for item in failures):
+        return _error(f"{path}[7]", failures, "failures must be a list of [tool, key, key or null]")
     keys = tuple((tool, key) for tool, key in recent)
-    return Memory(keys, tuple(runs), result, tuple(spent), earlier, tuple(outcomes))
+    window = tuple((tool, key, failed) for tool, key, failed in failures)
+    return Memory(keys, tuple(runs), result, tuple(spent), earlier, tuple(outcomes), window)
 
 
 def _results_error(
@@ -159,8 +170,18 @@ def _results_error(
     return None
 
 
-_MEMORY_SHAPE = "a memory must be a list of 7 items (6 in version 2, 5 in version 1)"
-_MEMORY_VERSIONS = f"memory version must be {MEMORY_VERSION} (7 items), 2 (6) or 1 (5)"
+_MEMORY_SHAPE = "a memory must be a list of 8 items (7 in version 3, 6 in 2, 5 in 1)"
+_MEMORY_VERSIONS = f"memory version must be {MEMORY_VERSION} (8 items), 3 (7), 2 (6) or 1 (5)"
+
+
+def _is_failure(item: object) -> bool:
+    return (
+        isinstance(item, list)
+        and len(item) == 3  # tool, key, failure
+        and isinstance(item[0], str)
+        and isinstance(item[1], str)
+        and _is_result(item[2])
+    )
 
 
 def _is_result(item: object) -> bool:
@@ -169,8 +190,12 @@ def _is_result(item: object) -> bool:
 
 def encode_memory_settings(config: GuardConfig) -> list[object]:
     """Return what a memory's meaning depends on in ``config``: ``[cycle_period, [[pattern,
-    limit], ...]]``. Memories made under other settings must not be used under these."""
-    return [config.cycle_period, [[pattern, limit] for pattern, limit in config.budgets]]
+    limit], ...]]``, and the retry window when one is set. Memories made under other settings
+    must not be used under these."""
+    settings: list[object] = [config.cycle_period, [[p, limit] for p, limit in config.budgets]]
+    if config.retry_window:
+        settings.append(config.retry_window)
+    return settings
 
 
 def encode_state(state: GuardState) -> dict[str, object]:

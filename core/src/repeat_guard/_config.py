@@ -42,6 +42,8 @@ BudgetScope = Literal["prompt", "session"]
 DEFAULT_THRESHOLDS = (3, 5, 8)
 DEFAULT_PREVIEW_CHARS = 500
 DEFAULT_CYCLE_THRESHOLDS = (3, 5)
+DEFAULT_RETRY_THRESHOLDS = (3, 5)
+MAX_RETRY_WINDOW = 64  # each tracked call scans the window: keep it small
 MAX_CYCLE_PERIOD = 8  # each tracked call checks every period up to this: keep it small
 
 
@@ -117,6 +119,9 @@ class GuardConfig:
     ``cycle_deny_at``-th repetition, or go on past it (needs ``cycle_period``).
     ``budget_scope``: ``"prompt"`` (budgets count since the agent's last prompt) or
     ``"session"`` (they count over the agent's whole life; a prompt still resets the chains).
+    ``retry_window``: 0, or how many of the agent's last tracked calls (2 to 64) are searched
+    for the same call failing the same way, with ``retry_thresholds`` (how many such failures
+    in the window produce a ``retry`` reminder).
     """
 
     thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
@@ -133,6 +138,8 @@ class GuardConfig:
     budget_scope: BudgetScope = "prompt"
     tools: tuple[tuple[str, ToolPolicy], ...] = ()
     preset: str = NO_PRESET
+    retry_window: int = 0
+    retry_thresholds: tuple[int, ...] = DEFAULT_RETRY_THRESHOLDS
     _include_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _exclude_re: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _budget_res: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
@@ -166,6 +173,8 @@ class GuardConfig:
                 "budget_scope": self.budget_scope,
                 "tools": tools,
                 "preset": self.preset,
+                "retry_window": self.retry_window,
+                "retry_thresholds": self.retry_thresholds,
             }
         )
         if error is not None:
@@ -174,6 +183,7 @@ class GuardConfig:
         set_ = object.__setattr__
         set_(self, "thresholds", tuple(sorted(self.thresholds)))
         set_(self, "cycle_thresholds", tuple(sorted(self.cycle_thresholds)))
+        set_(self, "retry_thresholds", tuple(sorted(self.retry_thresholds)))
         set_(self, "include", tuple(self.include))
         set_(self, "exclude", tuple(self.exclude))
         set_(self, "budgets", pairs)
@@ -186,7 +196,13 @@ class GuardConfig:
         set_(self, "_tool_cache", {})
         reads = self.progress == "result" or any(o.progress == "result" for _, o in entries)
         set_(self, "_reads", reads)
-        policies = self.cycle_period > 0 or self.progress != "off" or bool(pairs) or bool(entries)
+        policies = (
+            self.cycle_period > 0
+            or self.progress != "off"
+            or bool(pairs)
+            or bool(entries)
+            or self.retry_window > 0
+        )
         set_(self, "_policies", policies)
         set_(self, "_plain", not policies and not self.include and not self.exclude)
 
@@ -267,6 +283,8 @@ _OPT_IN = (
     "budget_scope",
     "tools",
     "preset",
+    "retry_window",
+    "retry_thresholds",
 )
 _DEFAULT_OF = {name: GuardConfig.__dataclass_fields__[name].default for name in _OPT_IN}
 
@@ -311,6 +329,8 @@ _PUBLIC = {
     "budgetScope": "budget_scope",
     "tools": "tools",
     "preset": "preset",
+    "retryWindow": "retry_window",
+    "retryThresholds": "retry_thresholds",
 }
 _KEYS = {**_PUBLIC, **{name: name for name in _PUBLIC.values()}}
 _PUBLIC_OF = {name: key for key, name in _PUBLIC.items()}
@@ -323,8 +343,9 @@ def parse_config(raw: Mapping[str, object]) -> Result[GuardConfig, ConfigError]:
     and the opt-in ``cyclePeriod``, ``cycleThresholds``, ``progress``, ``budgets`` (a mapping
     of tool-name pattern to limit), ``budgetScope``, ``denyAt``, ``errorsAreProgress``,
     ``cycleDenyAt``, ``tools`` (a mapping of tool-name pattern to ``progress``,
-    ``thresholds`` and ``denyAt`` for the matching tools) and ``preset`` (a host's polling
-    tools, or ``"seed"``) (or each one's snake-case field name);
+    ``thresholds`` and ``denyAt`` for the matching tools), ``preset`` (a host's polling
+    tools, or ``"seed"``), ``retryWindow`` and ``retryThresholds`` (or each one's snake-case
+    field name);
     missing keys take their defaults, unknown keys fail.
     """
     return _as_result(_config_or_error(raw))
@@ -522,6 +543,8 @@ def _first_error(fields: Mapping[str, object]) -> ConfigError | None:
         ("budget_scope", _budget_scope_error),
         ("tools", _tools_error),
         ("preset", _preset_error),
+        ("retry_window", _retry_window_error),
+        ("retry_thresholds", _thresholds_error),
     )
     for name, check in checks:
         if name in fields:
@@ -670,4 +693,10 @@ def _tool_policy(settings: object) -> ToolPolicy:
 def _flag_error(name: str, value: object) -> str | None:
     if not isinstance(value, bool):
         return f"{name} must be true or false, got {value!r}"
+    return None
+
+
+def _retry_window_error(name: str, value: object) -> str | None:
+    if not _is_integer(value) or (value != 0 and not 2 <= value <= MAX_RETRY_WINDOW):  # type: ignore[operator]  # an int
+        return f"{name} must be 0 (off) or an integer from 2 to {MAX_RETRY_WINDOW}, got {value!r}"
     return None

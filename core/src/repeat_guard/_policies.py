@@ -48,8 +48,13 @@ __all__ = [
     "cycle_returned",
     "memory_fits",
     "progressed",
+    "retry_of",
     "spend",
 ]
+
+Failure = tuple[str, str, str | None]
+"""A tracked call as the retry window keeps it: (tool, argument key, the key of its failed
+result's fingerprint, or ``None`` when it did not fail)."""
 
 Key = tuple[str, str]
 """A tracked call as the policies compare it: (tool, argument key)."""
@@ -66,6 +71,8 @@ class Memory:
     ``earlier``: the result key of the tracked call before the last when both were the same
     call (``None`` otherwise, or when not reported), kept for a ``ToolCallReturned`` that
     reports the last call's result after it.
+    ``failures``: under ``retry_window``, the last (up to ``retry_window``) tracked calls,
+    oldest first, as ``Failure`` values; empty otherwise.
     ``outcomes``: under cycles and ``progress = "result"``, the result keys of the last (up to
     ``cycle_period + 1``) tracked calls, oldest first (``None`` where not reported); empty
     otherwise, when every result counts as unknown.
@@ -77,6 +84,7 @@ class Memory:
     spent: tuple[int, ...] = ()
     earlier: str | None = None
     outcomes: tuple[str | None, ...] = ()
+    failures: tuple[Failure, ...] = ()
 
 
 EMPTY = Memory()
@@ -95,7 +103,26 @@ def memory_fits(config: GuardConfig, memory: Memory) -> bool:
         and len(memory.outcomes) <= (period + 1 if period else 0)
         and len(memory.runs) in (0, period - 1)  # none at all while cycles are off (period 0)
         and len(memory.spent) in (0, len(config.budgets))
+        and len(memory.failures) <= config.retry_window
     )
+
+
+def retry_of(
+    config: GuardConfig, failures: tuple[Failure, ...], call: Failure, *, succeeded: bool
+) -> tuple[tuple[Failure, ...], int]:
+    """Return the retry window after the tracked ``call``, and how many of its calls failed as
+    ``call`` did (0 when ``call`` did not fail).
+
+    A call that ``succeeded`` clears the earlier failures of the same call from the window: it
+    worked, so they are not a failure repeated. (A refused attempt neither failed nor worked.)
+    """
+    tool, key, failed = call
+    if succeeded:
+        failures = tuple(
+            (t, k, None) if (t, k) == (tool, key) else (t, k, f) for t, k, f in failures
+        )
+    window = (*failures, call)[-config.retry_window :]
+    return window, (0 if failed is None else window.count(call))
 
 
 # A failed result's key starts with this, which no canonical text does (they are JSON): so a

@@ -21,10 +21,11 @@ __all__ = [
     "render_budget",
     "render_cycle",
     "render_reminder",
+    "render_retry",
 ]
 
-Form = Literal["gentle", "detailed", "cycle", "budget"]
-FORMS: tuple[Form, ...] = ("gentle", "detailed", "cycle", "budget")
+Form = Literal["gentle", "detailed", "cycle", "budget", "retry"]
+FORMS: tuple[Form, ...] = ("gentle", "detailed", "cycle", "budget", "retry")
 
 PLUGIN_NAME = "repeat-tool-guard"
 SOURCE: dict[str, str] = {"kind": "plugin", "plugin": PLUGIN_NAME}
@@ -50,9 +51,10 @@ class Reminder:
 
     ``count`` is the consecutive count that reached a threshold; ``form`` is ``"gentle"`` at
     the first threshold and ``"detailed"`` at later ones; ``arguments`` is the full canonical
-    argument text of the repeated call. The opt-in policies add two forms: ``"cycle"`` (``count``
-    repetitions of a cycle of calls that ends with this one) and ``"budget"`` (``count`` calls
-    to a budgeted tool since the last prompt).
+    argument text of the repeated call. The opt-in policies add three forms: ``"cycle"``
+    (``count`` repetitions of a cycle of calls that ends with this one), ``"budget"`` (``count``
+    calls to a budgeted tool since the last prompt) and ``"retry"`` (the same call failing the
+    same way ``count`` times, other calls between).
     """
 
     agent: str
@@ -152,6 +154,25 @@ def _cycle_steps(arguments: str, block: tuple[tuple[str, str], ...], preview_cha
 
 # Since when a budget counts, as the model reads it, by ``budget_scope``.
 BUDGET_SPANS = {"prompt": "since the user's last message", "session": "in this session"}
+
+
+def render_retry(
+    agent: str, tool: str, arguments: str, count: int, error: str, preview_chars: int
+) -> Reminder:
+    """Return the ``retry`` reminder: the call ``tool`` ``arguments`` has failed ``count`` times
+    with the same error (``error``: the canonical text of this failure's result, cut to
+    ``preview_chars``), other calls between."""
+    shown = _inert(preview_arguments(arguments, preview_chars))
+    failure = _inert(preview_arguments(error, preview_chars))
+    text = (
+        f"{_OPEN}"
+        f"The tool call `{_inert(tool)}` with arguments {shown} has now failed {count} times "
+        f"the same way, with other calls between: {failure}\n"
+        "What you changed between the attempts did not change this failure. Find its cause "
+        "before running it again, or try another way, or finish your answer and say what is "
+        f"still failing.{_CLOSE}"
+    )
+    return Reminder(agent, tool, count, "retry", text, arguments)
 
 
 def render_budget(

@@ -61,6 +61,7 @@ from ._policies import (
     cycle_returned,
     memory_fits,
     progressed,
+    retry_of,
     spend,
 )
 from ._reminders import (
@@ -73,6 +74,7 @@ from ._reminders import (
     render_budget,
     render_cycle,
     render_reminder,
+    render_retry,
 )
 
 __all__ = ["Chain", "GuardState", "admit", "reduce"]
@@ -463,6 +465,9 @@ def _on_call_with_policies(
                 preview = config.arguments_preview_chars
                 reminders.append(render_cycle(agent, arguments, repeats, block, preview))
         memory = replace(memory, result=result, earlier=memory.result if same else None)
+        if config.retry_window:
+            memory, retried = _retried(config, memory, event, (agent, key, arguments), count)
+            reminders.extend(retried)
     if config.budgets:
         spent, reached = spend(config, memory.spent, tool)
         memory = replace(memory, spent=spent)
@@ -471,6 +476,35 @@ def _on_call_with_policies(
             span = BUDGET_SPANS[config.budget_scope]
             reminders.append(render_budget(agent, tool, arguments, limit, pattern, span))
     return state._with_memory(agent, memory), tuple(reminders)
+
+
+def _retried(
+    config: GuardConfig,
+    memory: Memory,
+    event: ToolCallFinished,
+    call: tuple[str, str, str],
+    run: int,
+) -> tuple[Memory, tuple[Reminder, ...]]:
+    """The retry window after ``event`` (``call``: its agent, argument key and canonical
+    arguments; ``run``: its chain's count), and its ``retry`` reminder, if due: when the same
+    call has failed the same way a threshold's number of times in the window, and not all of
+    them back to back (a run of them is the chain's to remind of)."""
+    agent, key, arguments = call
+    failed = event.failed and not event.denied
+    # A failure is compared by its fingerprint, as progress compares results; one the host
+    # reported without a text is a failure all the same.
+    fails = (FAILED + _fingerprint_key(event.result)) if failed else None
+    succeeded = not event.failed and not event.denied
+    failures, times = retry_of(
+        config, memory.failures, (event.tool, key, fails), succeeded=succeeded
+    )
+    memory = replace(memory, failures=failures)
+    if times not in config.retry_thresholds or run >= times:
+        return memory, ()
+    preview = config.arguments_preview_chars
+    error = canonical_arguments(event.result)
+    reminder = render_retry(agent, event.tool, arguments, times, error, preview)
+    return memory, (reminder,)
 
 
 def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
@@ -507,7 +541,7 @@ def _fingerprint_key(result: object) -> str:
     # Results are compared less what carries no progress (a line number in an error, a time).
     # Imported when first used: compiling its expressions costs a hook process (a new one for
     # every tool call) a millisecond it need not pay while progress is off.
-    from ._fingerprint import fingerprint  # noqa: PLC0415
+    from .fingerprint import fingerprint  # noqa: PLC0415
 
     return argument_key(canonical_arguments(fingerprint(result)))
 

@@ -188,6 +188,17 @@ def test_the_reference_model_counts_resets_and_escalates() -> None:
     assert not ReferenceGuard(GuardConfig(include=("mcp.*",))).tracks("mcpXfs")
 
 
+def test_the_reference_model_reminds_of_a_failure_retried_with_calls_between() -> None:
+    model = ReferenceGuard(GuardConfig(retry_window=6))
+    make = ToolCallFinished("a", "make", {}, result="main.c:3: error", failed=True)
+    again = ToolCallFinished("a", "make", {}, result="main.c:9: error", failed=True)
+    edit = ToolCallFinished("a", "edit", {"n": 1}, result="ok")
+    assert [model.apply(e) for e in (make, edit, again, edit)] == [[], [], [], []]
+    assert model.apply(make) == [("a", "make", 3, "retry")]
+    worked = ToolCallFinished("a", "make", {}, result="built")
+    assert [model.apply(e) for e in (worked, edit, make, edit, make)] == [[], [], [], [], []]
+
+
 def test_fired_reads_reminders_as_the_models_tuples() -> None:
     reminder = Reminder("a", "grep", 3, "gentle", "text", "{}")
     assert fired([reminder]) == [("a", "grep", 3, "gentle")]

@@ -137,9 +137,11 @@ def test_openhands_error_observations_and_failing_exit_codes_are_failures() -> N
             {"content": "bad", "observation": "error"},
             {"content": "still running", "extras": {"metadata": {"exit_code": -1}}},
             {"content": "?", "extras": "not an object"},
+            {"content": "ERROR:\nNo replacement was performed", "observation": "edit"},
+            {"content": ["ERROR:\n"], "observation": "edit"},
         ]
     )
-    assert failed("openhands", lines) == [False, True, True, False, False]
+    assert failed("openhands", lines) == [False, True, True, False, False, True, False]
 
 
 def test_openhands_v1_errors_and_failing_observations_are_failures() -> None:

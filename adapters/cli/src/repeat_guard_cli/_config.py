@@ -22,6 +22,7 @@ __all__ = ["CONFIG_HELP", "add_override_arguments", "build_config"]
 _DEFAULTS = GuardConfig()
 _THRESHOLDS = ",".join(map(str, _DEFAULTS.thresholds))
 _CYCLE_THRESHOLDS = ",".join(map(str, _DEFAULTS.cycle_thresholds))
+_RETRY_THRESHOLDS = ",".join(map(str, _DEFAULTS.retry_thresholds))
 _PREVIEW = _DEFAULTS.arguments_preview_chars
 
 CONFIG_HELP = f"""\
@@ -41,7 +42,10 @@ opt-in, each off by default:
                          call; needs cyclePeriod
   progress               "result": an identical call whose result differs from the previous
                          one's starts its chain over (and its cycle), for polling tools (the
-                         hooks need install --results); "off" (default)
+                         hooks need install --results); "off" (default). Results are compared
+                         less line numbers in errors, times, ids, temp paths and colours, and a
+                         failure is no progress over a failure of the same call
+  errorsAreProgress      true: a failure whose text changed is progress too (default false)
   budgets                calls allowed per tool-name pattern since the last prompt (TOML:
                          budgets = {{"Bash" = 20}}): a reminder at the limit; a harness that asks
                          before each call (the hooks, serve's admit) refuses the calls past it
@@ -54,6 +58,10 @@ opt-in, each off by default:
                          copilot, gemini, ...; "seed" (default): none
   denyAt                 refuse the call that would be the Nth identical call in a row (an
                          integer of 2 or more), where a harness asks before each call
+  retryWindow            how many of the agent's last tracked calls (2 to 64) to search for the
+                         same call failing the same way, other calls between; 0 for off
+                         (default); needs the call's failure with the call (not the hooks yet)
+  retryThresholds        such failures in the window that remind (default {_RETRY_THRESHOLDS})
 patterns match the whole tool name; "*" matches any run of characters.
 flags override the file's keys: --thresholds, --include and --exclude (each repeatable),
 --preview-chars.

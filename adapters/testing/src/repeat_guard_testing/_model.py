@@ -22,6 +22,7 @@ from repeat_guard import (
     ToolCallReturned,
     canonical_arguments,
 )
+from repeat_guard.fingerprint import fingerprint
 
 __all__ = ["Fired", "ReferenceGuard", "fired"]
 
@@ -70,6 +71,7 @@ class ReferenceGuard:
         self.results: dict[str, tuple[bool, str | None] | None] = {}
         self.earlier: dict[str, tuple[bool, str | None] | None] = {}
         self.spent: dict[str, list[int]] = {}
+        self.failures: dict[str, list[tuple[str, str, str | None]]] = {}
 
     def tracks(self, tool: str) -> bool:
         """Whether calls to ``tool`` count: included (or no include list) and not excluded."""
@@ -80,7 +82,14 @@ class ReferenceGuard:
     def apply(self, event: Event) -> list[Fired]:
         """Apply ``event`` and return the reminders the guard must give for it."""
         if isinstance(event, PromptSubmitted | AgentDisposed):
-            for memory in (self.chains, self.history, self.results, self.earlier, self.spent):
+            for memory in (
+                self.chains,
+                self.history,
+                self.results,
+                self.earlier,
+                self.spent,
+                self.failures,
+            ):
                 if memory is not self.spent or not self._keeps_budgets(event):
                     memory.pop(event.agent, None)
             return []
@@ -125,7 +134,9 @@ class ReferenceGuard:
         if self.tracks(tool):
             # A denied attempt did not run: its result (the refusal) is not the tool's.
             result = None if event.denied else self._shown(tool, event.result, event.failed)
-            out += self._chain(agent, tool, canonical_arguments(event.arguments), result)
+            key = canonical_arguments(event.arguments)
+            out += self._chain(agent, tool, key, result)
+            out += self._retry(agent, (tool, key), event)
         out += self._budgets(agent, tool)
         return out
 
@@ -148,7 +159,7 @@ class ReferenceGuard:
         failed = failed and not config.errors_are_progress
         if result is None and not failed:
             return None
-        return (failed, None if result is None else canonical_arguments(result))
+        return (failed, None if result is None else canonical_arguments(fingerprint(result)))
 
     def _chain(
         self, agent: str, tool: str, key: str, shown: tuple[bool, str | None] | None
@@ -217,6 +228,25 @@ class ReferenceGuard:
                 break
             length += 1
         return length
+
+    def _retry(self, agent: str, call: tuple[str, str], event: ToolCallFinished) -> list[Fired]:
+        # The agent's last retry_window tracked calls, each with its failure's fingerprint (or
+        # None); a success of a call forgets its failures.
+        window = self.config.retry_window
+        if not window:
+            return []
+        entries = self.failures.setdefault(agent, [])
+        if not event.failed and not event.denied:
+            entries[:] = [(t, k, None if (t, k) == call else f) for t, k, f in entries]
+        failed = event.failed and not event.denied
+        fails = canonical_arguments(fingerprint(event.result)) if failed else None
+        entries.append((*call, fails))
+        del entries[:-window]
+        times = entries.count((*call, fails))
+        run = self.chains[agent][2]
+        if fails is None or times not in self.config.retry_thresholds or run >= times:
+            return []
+        return [(agent, call[0], times, "retry")]
 
     def _budgets(self, agent: str, tool: str) -> list[Fired]:
         budgets = self.config.budgets

@@ -45,7 +45,15 @@ ARGUMENTS: tuple[object, ...] = (
     "raw{",
 )
 PATTERNS: tuple[str, ...] = ("grep", "todo_*", "mcp.*", "*", "re*d")
-RESULTS: tuple[object, ...] = (None, "same", "same", {"changed": 1}, ["changed", 2.0])
+RESULTS: tuple[object, ...] = (
+    None,
+    "same",
+    "same",
+    {"changed": 1},
+    ["changed", 2.0],
+    "at line 7",
+    "at line 9",  # the same fingerprint as line 7
+)
 FAILED: tuple[bool, ...] = (False, False, True)
 
 
@@ -63,7 +71,7 @@ def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig
 def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
     """Configs with the opt-in policies drawn too: cycles, progress, budgets (counted per prompt
     or per session), ``deny_at``, ``cycle_deny_at`` (where cycles are on), per-tool settings
-    (``tools``) and a host preset.
+    (``tools``), a host preset and the retry window.
 
     Each policy is on in about half of the configs, so each is seen alone and with others.
     """
@@ -103,6 +111,10 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
             "deny_at": st.one_of(st.none(), st.integers(2, 6)),
             "errors_are_progress": st.booleans(),
             "cycle_deny_at": st.one_of(st.none(), st.integers(2, 4)),
+            "retry_window": st.sampled_from([0, 0, 2, 4, 8]),
+            "retry_thresholds": st.lists(
+                st.integers(2, 4), min_size=1, max_size=2, unique=True
+            ).map(tuple),
         }
     ).map(_policy_config)
 

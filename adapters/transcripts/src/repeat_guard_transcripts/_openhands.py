@@ -7,8 +7,9 @@ made it; without that metadata, the action's name and its ``args`` (less the ``t
 in. A call counts at the line of the observation whose ``cause`` is its id, with the
 observation's ``content`` as its result; ``finish`` and ``reject``, which end the run, count
 where they are, without a result. An observation ``user_rejected`` is a denial; an ``error``
-observation, or one whose ``extras.metadata.exit_code`` is a failing status (``exit_failed``),
-failed. A user's ``message`` is a prompt.
+observation, one whose ``extras.metadata.exit_code`` is a failing status (``exit_failed``),
+and one whose content starts with ``EDITOR_ERROR`` (the file editor's errors) failed. A user's
+``message`` is a prompt.
 
 OpenHands V1 (the software-agent-sdk) tags each event with its ``kind``; such events are read
 as ``_openhands_v1`` says, in the same files. A session whose events hold no call the reader
@@ -46,6 +47,10 @@ NOT_CALLS: Final = frozenset(
 """Agent actions that are not tool calls."""
 
 _ENDS_THE_RUN = frozenset({"finish", "reject"})
+
+
+EDITOR_ERROR: Final = "ERROR:\n"
+"""How the OpenHands file editor's error texts begin (``ERROR:`` on a line of its own)."""
 
 
 def _tool_call(metadata: Mapping[str, object]) -> tuple[str, object] | None:
@@ -186,7 +191,7 @@ class _Session:
             return
         denied = observation == "user_rejected"
         result = event.get("content")
-        failed = observation == "error" or _exited_failing(event)
+        failed = observation == "error" or _exited_failing(event) or _editor_error(result)
         finished = ToolCallFinished(call.agent, call.tool, call.arguments, denied, result, failed)
         yield Located(where, finished, timestamp=string(event, "timestamp"))
 
@@ -195,6 +200,12 @@ class _Session:
         if self.events and not self.made_calls:
             message = f"{self.events} events, none of them a call this reader knows"
             yield Diagnostic(self.file, self.last_line, message, severity="note")
+
+
+def _editor_error(content: object) -> bool:
+    # The file editor's failures (no replacement performed, a missing parameter) come back as
+    # an ``edit`` or ``read`` observation whose content starts with this line.
+    return isinstance(content, str) and content.startswith(EDITOR_ERROR)
 
 
 def _exited_failing(event: Mapping[str, object]) -> bool:
