@@ -442,6 +442,29 @@ def pi_file(path: Path, rng: random.Random, expected: Expected, day: str, sessio
     _count(expected, blocks, "unknown")
 
 
+def cline_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
+    """One Cline task (a JSON list, one message a line): the task, then each call an assistant
+    message with its tool_use and a user message with its tool_result."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    messages = [json.dumps({"role": "user", "content": "fix the build", "ts": 1})]
+    serial = 0
+    for block in blocks:
+        first = len(messages) + 3  # line 1 "[", the task on 2, then a call and its result
+        for _ in range(block.repeats):
+            serial += 1
+            use = {"type": "tool_use", "id": f"c{serial}", "name": block.tool}
+            answer = {"type": "tool_result", "tool_use_id": f"c{serial}", "content": "ok"}
+            use_input = {**use, "input": dict(block.arguments)}
+            messages.append(json.dumps({"role": "assistant", "content": [use_input]}))
+            messages.append(json.dumps({"role": "user", "content": [answer]}))
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, len(messages) + 1))
+    body = ",\n".join(messages)
+    path.write_text(f"[\n{body}\n]\n", encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -453,6 +476,7 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "gemini-cli": (".gemini.jsonl", gemini_cli_file),
     "copilot-cli": (".events.jsonl", copilot_cli_file),
     "pi": (".pi.jsonl", pi_file),
+    "cline": (".cline.json", cline_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
 LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli", "pi")

@@ -425,11 +425,43 @@ def _mini_swe_agent(draw: st.DrawFn) -> object:
     return {"info": {"mini_version": "2"}, "messages": messages, "trajectory_format": "x"}
 
 
+_USE = {"type": "tool_use", "id": "u1", "name": "execute_command", "input": {"command": "ls"}}
+_CLINE_MESSAGES = st.sampled_from(
+    [
+        {"role": "user", "content": [{"type": "text", "text": "<task>list</task>"}], "ts": 1},
+        {"role": "user", "content": "again"},
+        {"role": "assistant", "content": [_USE], "ts": 2},
+        {"role": "assistant", "content": [{**_USE, "id": "u2"}, {**_USE, "id": "u3"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": "a"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "u2", "content": [{"success": False}]},
+                {"type": "tool_result", "tool_use_id": "u3", "content": "denied", "is_error": True},
+            ],
+        },
+        {"role": "assistant", "content": "<execute_command>ls</execute_command>"},
+    ]
+)
+
+
+def _cline(draw: st.DrawFn) -> object:
+    """A Cline conversation: a task's list of messages, or the CLI's object holding it."""
+    messages = [
+        mutate_json(message, draw) if draw(st.integers(0, 5)) == 0 else message
+        for message in draw(st.lists(_CLINE_MESSAGES, max_size=12))
+    ]
+    if draw(st.booleans()):
+        return messages
+    return {"version": 1, "sessionId": "s", "origin": {"source": "cli"}, "messages": messages}
+
+
 @st.composite
 def document(draw: st.DrawFn, fmt: str) -> list[bytes]:
-    if fmt == "mini-swe-agent":
+    if fmt in ("mini-swe-agent", "cline"):
+        value = _mini_swe_agent(draw) if fmt == "mini-swe-agent" else _cline(draw)
         return (
-            json.dumps(_mini_swe_agent(draw), indent=draw(st.sampled_from([None, 1, 2])))
+            json.dumps(value, indent=draw(st.sampled_from([None, 1, 2])))
             .encode("utf-8", "surrogatepass")
             .splitlines(keepends=True)
         )
@@ -531,6 +563,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
                 "gemini-cli",
                 "copilot-cli",
                 "pi",
+                "cline",
             ]
         )
     )

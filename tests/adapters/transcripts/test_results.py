@@ -108,6 +108,15 @@ def pi(results: Sequence[object]) -> list[bytes]:
     return lines
 
 
+def cline(results: Sequence[object]) -> list[bytes]:
+    messages: list[object] = [{"role": "user", "content": "check the PR", "ts": 1}]
+    for n, result in enumerate(results):
+        use = {"type": "tool_use", "id": f"c{n}", "name": "gh", "input": {"pr": 7}}
+        answer = {"type": "tool_result", "tool_use_id": f"c{n}", "content": result}
+        messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [answer]}]
+    return json.dumps(messages, indent=2).encode().splitlines(keepends=True)
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -134,6 +143,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "gemini-cli": (gemini_cli, "gh"),
     "copilot-cli": (copilot_cli, "gh"),
     "pi": (pi, "gh"),
+    "cline": (cline, "gh"),
     "acp": (acp, "ci_status"),
 }
 FORMATS = sorted(TRANSCRIPTS)

@@ -23,6 +23,7 @@ from ._acp import AcpReader, reminder_notification, tool_name
 from ._annotate import annotate
 from ._calls import DONE_MARKS, OPEN_CALLS
 from ._claude_code import ClaudeCodeReader
+from ._cline import ClineReader
 from ._codex import CodexReader
 from ._collector import collector_paused
 from ._compressed import compressing, compression_for
@@ -84,6 +85,7 @@ register(MiniSweAgentReader())
 register(GeminiCliReader())
 register(CopilotCliReader())
 register(PiReader())
+register(ClineReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -100,6 +102,7 @@ __all__ = [
     "AcpReader",
     "Annotating",
     "ClaudeCodeReader",
+    "ClineReader",
     "CodexReader",
     "CopilotCliReader",
     "Diagnostic",
