@@ -302,3 +302,23 @@ def test_a_loop_in_a_transport_log_fires_and_annotates_in_the_log_s_form() -> No
     again: list[bytes] = []
     list(annotate(written, READERS["acp"], GuardConfig(), file="t", write=again.append))
     assert again == written  # the earlier reminder is recognised, dropped and written again
+
+
+def test_a_line_opening_with_a_digit_that_is_no_log_line_is_read_as_json() -> None:
+    # Scripted, so its coverage does not hang on what the fuzz campaign draws.
+    items = list(READERS["acp"].read([b"42\n", b"7 is not JSON\n"], "t"))
+    assert [(i.line, i.message[:13]) for i in items if isinstance(i, Diagnostic)] == [
+        (1, "expected a JS"),
+        (2, "invalid JSON:"),
+    ]
+
+
+def test_an_update_whose_kind_is_not_a_string_is_passed_over() -> None:
+    update = {"sessionUpdate": 3, "toolCallId": "c1", "status": "completed"}
+    message = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": update},
+    }
+    items = list(READERS["acp"].read([json.dumps(message).encode() + b"\n"], "t"))
+    assert not [i for i in items if isinstance(i, (Diagnostic, Located))]
