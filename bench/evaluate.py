@@ -42,8 +42,6 @@ CONFIGS: dict[str, Mapping[str, object]] = {
     'retryWindow=12, progress="result"': {"retryWindow": 12, "progress": "result"},
     "denyAt=4": {"denyAt": 4},
     'denyAt=4, progress="result"': {"denyAt": 4, "progress": "result"},
-    "retryWindow=12": {"retryWindow": 12},
-    "retryWindow=12, retryThresholds=[2,3]": {"retryWindow": 12, "retryThresholds": [2, 3]},
 }
 """Each option as a user would write it in ``.repeat-guard.toml``, parsed by the core."""
 
