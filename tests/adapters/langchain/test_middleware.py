@@ -734,3 +734,20 @@ def test_earlier_calls_of_a_turn_are_found_only_in_the_latest_turn() -> None:
     assert _earlier_in_turn([turn], "c1") == []
     assert _earlier_in_turn([turn], "elsewhere") == []
     assert _earlier_in_turn([HumanMessage("go")], "c1") == []
+
+
+def test_a_tool_message_with_status_error_is_a_failed_result() -> None:
+    from repeat_guard_langchain._middleware import _events
+
+    call = {"name": "make", "args": {}, "id": "c0", "type": "tool_call"}
+    messages: list[AnyMessage] = [
+        AIMessage("", tool_calls=[call], id="ai0"),
+        ToolMessage("Error: main.c:3: boom", tool_call_id="c0", id="t0", status="error"),
+    ]
+    ((event, _),) = _events(messages, 1)
+    assert isinstance(event, ToolCallFinished)
+    assert event.failed
+    messages[1] = ToolMessage("built", tool_call_id="c0", id="t0")
+    ((event, _),) = _events(messages, 1)
+    assert isinstance(event, ToolCallFinished)
+    assert not event.failed

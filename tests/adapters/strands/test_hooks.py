@@ -237,3 +237,24 @@ def test_messages_the_fold_cannot_pair_change_nothing() -> None:
     agent = looping_agent(model, ran, [RepeatGuard({"thresholds": [2]})], messages=earlier)
     assert str(agent("Go on.")).strip() == "stopped after 2 calls"
     assert [GENTLE_MARK in " ".join(reminders(m)) for m in model.seen] == [False, False, True]
+
+
+def test_a_result_with_status_error_is_a_failed_result_unless_refused() -> None:
+    from repeat_guard_strands._hooks import _finished
+
+    calls: dict[object, tuple[str, object]] = {
+        "a": ("make", {}),
+        "b": ("make", {}),
+        "c": ("make", {}),
+    }
+    answers: list[dict[str, Any]] = [
+        {"toolUseId": "a", "status": "error", "content": [{"text": "boom"}]},
+        {"toolUseId": "b", "status": "success", "content": [{"text": "built"}]},
+        {"toolUseId": "c", "status": "error", "content": [{"text": "refused"}]},
+    ]
+    refused: set[object] = {"c"}
+    assert [(e.failed, e.denied) for e in _finished(answers, calls, refused)] == [
+        (True, False),
+        (False, False),
+        (False, True),
+    ]

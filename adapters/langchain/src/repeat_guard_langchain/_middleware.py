@@ -330,7 +330,8 @@ def _events(messages: Sequence[AnyMessage], index: int) -> list[tuple[Event, str
         # The guard's own refusals are marked as written by it; their text is not a result.
         denied = message.additional_kwargs.get("lc_source") == PLUGIN_NAME
         result = None if denied else message.content
-        event = ToolCallFinished(AGENT, call["name"], call["args"], denied=denied, result=result)
+        failed = not denied and message.status == "error"  # the tool raised, or said it failed
+        event = ToolCallFinished(AGENT, call["name"], call["args"], denied, result, failed)
         return [(event, message.id)]
     return []
 

@@ -10,8 +10,9 @@ state, and maps it:
 
 * a ``toolResult`` block in a user message is a finished call: its tool and arguments come from
   the assistant's ``toolUse`` block with the same ``toolUseId``, its ``content`` is the result
-  that ``progress = "result"`` compares (a failed call's result has ``status: "error"``; it
-  counts like any other); a call the guard refused (its id is in the agent state) is denied;
+  that ``progress = "result"`` compares (a failed call's result has ``status: "error"``: it
+  counts like any other, and is ``failed``); a call the guard refused (its id is in the agent
+  state) is denied;
 * a user message with text and no tool result is a user's new message: the chain starts over,
   unless its text opens with ``<system-reminder>`` (a harness reminder);
 * anything else changes nothing.
@@ -189,7 +190,8 @@ def _finished(
         name, arguments = call
         denied = result.get("toolUseId") in refused
         content = None if denied else result.get("content")
-        finished.append(ToolCallFinished(AGENT, name, arguments, denied=denied, result=content))
+        failed = not denied and result.get("status") == "error"
+        finished.append(ToolCallFinished(AGENT, name, arguments, denied, content, failed))
     return finished
 
 
