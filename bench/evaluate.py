@@ -83,6 +83,27 @@ def score_corpus(files: list[str], labels: list[Label], config: GuardConfig) -> 
     return total
 
 
+HOST_FOLDERS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+"""The corpus folder of each host whose preset names polling tools and whose files are here."""
+
+
+def host_presets(files: list[str], labels: list[Label]) -> list[list[str]]:
+    """Each host's preset scored on that host's own files only: progress labels reminded
+    (reminders) under the defaults, the preset, and the preset with the shells reading
+    results."""
+    rows = [["host", "files", "defaults", "preset", "preset + shells"]]
+    for host, folder in HOST_FOLDERS.items():
+        own = [file for file in files if file.startswith(folder + "/")]
+        settings: list[Mapping[str, object]] = [
+            {},
+            {"preset": host},
+            {"preset": host, "tools": SHELL_POLICY},
+        ]
+        scores = [score_corpus(own, labels, parse_config(raw).unwrap()) for raw in settings]
+        rows.append([host, str(len(own)), *(_ratio(score, "progress") for score in scores)])
+    return rows
+
+
 def _ratio(score: Score, kind: str) -> str:
     """Labels reminded of all labels of ``kind``, and how many reminders they got."""
     return f"{score.reminded[kind]}/{score.labels[kind]} ({score.reminders[kind]})"
@@ -149,6 +170,9 @@ def main() -> None:
             rows.append([f"{label.kind} {label.file} {label.session or ''} {calls}", *cells])
     print(_table(rows))
     print("columns: " + "; ".join(f"{n} {name}" for n, name in enumerate(names, 1)))
+    print()
+    print("Each host's preset on its own files: progress labels reminded (reminders):")
+    print(_table(host_presets(files, labels)))
     mismatches = sorted({m for score in scores.values() for m in score.mismatches})
     for mismatch in mismatches:
         print("label mismatch:", mismatch)
