@@ -22,7 +22,15 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
-from repeat_guard import Event, GuardConfig, GuardState, Reminder, reduce, reminder_to_json
+from repeat_guard import (
+    Event,
+    GuardConfig,
+    GuardState,
+    Reminder,
+    ToolCallFinished,
+    reduce,
+    reminder_to_json,
+)
 from repeat_guard_pydantic_ai import (
     METADATA_KEY,
     GuardConfigError,
@@ -197,6 +205,33 @@ def test_failed_and_retried_calls_count_like_any_other() -> None:
     result = run(agent, "Call flaky.")
     assert len(attempts) == 3
     assert summaries(result.all_messages()) == [(3, "flaky × 3", "gentle")]
+
+
+def test_a_failed_or_retried_call_is_a_failed_result() -> None:
+    seen: list[Event] = []
+
+    def recording(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder, ...]]:
+        seen.append(event)
+        return reduce(state, event)
+
+    script = LoopingModel(calls=(("flaky", {"n": 1}),), stop_at=GENTLE_MARK)
+    agent = Agent(script.model(), capabilities=[RepeatGuard(reducer=recording)])
+    attempts: list[int] = []
+
+    @agent.tool_plain(retries=5)
+    def flaky(n: int) -> str:
+        attempts.append(n)
+        if len(attempts) == 1:
+            raise ModelRetry("try again later")
+        if len(attempts) == 2:  # the second attempt
+            raise ToolFailed("gone for good")
+        return "done"
+
+    run(agent, "Call flaky.")
+    finished = [e for e in seen if isinstance(e, ToolCallFinished)]
+    assert [e.failed for e in finished][:3] == [True, True, False]
+    assert "try again later" in str(finished[0].result)
+    assert finished[2].result == "done"
 
 
 def test_a_subagent_run_inside_a_tool_keeps_its_own_chain() -> None:

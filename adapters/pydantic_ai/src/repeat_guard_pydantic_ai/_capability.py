@@ -148,7 +148,8 @@ class RepeatGuard(AbstractCapability[Any]):
 
         A call the core's ``admit`` refuses (a configured ``denyAt`` or budget) is not run: it
         counts as a denied attempt and its return is the reason (``SkipToolExecution``). A
-        retry or a terminal failure the tool reported counts like a normal return; other
+        retry or a terminal failure the tool reported counts like a normal return, its
+        message the result and ``failed``; other
         exceptions (and deferrals) pass through uncounted.
         """
         reason = self._refusal(ctx, call)
@@ -156,8 +157,9 @@ class RepeatGuard(AbstractCapability[Any]):
             raise SkipToolExecution(reason)
         try:
             result = await handler(args)
-        except (ToolRetryError, ToolFailedError):
-            self._finished(ctx, call)
+        except (ToolRetryError, ToolFailedError) as error:
+            # The tool failed: what it said is the failure's text.
+            self._finished(ctx, call, result=str(error), failed=True)
             raise
         finally:
             self._running = self._running.finished(_agent_id(ctx), call.tool_call_id)
@@ -181,9 +183,11 @@ class RepeatGuard(AbstractCapability[Any]):
         self._running = self._running.admitted(call.tool_call_id, event)
         return None
 
-    def _finished(self, ctx: RunContext[Any], call: ToolCallPart, *, result: object = None) -> None:
+    def _finished(
+        self, ctx: RunContext[Any], call: ToolCallPart, *, result: object, failed: bool = False
+    ) -> None:
         try:
-            event = replace(_call_event(ctx, call), result=result)
+            event = replace(_call_event(ctx, call), result=result, failed=failed)
             _enqueue(ctx, self._advance(event))
         except Exception as error:
             _fail_open(error)
