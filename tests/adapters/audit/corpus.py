@@ -12,8 +12,10 @@ whose tokens count once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -415,6 +417,72 @@ def copilot_cli_file(
     _count(expected, blocks, "unknown")
 
 
+def goose_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
+    """One goose database (its ``sessions`` and ``messages`` tables): a prompt, then each call
+    an assistant's ``toolRequest`` and the user message answering it, the line of a call its
+    answer's row id."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    rows: list[tuple[str, list[object]]] = [("user", [{"type": "text", "text": "fix it"}])]
+    for block in blocks:
+        first = 0
+        for _ in range(block.repeats):
+            ident = f"c{len(rows)}"
+            value = {"name": block.tool, "arguments": dict(block.arguments)}
+            call = {"status": "success", "value": value}
+            rows.append(("assistant", [{"type": "toolRequest", "id": ident, "toolCall": call}]))
+            result = {"status": "success", "value": {"content": []}}
+            rows.append(("user", [{"type": "toolResponse", "id": ident, "toolResult": result}]))
+            first = first or len(rows)
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, len(rows)))
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, working_dir TEXT, created_at)")
+        db.execute(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, "
+            "role TEXT, content_json TEXT, created_timestamp INTEGER)"
+        )
+        db.execute("INSERT INTO sessions VALUES (?, '/home/dev/p', 0)", (session,))
+        db.executemany(
+            "INSERT INTO messages (session_id, role, content_json, created_timestamp) "
+            "VALUES (?, ?, ?, 0)",
+            [(session, role, json.dumps(content)) for role, content in rows],
+        )
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
+def opencode_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One opencode database (``session``, ``message``, ``part``): a user message, then each
+    call an assistant message holding one completed ``tool`` part, the line of a call its
+    part's row id."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    parts: list[tuple[str, str, str]] = [("m0", "user", json.dumps({"type": "text"}))]
+    for block in blocks:
+        first = 0
+        for _ in range(block.repeats):
+            state = {"status": "completed", "input": dict(block.arguments), "output": "ok"}
+            part = {"type": "tool", "tool": block.tool, "state": state}
+            parts.append((f"m{len(parts):05d}", "assistant", json.dumps(part)))
+            first = first or len(parts)
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, len(parts)))
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(
+            "CREATE TABLE `session` (`id` text PRIMARY KEY, `directory` text, `time_created`)"
+        )
+        db.execute("CREATE TABLE `message` (`id` text, `session_id` text, `data` text)")
+        db.execute("CREATE TABLE `part` (`id` text, `message_id` text, `data` text)")
+        db.execute("INSERT INTO `session` VALUES (?, '/home/dev/p', 0)", (session,))
+        for message, role, part_data in parts:
+            data = json.dumps({"role": role})
+            db.execute("INSERT INTO `message` VALUES (?, ?, ?)", (message, session, data))
+            db.execute("INSERT INTO `part` VALUES (?, ?, ?)", (f"p{message}", message, part_data))
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 def pi_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
     """One pi session: its header, a prompt, then each call an assistant message with a
     toolCall and the toolResult answering it."""
@@ -465,6 +533,31 @@ def cline_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
     _count(expected, blocks, "unknown")
 
 
+def openhands_events_folder(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One OpenHands V1 conversation folder: ``base_state.json`` and one file an event, a user
+    message then each call an ``ActionEvent`` and the ``ObservationEvent`` answering it; a call
+    counts at its observation's file, line 1."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    (path / "events").mkdir(parents=True)
+    (path / "base_state.json").write_text(json.dumps({"id": session}), encoding="utf-8")
+    events: list[dict[str, object]] = [{"kind": "MessageEvent", "source": "user"}]
+    for block in blocks:
+        for _ in range(block.repeats):
+            common = {"tool_name": block.tool, "tool_call_id": f"c{len(events)}"}
+            action = {"kind": "ActionEvent", "source": "agent", "action": dict(block.arguments)}
+            events.append({**action, **common})
+            events.append({"kind": "ObservationEvent", "source": "environment", **common})
+        if block.repeats >= 2:  # a run is named by its file, the folder (each line is 1)
+            expected.runs.append((block.repeats, str(path), 1, 1))
+    for number, event in enumerate(events):
+        name = path / "events" / f"event-{number:05d}-x.json"
+        name.write_text(json.dumps(event), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -477,6 +570,9 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "copilot-cli": (".events.jsonl", copilot_cli_file),
     "pi": (".pi.jsonl", pi_file),
     "cline": (".cline.json", cline_file),
+    "goose": (".goose.db", goose_file),
+    "opencode": (".opencode.db", opencode_file),
+    "openhands-events": (".conversation", openhands_events_folder),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
 LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli", "pi")

@@ -112,7 +112,36 @@ def test_no_path_and_no_agent_places_is_a_usage_error(
     monkeypatch.setenv("HOME", str(tmp_path))
     status, out, err = run([])
     assert (status, out) == (2, "")
-    assert "no PATH given and none of ~/.claude/projects, ~/.codex/sessions exists" in err
+    assert "no PATH given and none of ~/.claude/projects, ~/.codex/sessions, " in err
+
+
+def test_no_path_audits_every_place_a_registered_reader_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # opencode's and goose's databases (files, not folders) and an OpenHands conversation.
+    import shutil
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    fixtures = Path(__file__).parents[1] / "transcripts" / "fixtures"
+    share = tmp_path / ".local" / "share"
+    (share / "opencode").mkdir(parents=True)
+    shutil.copyfile(fixtures / "opencode" / "opencode.db", share / "opencode" / "opencode.db")
+    (share / "goose" / "sessions").mkdir(parents=True)
+    shutil.copyfile(fixtures / "goose" / "sessions.db", share / "goose/sessions/sessions.db")
+    conversations = tmp_path / ".openhands" / "conversations"
+    shutil.copytree(fixtures / "openhands" / "conversation", conversations / "c1")
+    status, out, _ = run(["--format", "json", "--jobs", "1"])
+    assert status == 0
+    sessions = [json.loads(line) for line in out.splitlines()[:-1]]
+    assert [(s["format"], s["calls"]) for s in sessions] == [
+        ("opencode", 5),
+        ("opencode", 1),
+        ("goose", 4),
+        ("goose", 1),
+        ("openhands-events", 6),
+    ]
+    totals = json.loads(out.splitlines()[-1])
+    assert (totals["files"], totals["calls"], totals["wasted"]) == (3, 17, 8)
 
 
 def test_the_page_is_written_atomically(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from repeat_guard import GuardConfig
 from repeat_guard_audit import CSV_FIELDS, AuditSettings, FileJob, audit_file
 from repeat_guard_cli import main
-from repeat_guard_transcripts import sniff_format
+from repeat_guard_transcripts import READERS, Item, PathReading, sniff_format
 
 from ..deep import deep_folders
 from ._support import diagnostics, run_reader, summary
@@ -313,3 +313,56 @@ def test_a_document_damaged_anywhere_keeps_the_steps_before_the_damage(
     ends = [number for number, text in enumerate(lines[:line], 1) if text.strip() in (b"}", b"},")]
     whole = len(ends) - (fmt == "swe-agent" and line > len(lines) - 3)  # less info's own brace
     assert summary(outcomes).tally.calls >= min(whole, steps)
+
+
+DATABASES = {
+    "opencode": Path(__file__).parent / "fixtures" / "opencode" / "opencode.db",
+    "goose": Path(__file__).parent / "fixtures" / "goose" / "sessions.db",
+}
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(
+    st.sampled_from(sorted(DATABASES)),
+    st.lists(st.tuples(st.integers(0, 400_000), st.binary(min_size=1, max_size=8)), max_size=8),
+    st.one_of(st.none(), st.integers(0, 400_000)),
+)
+def test_a_database_damaged_anywhere_is_read_without_an_exception(
+    fmt: str, damage: list[tuple[int, bytes]], cut: int | None
+) -> None:
+    # Bytes overwritten anywhere (the header, the schema, a row's JSON), the file cut short:
+    # the reader, the replay and the audit give items and diagnostics, never an exception.
+    data = bytearray(DATABASES[fmt].read_bytes())
+    for where, replacement in damage:
+        at = where % len(data)
+        data[at : at + len(replacement)] = replacement
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / DATABASES[fmt].name
+        path.write_bytes(bytes(data[:cut]))
+        reader = READERS[fmt]
+        assert isinstance(reader, PathReading)
+        items = list(reader.read_path(str(path), str(path)))
+        assert all(isinstance(item, Item) for item in items)
+        result = audit_file(FileJob(str(path), fmt, len(data)), _SETTINGS)
+        assert result.files == 1
+        status, _, _ = _run(["replay", "--from", fmt, str(path)])
+        assert status in (0, 3)
+
+
+@fuzz_settings(max(EXAMPLES // 40, 50))
+@given(transcripts(), st.lists(st.binary(max_size=40), max_size=3))
+def test_a_conversation_folder_of_any_events_is_read_without_an_exception(
+    case: tuple[str, list[bytes]], odd: list[bytes]
+) -> None:
+    # Each line of a drawn transcript, and a few odd byte strings, as one event file each.
+    _, lines = case
+    with tempfile.TemporaryDirectory() as folder:
+        events = Path(folder) / "c" / "events"
+        events.mkdir(parents=True)
+        (events.parent / "base_state.json").write_bytes(lines[0] if lines else b"{}")
+        for number, data in enumerate([*lines, *odd]):
+            (events / f"event-{number:05d}-x.json").write_bytes(data)
+        status, _, _ = _run(["replay", folder])
+        assert status in (0, 3)
+        result = audit_file(FileJob(str(events.parent), None, 0, walked=True), _SETTINGS)
+        assert (result.format, result.files) == ("openhands-events", 1)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Iterator
 from functools import partial
 
-from repeat_guard_transcripts import Unlisted, walk
+from repeat_guard_transcripts import Unlisted, places, walk
 
 from ._engine import EngineName, run
 from ._model import AuditSettings, FileAudit, FileJob
@@ -28,8 +28,9 @@ __all__ = ["BATCH_BYTES", "BATCH_FILES", "DEFAULT_PATHS", "audit", "batched", "l
 BATCH_FILES = 32
 BATCH_BYTES = 4 * 1024 * 1024
 
-# Where the agents whose formats the readers know keep their transcripts.
-DEFAULT_PATHS = ("~/.claude/projects", "~/.codex/sessions")
+# Where the agents whose formats the readers know keep their transcripts: the places each
+# reader was registered with.
+DEFAULT_PATHS = places()
 
 
 def list_files(paths: Iterable[str]) -> Iterator[FileJob]:

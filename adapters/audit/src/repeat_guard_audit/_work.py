@@ -69,7 +69,8 @@ def _read(job: FileJob, opened: Input, settings: AuditSettings) -> FileAudit:
     try:
         with collector_paused():
             results = settings.config.reads_results  # else nobody reads one
-            items = read_items(READERS[fmt], bounded_lines(opened.stream), job.path, results)
+            lines = bounded_lines(opened.stream)
+            items = read_items(READERS[fmt], lines, job.path, results, job.path)
             return fold_file(job.path, fmt, items, opened.size, settings)
     except Exception as error:  # a reader's bug must not end the audit of other files
         return _unreadable(job, f"internal error: {type(error).__name__}: {error}")

@@ -107,8 +107,8 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="transcript file or directory (walked: files no format recognises, FIFOs, sockets "
         "and files gone before their turn are counted "
-        "and named in the totals, not diagnosed; a named one gets a diagnostic); default "
-        "~/.claude/projects and ~/.codex/sessions",
+        "and named in the totals, not diagnosed; a named one gets a diagnostic); default: "
+        "each of the places below that exists",
     )
     parser.add_argument(
         "--format", choices=("text", "json", "csv"), default="text", help="stdout report"
@@ -171,7 +171,7 @@ def _paths(given: list[str]) -> list[str]:
         return given
     from repeat_guard_audit import DEFAULT_PATHS
 
-    found = [path for path in map(os.path.expanduser, DEFAULT_PATHS) if os.path.isdir(path)]
+    found = [path for path in map(os.path.expanduser, DEFAULT_PATHS) if os.path.exists(path)]
     if not found:
         raise UsageError(f"no PATH given and none of {', '.join(DEFAULT_PATHS)} exists")
     return found

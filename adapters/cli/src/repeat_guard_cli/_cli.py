@@ -110,6 +110,14 @@ exit status: 0 valid; 2 unreadable file or invalid configuration (the reason is 
 {CONFIG_HELP}"""
 
 
+def _audit_places() -> str:
+    """Where ``audit`` with no path looks, as the transcripts' registry lists the places."""
+    from repeat_guard_transcripts import places  # noqa: PLC0415  # see _replay_epilog
+
+    found = "".join(f"  {place}\n" for place in places())
+    return f"\nplaces (with no PATH, each of these that exists is audited):\n{found}"
+
+
 def _replay_epilog() -> str:
     """The replay's epilog: the formats, one line each, as the transcripts' registry lists
     them, then the rest."""
@@ -198,7 +206,7 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "audit",
         "Read every transcript under the given paths and report where agents looped and what "
         "it cost.",
-        f"{AUDIT_EPILOG}\n{CONFIG_HELP}",
+        f"{AUDIT_EPILOG}{_audit_places()}\n{CONFIG_HELP}",
     )
     add_audit_arguments(audit)
     _add_config_file_argument(audit)

@@ -25,6 +25,7 @@ from repeat_guard_transcripts import (
     FileSummary,
     Fired,
     Input,
+    Item,
     LineFault,
     Outcome,
     PassedOver,
@@ -38,6 +39,7 @@ from repeat_guard_transcripts import (
     compressing,
     compression_for,
     open_input,
+    read_items,
     replay,
     walk,
 )
@@ -72,13 +74,19 @@ DEMO_NAME = "demo.jsonl"
 
 @dataclass(slots=True)
 class _Input:
-    """One transcript ready to read: its label, its reader, and its lines (counted)."""
+    """One transcript ready to read: its label, its reader, its lines (counted) and its
+    path."""
 
     label: str
     reader: Reader
     source: Iterable[bytes]
+    path: str = "-"
     count: int = 0
     faults: list[int] = field(default_factory=list)
+
+    def items(self) -> Iterator[Item]:
+        """Its items, read by its reader (``read_items``)."""
+        return read_items(self.reader, self.lines(), self.label, path=self.path)
 
     def lines(self) -> Iterator[bytes]:
         for line in self.source:
@@ -177,7 +185,7 @@ def _chosen(opened: Input, label: str, forced: str | None, streams: Streams) -> 
         position=position,
         current=streams.bar,
     )
-    return _Input(label, READERS[chosen], lines)
+    return _Input(label, READERS[chosen], lines, opened.path)
 
 
 def _each_input(
@@ -259,8 +267,7 @@ def replay_files(
         if isinstance(source, int):
             status = worst(status, source)
             continue
-        items = source.reader.read(source.lines(), source.label)
-        outcomes = replay(items, config, file=source.label)
+        outcomes = replay(source.items(), config, file=source.label)
         status = worst(status, _report_file(outcomes, source, fmt, streams))
     return status
 
@@ -270,8 +277,7 @@ def replay_demo(config: GuardConfig, fmt: Format, streams: Streams) -> int:
     data = resources.files(__package__).joinpath("data", DEMO_NAME)
     with data.open("rb") as stream:
         source = _Input(DEMO_NAME, READERS["acp"], stream)
-        items = source.reader.read(source.lines(), DEMO_NAME)
-        return _report_file(replay(items, config, file=DEMO_NAME), source, fmt, streams)
+        return _report_file(replay(source.items(), config, file=DEMO_NAME), source, fmt, streams)
 
 
 def _check_file(outcomes: Iterable[Outcome], streams: Streams) -> int:
@@ -310,8 +316,8 @@ def check_files(
         if isinstance(source, int):
             status = worst(status, source)
             continue
-        items = source.reader.read(source.lines(), source.label)
-        status = worst(status, _check_file(replay(items, config, file=source.label), streams))
+        outcomes = replay(source.items(), config, file=source.label)
+        status = worst(status, _check_file(outcomes, streams))
     return status
 
 

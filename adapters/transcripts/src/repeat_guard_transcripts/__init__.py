@@ -46,6 +46,7 @@ from ._files import (
     with_head,
 )
 from ._gemini_cli import GeminiCliReader
+from ._goose import GooseReader
 from ._items import (
     Diagnostic,
     Item,
@@ -58,13 +59,18 @@ from ._items import (
 )
 from ._lines import MAX_LINE_BYTES, LineFault, bounded_lines, json_lines
 from ._mini_swe_agent import MiniSweAgentReader
+from ._opencode import OpenCodeReader
 from ._openhands import OpenHandsReader
+from ._openhands_folder import OpenHandsEventsReader
 from ._pi import PiReader
 from ._registry import (
     HEAD_BYTES,
     Annotating,
+    FolderReading,
+    PathReading,
     Reader,
     ResultsOptional,
+    places,
     read_items,
     readers,
     register,
@@ -75,17 +81,21 @@ from ._swe_agent import SweAgentReader
 from ._tallies import CHUNK_STEPS, SessionTallies
 from ._text import printable
 
-# Sniffing tries the readers in this order: a new format is its module and one line here.
+# Sniffing tries the readers in this order: a new format is its module and one line here,
+# with the places its agent keeps its transcripts (``audit`` with no path looks in them).
 register(AcpReader())
-register(ClaudeCodeReader())
-register(CodexReader())
+register(ClaudeCodeReader(), "~/.claude/projects")
+register(CodexReader(), "~/.codex/sessions")
 register(OpenHandsReader())
 register(SweAgentReader())
 register(MiniSweAgentReader())
-register(GeminiCliReader())
-register(CopilotCliReader())
-register(PiReader())
-register(ClineReader())
+register(GeminiCliReader(), "~/.gemini/tmp")
+register(CopilotCliReader(), "~/.copilot/session-state")
+register(PiReader(), "~/.pi/agent/sessions")
+register(ClineReader(), "~/.cline/data/sessions")
+register(OpenCodeReader(), "~/.local/share/opencode/opencode.db")
+register(GooseReader(), "~/.local/share/goose/sessions/sessions.db")
+register(OpenHandsEventsReader(), "~/.openhands/conversations")
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -108,16 +118,21 @@ __all__ = [
     "Diagnostic",
     "FileSummary",
     "Fired",
+    "FolderReading",
     "GeminiCliReader",
+    "GooseReader",
     "Input",
     "Item",
     "LineFault",
     "Located",
     "Location",
     "MiniSweAgentReader",
+    "OpenCodeReader",
+    "OpenHandsEventsReader",
     "OpenHandsReader",
     "Outcome",
     "PassedOver",
+    "PathReading",
     "PiReader",
     "Reader",
     "Recorded",
@@ -143,6 +158,7 @@ __all__ = [
     "open_input",
     "open_regular",
     "open_transcript",
+    "places",
     "printable",
     "read_items",
     "reminder_notification",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Literal, NamedTuple
 
 from ._compressed import MAGIC_BYTES, compression_of, decompressing
-from ._registry import HEAD_BYTES, sniff_head
+from ._registry import HEAD_BYTES, folder_format, sniff_head
 
 __all__ = [
     "FIFO_WAIT_SECONDS",
@@ -269,6 +269,9 @@ def _walk(directory: str) -> Iterator[str | Unlisted]:
             yield listed
         elif listed is not None:
             folders, files = listed
+            if folder_format([*folders, *files]) is not None:  # one transcript: not walked into
+                yield folder
+                continue
             yield from (os.path.join(folder, name) for name in files)
             below = (os.path.join(folder, name) for name in reversed(folders))
             pending.extend(path for path in below if not os.path.islink(path))
@@ -372,6 +375,11 @@ def open_input(
             yield _sniffed(path, sys.stdin.buffer, format, passing, 0)
         return
     opened = _open_named(path, regular_only=walked or not pipes)
+    if isinstance(opened, Refused) and opened.stage == "kind":
+        folder = _open_folder(path)
+        if folder is not None:
+            claimed, opened = folder
+            format, passing = format or claimed, False
     if isinstance(opened, Refused):
         yield _passed_over(opened) if passing else opened
         return
@@ -381,6 +389,18 @@ def open_input(
             yield PassedOver(path, "unwanted")
             return
         yield _sniffed(path, file, format, passing, status.st_size)
+
+
+def _open_folder(path: str) -> tuple[str, tuple[BinaryIO, os.stat_result] | Refused] | None:
+    """The format of the folder ``path`` when a reader claims it, and its entry file opened;
+    ``None`` when it is no folder a reader claims."""
+    listed = _listed(path) if os.path.isdir(path) else None
+    if listed is None or isinstance(listed, Unlisted):
+        return None
+    reader = folder_format([*listed[0], *listed[1]])
+    if reader is None:
+        return None
+    return reader.name, _open_named(os.path.join(path, reader.entry), regular_only=True)
 
 
 def _passed_over(refused: Refused) -> PassedOver | Refused:

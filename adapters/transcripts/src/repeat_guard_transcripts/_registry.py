@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Protocol, runtime_checkable
 
 from repeat_guard import Reminder
@@ -14,9 +15,13 @@ from ._lines import JsonValue, decode_json
 __all__ = [
     "HEAD_BYTES",
     "Annotating",
+    "FolderReading",
+    "PathReading",
     "Reader",
     "ResultsOptional",
+    "folder_format",
     "head_objects",
+    "places",
     "read_items",
     "readers",
     "register",
@@ -73,12 +78,58 @@ class ResultsOptional(Protocol):
         ...
 
 
-def read_items(reader: Reader, lines: Iterable[bytes], file: str, results: bool) -> Iterator[Item]:
-    """``reader.read(lines, file)``, or, when ``results`` is false, the calls' results left out
-    (``None``) by a reader that can leave them out, which may then read faster."""
+def read_items(
+    reader: Reader,
+    lines: Iterable[bytes],
+    file: str,
+    results: bool = True,
+    path: str | None = None,
+) -> Iterator[Item]:
+    """The items of an input: the one way the replay and the audit read one.
+    ``reader.read(lines, file)``, or, when ``results`` is false, the calls' results left out
+    (``None``) by a reader that can leave them out, which may then read faster. A reader of
+    paths is given ``path`` instead when it is a regular file or a folder; anything else (the
+    standard input, a FIFO) is read as lines, which such a reader answers with a
+    diagnostic."""
+    if path is not None and isinstance(reader, PathReading) and _is_file_or_folder(path):
+        return reader.read_path(path, file)
     if not results and isinstance(reader, ResultsOptional):
         return reader.read_without_results(lines, file)
     return reader.read(lines, file)
+
+
+@runtime_checkable
+class PathReading(Protocol):
+    """A reader of what is not one byte stream (a SQLite database, a folder of files): given a
+    path, it opens what it needs itself. Its ``sniff`` still looks at a file's head (a
+    database's own first bytes); its ``read`` is for a stream, which it cannot read, and says
+    so in a diagnostic."""
+
+    def read_path(self, path: str, file: str) -> Iterator[Item]:
+        """Yield the items of what is at ``path``, named ``file`` in what they say."""
+        ...
+
+
+@runtime_checkable
+class FolderReading(PathReading, Protocol):
+    """A reader whose transcript is a folder: a walk that finds a folder it ``claims`` gives
+    the folder as one input instead of walking into it, and the folder is sniffed and its
+    size taken from its ``entry`` file."""
+
+    @property
+    def name(self) -> str:
+        """The format's name, as for every reader."""
+        ...
+
+    @property
+    def entry(self) -> str:
+        """The name of the file in the folder that stands for it (opened to sniff it)."""
+        ...
+
+    def claims(self, names: Collection[str]) -> bool:
+        """Whether a folder holding ``names`` (its files' and subfolders' names) is one
+        transcript of this format."""
+        ...
 
 
 @functools.lru_cache(maxsize=1)
@@ -101,16 +152,39 @@ def head_objects(head: bytes, limit: int = 20) -> tuple[dict[str, object], ...]:
 _READERS: dict[str, Reader] = {}
 
 
-def register(reader: Reader) -> Reader:
+_PLACES: dict[str, tuple[str, ...]] = {}
+
+
+def register(reader: Reader, *places: str) -> Reader:
     """Add ``reader`` to the registry under its name; sniffing tries readers in this order,
-    and the command offers them (``replay --from``, its ``--help``) in it."""
+    and the command offers them (``replay --from``, its ``--help``) in it. ``places`` are
+    where its agent keeps its transcripts (``~`` for the home folder): ``audit`` with no path
+    looks in each that exists."""
     _READERS[reader.name] = reader
+    _PLACES[reader.name] = places
     return reader
+
+
+def places() -> tuple[str, ...]:
+    """Every place a registered reader's agent keeps its transcripts, in registry order."""
+    return tuple(place for found in _PLACES.values() for place in found)
 
 
 def readers() -> Mapping[str, Reader]:
     """The registry: format name to reader."""
     return _READERS
+
+
+def _is_file_or_folder(path: str) -> bool:
+    return os.path.isfile(path) or os.path.isdir(path)
+
+
+def folder_format(names: Collection[str]) -> FolderReading | None:
+    """The first reader that claims a folder holding ``names``, or ``None``."""
+    for reader in _READERS.values():
+        if isinstance(reader, FolderReading) and reader.claims(names):
+            return reader
+    return None
 
 
 def sniff_head(head: bytes) -> str | None:
