@@ -170,3 +170,14 @@ def test_a_config_remembers_a_bounded_number_of_tool_names() -> None:
 def test_a_tool_policys_thresholds_come_back_sorted() -> None:
     config = GuardConfig(tools=(("grep", ToolPolicy(thresholds=(3, 2))),))
     assert config.tools == (("grep", ToolPolicy(thresholds=(2, 3))),)
+
+
+def test_load_config_defaults_stand_under_the_documents_keys() -> None:
+    from repeat_guard import load_config
+
+    given = load_config("thresholds = [4]\n", fmt="toml", defaults={"preset": "codex"})
+    assert given.unwrap() == GuardConfig(thresholds=(4,), preset="codex")
+    said = load_config('preset = "seed"\n', fmt="toml", defaults={"preset": "codex"})
+    assert said.unwrap() == GuardConfig()
+    over = load_config("{}", overrides={"preset": "gemini"}, defaults={"preset": "codex"})
+    assert over.unwrap().preset == "gemini"

@@ -408,6 +408,7 @@ def load_config(
     source: str | None = None,
     fmt: ConfigFormat | None = None,
     overrides: Mapping[str, object] | None = None,
+    defaults: Mapping[str, object] | None = None,
 ) -> Result[GuardConfig, ConfigError]:
     """Return the ``GuardConfig`` in the TOML or JSON text ``data`` (``bytes`` are UTF-8; a byte
     order mark first is ignored), or why it is invalid.
@@ -415,9 +416,13 @@ def load_config(
     ``fmt`` names the syntax; when it is omitted, a ``source`` ending in ``.toml`` or ``.json``
     decides, and otherwise the text is JSON when its first non-blank character is ``{`` and
     TOML if not. ``overrides`` (keys as in ``parse_config``) replace the document's keys,
-    aliases included. Every ``ConfigError`` carries ``source``. Never raises.
+    aliases included; ``defaults`` (the same keys) stand for keys the document does not give (a
+    hook's host preset). Every ``ConfigError`` carries ``source``. Never raises.
     """
-    return _as_result(load_config_or_error(data, source=source, fmt=fmt, overrides=overrides))
+    loaded = load_config_or_error(
+        data, source=source, fmt=fmt, overrides=overrides, defaults=defaults
+    )
+    return _as_result(loaded)
 
 
 def load_config_or_error(
@@ -426,13 +431,15 @@ def load_config_or_error(
     source: str | None = None,
     fmt: ConfigFormat | None = None,
     overrides: Mapping[str, object] | None = None,
+    defaults: Mapping[str, object] | None = None,
 ) -> GuardConfig | ConfigError:
     """Return the ``GuardConfig`` in ``data``, or the ``ConfigError``: ``load_config`` unwrapped."""
     document = _document(data, source, fmt)
     if isinstance(document, ConfigError):
         config: GuardConfig | ConfigError = document
     else:
-        config = _config_or_error(_overlaid(document, overrides or {}))
+        layered = _overlaid(_overlaid(defaults or {}, document), overrides or {})
+        config = _config_or_error(layered)
     if isinstance(config, ConfigError):
         return ConfigError(config.key, config.value, config.message, source)
     return config

@@ -121,11 +121,12 @@ def test_install_notes_when_results_and_the_configuration_disagree(
     project = tmp_path / "sub"
     project.mkdir()
     monkeypatch.chdir(project)
+    config = tmp_path / ".repeat-guard.toml"  # found upwards, up to the repository's root
+    config.write_text('preset = "seed"\n')
     assert main(["install", "claude-code", "--results"]) == 0
     assert 'no configuration a hook run here would read sets progress = "result"' in (
         capsys.readouterr().err
     )
-    config = tmp_path / ".repeat-guard.toml"  # found upwards, up to the repository's root
     config.write_text('progress = "result"\n')
     assert main(["install", "claude-code"]) == 0
     assert capsys.readouterr().err == (
@@ -137,15 +138,22 @@ def test_install_notes_when_results_and_the_configuration_disagree(
         assert capsys.readouterr().err == ""
     config.write_text("thresholds = [3]\n")
     assert main(["install", "claude-code"]) == 0
+    assert capsys.readouterr().err == (
+        "note: the claude-code preset counts a poll (BashOutput, TaskOutput, BashOutputTool, "
+        "AgentOutputTool, AgentOutput) whose output changed as progress only when the hooks see "
+        'each call\'s result: install with --results for it, or set preset = "seed" in '
+        ".repeat-guard.toml to turn it off\n"
+    )
+    assert main(["install", "claude-code", "--results"]) == 0
     assert capsys.readouterr().err == ""
     for broken in ('progress = "sometimes"\n', "= ["):
         config.write_text(broken)  # check-config and the hook's log name what is wrong
         assert main(["install", "claude-code", "--results"]) == 0
         assert capsys.readouterr().err == ""
     config.unlink()
-    config.mkdir()  # a folder by that name is no configuration
+    config.mkdir()  # a folder by that name is no configuration: the defaults, and the preset
     assert main(["install", "claude-code", "--results"]) == 0
-    assert "no configuration" in capsys.readouterr().err
+    assert capsys.readouterr().err == ""  # the preset's polling tools read the results
 
 
 def test_install_refusals_are_usage_errors(

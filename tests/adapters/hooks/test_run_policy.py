@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repeat_guard_hooks import CLAUDE_CODE, HookOptions, run_hook
+from repeat_guard import GuardConfig
+from repeat_guard_hooks import CLAUDE_CODE, CODEX, HookOptions, hook_config, run_hook
 
 
 def _payload(cwd: Path, event: str, command: str, **more: object) -> bytes:
@@ -83,3 +84,43 @@ def test_a_session_budget_counts_across_the_users_prompts(tmp_path: Path) -> Non
     assert [answer.get("permissionDecision") for answer in answers] == [None, None, None, "deny"]
     assert "in this session, which is the budget" in str(answers[2]["additionalContext"])
     assert "matching `Bash` in this session is spent" in str(answers[3]["permissionDecisionReason"])
+
+
+def _codex(cwd: Path, event: str, tool: str, output: str | None = None) -> bytes:
+    payload: dict[str, object] = {
+        "session_id": "s",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": {"session_id": 7, "chars": ""},
+    }
+    if output is not None:
+        payload["tool_response"] = output
+    return json.dumps(payload).encode()
+
+
+def _codex_forms(tmp_path: Path, tool: str) -> list[bool]:
+    options = HookOptions(dialect=CODEX, state=str(tmp_path / "st.db"))
+    reminded = []
+    for output in ["1 passed", "2 passed", "3 passed", "4 passed"]:
+        pre = run_hook(options, _codex(tmp_path, "PreToolUse", tool), 100.0)
+        post = run_hook(options, _codex(tmp_path, "PostToolUse", tool, output), 100.0)
+        reminded.append(b"repeating" in pre.stdout + post.stdout)
+    return reminded
+
+
+def test_a_hook_uses_its_hosts_preset_unless_the_configuration_says_seed(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    # Codex's write_stdin polls a running command: its changing output is progress.
+    assert _codex_forms(tmp_path, "write_stdin") == [False] * 4
+    # Any other tool keeps the design note's rule: the third identical call reminds.
+    assert _codex_forms(tmp_path, "exec_command") == [False, False, True, False]
+    (tmp_path / ".repeat-guard.toml").write_text('preset = "seed"\n')
+    (tmp_path / "st.db").unlink()
+    assert _codex_forms(tmp_path, "write_stdin") == [False, False, True, False]
+
+
+def test_a_host_with_no_preset_gets_none(tmp_path: Path) -> None:
+    assert hook_config(None, str(tmp_path), "some-new-host") == GuardConfig()
+    assert hook_config(None, str(tmp_path), "codex") == GuardConfig(preset="codex")
+    assert hook_config(None, str(tmp_path)) == GuardConfig()

@@ -55,7 +55,8 @@ opt-in, each off by default:
                          thresholds, denyAt (TOML: [tools] write_stdin = {{progress =
                          "result"}}); the first matching pattern decides
   preset                 a host's polling tools get progress = "result": claude-code, codex,
-                         copilot, gemini, ...; "seed" (default): none
+                         copilot, gemini, ...; "seed": none (the default, but a hook uses
+                         its host's preset unless the file says otherwise)
   denyAt                 refuse the call that would be the Nth identical call in a row (an
                          integer of 2 or more), where a harness asks before each call
   retryWindow            how many of the agent's last tracked calls (2 to 64) to search for the

@@ -299,26 +299,35 @@ def _report(
 def _install_notes(agent: Dialect, results: bool, streams: Streams) -> None:
     """What a user must still do or know once the entries are in, on stderr."""
     print(agent.install_note, end="", file=streams.err)
-    note = _results_note(os.getcwd(), results)
+    note = _results_note(os.getcwd(), results, agent.name)
     if note is not None:
         print(note, file=streams.err)
 
 
-def _results_note(cwd: str, results: bool) -> str | None:
-    """What to tell a user whose ``--results`` and the configuration a hook run from ``cwd``
-    would use disagree on ``progress = "result"``, or ``None``.
+def _results_note(cwd: str, results: bool, host: str) -> str | None:
+    """What to tell a user whose ``--results`` and the configuration a hook for ``host`` run
+    from ``cwd`` would use disagree on ``progress = "result"``, or ``None``.
 
     A configuration that cannot be used gets no note: ``check-config`` and the hook itself
     say what is wrong with it."""
     from repeat_guard_hooks import find_config_file, hook_config  # noqa: PLC0415  # as in _hook
 
-    config = hook_config(None, cwd)
+    config = hook_config(None, cwd, host)
     if isinstance(config, str):
         return None
+    own = hook_config(None, cwd)
+    assert not isinstance(own, str)  # the same file, read without the host's preset
     if config.reads_results and not results:
+        if own.reads_results:
+            return (
+                f'note: {find_config_file(cwd)} sets progress = "result", but the hooks see '
+                "each call's result only when installed with --results"
+            )
+        polls = ", ".join(pattern for pattern, _ in config.tool_policies)
         return (
-            f'note: {find_config_file(cwd)} sets progress = "result", but the hooks see each '
-            "call's result only when installed with --results"
+            f"note: the {host} preset counts a poll ({polls}) whose output changed as progress "
+            "only when the hooks see each call's result: install with --results for it, or "
+            'set preset = "seed" in .repeat-guard.toml to turn it off'
         )
     if results and not config.reads_results:
         return (

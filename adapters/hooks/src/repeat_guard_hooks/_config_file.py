@@ -46,12 +46,15 @@ def read_config_file(path: str) -> bytes | str:
 
 
 def load_config_file(
-    path: str | None, overrides: Mapping[str, object] | None = None
+    path: str | None,
+    overrides: Mapping[str, object] | None = None,
+    defaults: Mapping[str, object] | None = None,
 ) -> GuardConfig | ConfigError | str:
     """Return the configuration in the file at ``path`` (the defaults for ``None``) with
-    ``overrides`` (keys as in ``parse_config``) on top; or why the file cannot be read (a
-    message naming it); or what is wrong with it (the core's ``ConfigError``, naming it)."""
+    ``overrides`` (keys as in ``parse_config``) on top and ``defaults`` under it; or why the
+    file cannot be read (a message naming it); or what is wrong with it (the core's
+    ``ConfigError``, naming it)."""
     data = b"{}" if path is None else read_config_file(path)
     if isinstance(data, str):
         return data
-    return load_config_or_error(data, source=path, overrides=overrides)
+    return load_config_or_error(data, source=path, overrides=overrides, defaults=defaults)

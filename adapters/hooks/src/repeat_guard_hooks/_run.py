@@ -23,7 +23,7 @@ import stat
 import time
 from typing import TYPE_CHECKING, NamedTuple
 
-from repeat_guard import ConfigError, Event, GuardConfig, ToolCallReturned
+from repeat_guard import NO_PRESET, PRESETS, ConfigError, Event, GuardConfig, ToolCallReturned
 from repeat_guard_hookcall import resolve_state
 
 from ._config_file import load_config_file
@@ -112,7 +112,7 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         action = hook_input.action
         if not isinstance(action, AgentEvent | SessionEnded | AfterCall):
             return HookOutcome(0)
-        config = hook_config(options.config, hook_input.cwd)
+        config = hook_config(options.config, hook_input.cwd, options.dialect.name)
         if isinstance(config, str):
             return HookOutcome(options.dialect.error_status, b"", f"repeat-guard: {config}\n")
         if isinstance(action, AgentEvent) and _ignores(config, action.event):
@@ -141,8 +141,9 @@ def _answer(
 
 
 def _ignores(config: GuardConfig, event: Event) -> bool:
-    # A result changes nothing unless the configuration reads results: the store stays shut.
-    return isinstance(event, ToolCallReturned) and not config.reads_results
+    # A result changes nothing unless the configuration reads that tool's results (its own
+    # progress, or a preset's): the store stays shut.
+    return isinstance(event, ToolCallReturned) and config.policy(event.tool).progress != "result"
 
 
 def _apply(
@@ -196,13 +197,18 @@ def find_config_file(cwd: str | None) -> str | None:
         directory = parent
 
 
-def hook_config(explicit: str | None, cwd: str | None) -> GuardConfig | str:
-    """The configuration a hook run from ``cwd`` uses, or what is wrong with it (for the user).
+def hook_config(explicit: str | None, cwd: str | None, host: str = NO_PRESET) -> GuardConfig | str:
+    """The configuration a hook run from ``cwd`` for ``host`` uses, or what is wrong with it
+    (for the user).
 
     ``explicit`` (``--config``) when given, else the nearest ``.repeat-guard.toml``
-    (``find_config_file``), else the defaults."""
+    (``find_config_file``), else the defaults; with the host's preset (``preset = host``: its
+    polling tools follow their results) unless the file says ``preset`` itself (``"seed"``:
+    none)."""
     path = explicit if explicit is not None else find_config_file(cwd)
-    config = load_config_file(path)
+    # A host with no preset of its own (one added after the presets were made) gets none.
+    preset = {"preset": host} if host in PRESETS else None
+    config = load_config_file(path, defaults=preset)
     if isinstance(config, ConfigError):
         return f"invalid configuration in {path}: key {config.key!r}: {config.message}"
     return config
