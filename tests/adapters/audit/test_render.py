@@ -175,6 +175,7 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
         "detailed": "0",
         "cycle": "0",
         "budget": "0",
+        "retry": "0",
         "longest_run": "4",
         "wasted_turns": "3",
         "wasted_tokens": "30",
@@ -195,6 +196,7 @@ def test_csv_has_one_header_then_rows_of_the_same_width() -> None:
         "detailed": "2",
         "cycle": "0",
         "budget": "0",
+        "retry": "0",
         "longest_run": "7",
         "wasted_turns": "9",
         "wasted_tokens": "123456",
@@ -214,7 +216,13 @@ def test_csv_has_a_column_for_every_form_the_core_defines() -> None:
     assert set(FORMS) <= set(rows[0])
     for row in rows[1:]:
         by_form = {form: row[rows[0].index(form)] for form in FORMS}
-        assert by_form == {"gentle": "1", "detailed": "0", "cycle": "2", "budget": "3"}
+        assert by_form == {
+            "gentle": "1",
+            "detailed": "0",
+            "cycle": "2",
+            "budget": "3",
+            "retry": "0",
+        }
     # The JSON names the same counts.
     record = json.loads(json_totals_line(total))
     assert record["reminders_by_form"] == {"gentle": 1, "detailed": 0, "budget": 3, "cycle": 2}
