@@ -159,6 +159,11 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
         modes = {stat.S_IMODE(path.stat().st_mode) for path in made if path.exists()}
         assert modes <= {0o700}
         for data, outcome in zip(inputs, outcomes, strict=True):
+            if dialect.deny_status and outcome.status == dialect.deny_status:
+                event("refused by the exit status")  # Kiro: the reason on stderr, nothing out
+                assert "denyAt" in config or "budgets" in config  # the hard limits
+                assert (outcome.stdout, bool(outcome.stderr.strip())) == (b"", True)
+                continue
             assert (outcome.status, outcome.stderr) == (0, "")
             if not outcome.stdout:
                 continue
