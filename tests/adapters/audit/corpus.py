@@ -13,6 +13,7 @@ whose tokens count once.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import random
 import sqlite3
@@ -558,6 +559,42 @@ def openhands_events_folder(
     _count(expected, blocks, "unknown")
 
 
+def _otel_span(
+    ident: int, parent: int, start: int, attributes: dict[str, str]
+) -> dict[str, object]:
+    pairs = [{"key": key, "value": {"stringValue": value}} for key, value in attributes.items()]
+    span: dict[str, object] = {"traceId": "ab" * 16, "spanId": f"{ident:016x}"}
+    span["parentSpanId"] = f"{parent:016x}"
+    span.update({"name": "span", "startTimeUnixNano": str(start), "attributes": pairs})
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+
+def otel_genai_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One OTLP/JSON export of GenAI spans, one span a line as the Collector's file exporter
+    writes them as they end: each call an ``execute_tool`` span, then the agent run."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+    nanos = int(datetime.datetime.fromisoformat(f"{day}T10:00:00+00:00").timestamp()) * 10**9
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": block.tool}
+            attributes["gen_ai.tool.call.arguments"] = json.dumps(block.arguments)
+            last = out.add(_otel_span(serial + 1, 1, nanos + serial, attributes))
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    run = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": session}
+    out.add(_otel_span(1, 0, nanos, run))
+    path.write_text(out.text(), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, day)
+
+
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
 WRITERS: dict[str, tuple[str, Writer]] = {
     "claude-code": (".jsonl", claude_code_file),
@@ -573,6 +610,7 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "goose": (".goose.db", goose_file),
     "opencode": (".opencode.db", opencode_file),
     "openhands-events": (".conversation", openhands_events_folder),
+    "otel-genai": (".otlp.jsonl", otel_genai_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
 LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli", "pi")

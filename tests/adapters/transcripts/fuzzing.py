@@ -345,7 +345,11 @@ SAMPLES: dict[str, list[list[bytes]]] = {
     "gemini-cli": _sample_lines("gemini-cli/*.jsonl"),
     "copilot-cli": _sample_lines("copilot-cli/*.jsonl"),
     "pi": _sample_lines("pi/*/*.jsonl"),
+    # OTLP/JSON exports one a line; the indented document is drawn by ``_otel_document``.
+    "otel-genai": _sample_lines("otel-genai/*.jsonl"),
 }
+
+_OTEL_DOCUMENT = json.loads((FIXTURES / "otel-genai" / "by-hand.json").read_bytes())
 
 
 def mutate_json(value: object, draw: st.DrawFn) -> object:
@@ -456,6 +460,15 @@ def _cline(draw: st.DrawFn) -> object:
     return {"version": 1, "sessionId": "s", "origin": {"source": "cli"}, "messages": messages}
 
 
+def _otel_document(draw: st.DrawFn) -> list[bytes]:
+    """The hand-made OTLP/JSON document, indented, its spans mutated a few times over."""
+    spans = _OTEL_DOCUMENT
+    for _ in range(draw(st.integers(0, 4))):
+        spans = mutate_json(spans, draw)
+    indent = draw(st.sampled_from([1, 2]))
+    return json.dumps(spans, indent=indent).encode("utf-8", "surrogatepass").splitlines(True)
+
+
 @st.composite
 def document(draw: st.DrawFn, fmt: str) -> list[bytes]:
     if fmt in ("mini-swe-agent", "cline"):
@@ -561,6 +574,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
                 "openhands",
                 "mini-swe-agent",
                 "gemini-cli",
+                "otel-genai",
                 "copilot-cli",
                 "pi",
                 "cline",
@@ -572,10 +586,12 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
         lines = draw(acp_scenario(noise))
     elif fmt == "acp":
         lines = draw(st.lists(acp_line(noise), max_size=16))
-    elif fmt in SAMPLES and (fmt != "openhands" or draw(st.booleans())):
+    elif fmt in SAMPLES and (fmt not in ("openhands", "otel-genai") or draw(st.booleans())):
         lines = draw(sample_window(fmt, noise))
         if fmt == "claude-code" and draw(st.booleans()):
             lines += [_in_another_session(line) for line in lines]
+    elif fmt == "otel-genai":
+        lines = _otel_document(draw)
     else:
         lines = draw(document(fmt))
     return fmt, draw(damaged(lines)) if noise else lines

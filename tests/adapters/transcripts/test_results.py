@@ -117,6 +117,32 @@ def cline(results: Sequence[object]) -> list[bytes]:
     return json.dumps(messages, indent=2).encode().splitlines(keepends=True)
 
 
+def _any(value: object) -> object:
+    """``value`` as an OTLP/JSON ``AnyValue``."""
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_any(v) for v in value]}}
+    if isinstance(value, dict):
+        pairs = [{"key": k, "value": _any(v)} for k, v in value.items()]
+        return {"kvlistValue": {"values": pairs}}
+    return {"stringValue": value}
+
+
+def otel_genai(results: Sequence[object]) -> list[bytes]:
+    lines = []
+    for n, result in enumerate(results):
+        attributes = {
+            "gen_ai.operation.name": {"stringValue": "execute_tool"},
+            "gen_ai.tool.name": {"stringValue": "gh"},
+            "gen_ai.tool.call.arguments": {"stringValue": '{"pr": 7}'},
+            "gen_ai.tool.call.result": _any(result),
+        }
+        span: dict[str, object] = {"traceId": "t", "spanId": f"s{n}"}
+        span["startTimeUnixNano"] = str(n + 1)
+        span["attributes"] = [{"key": k, "value": v} for k, v in attributes.items()]
+        lines.append(_line({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    return lines
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -145,6 +171,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "pi": (pi, "gh"),
     "cline": (cline, "gh"),
     "acp": (acp, "ci_status"),
+    "otel-genai": (otel_genai, "gh"),
 }
 FORMATS = sorted(TRANSCRIPTS)
 

@@ -62,6 +62,7 @@ from ._mini_swe_agent import MiniSweAgentReader
 from ._opencode import OpenCodeReader
 from ._openhands import OpenHandsReader
 from ._openhands_folder import OpenHandsEventsReader
+from ._otel import OtelGenAiReader
 from ._pi import PiReader
 from ._registry import (
     HEAD_BYTES,
@@ -96,6 +97,7 @@ register(ClineReader(), "~/.cline/data/sessions")
 register(OpenCodeReader(), "~/.local/share/opencode/opencode.db")
 register(GooseReader(), "~/.local/share/goose/sessions/sessions.db")
 register(OpenHandsEventsReader(), "~/.openhands/conversations")
+register(OtelGenAiReader())
 
 READERS: Mapping[str, Reader] = readers()
 """Every reader by format name, in the order sniffing tries them."""
@@ -130,6 +132,7 @@ __all__ = [
     "OpenCodeReader",
     "OpenHandsEventsReader",
     "OpenHandsReader",
+    "OtelGenAiReader",
     "Outcome",
     "PassedOver",
     "PathReading",
