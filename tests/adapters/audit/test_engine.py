@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
+import threading
 from collections.abc import Generator, Iterator
 
 import pytest
@@ -17,6 +19,34 @@ from .local_cluster import LOCAL_ONLY
 
 def square(value: int) -> int:
     return value * value
+
+
+def blocked_here(_: object) -> frozenset[int]:
+    return frozenset(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+
+
+def test_a_signal_sent_while_held_is_raised_when_the_hold_ends() -> None:
+    seen: list[str] = []
+    previous = signal.signal(signal.SIGHUP, lambda number, frame: seen.append("raised"))
+    try:
+        with engine._held():
+            assert blocked_here(None) >= engine._HELD
+            # to this thread: other threads of the test process (not the command's) may take it
+            signal.pthread_kill(threading.get_ident(), signal.SIGHUP)
+            seen.append("held")
+        seen.append("after")
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert seen == ["held", "raised", "after"]
+    assert not engine._HELD & blocked_here(None)
+
+
+def test_the_workers_take_the_held_signals_back() -> None:
+    with engine._held():
+        engine._unheld()  # what each worker runs first
+        assert not engine._HELD & blocked_here(None)
+    # and the pool's real workers, started while the signals were held
+    assert not any(engine._HELD & mask for mask in run(blocked_here, range(4), "processes", 2))
 
 
 def test_default_jobs_is_the_usable_cores() -> None:

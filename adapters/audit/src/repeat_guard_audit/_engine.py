@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -31,6 +32,8 @@ LOCAL_SCHEDULERS = ("sync", "synchronous", "threads", "processes")
 
 # Batches in flight per worker: enough to hide a slow batch, small enough to bound memory.
 _WINDOW_PER_WORKER = 4
+# The signals that end the command: held while the pool starts a process or its thread.
+_HELD = frozenset({signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 # How long to wait for a Dask scheduler to answer.
 CONNECT_SECONDS = 10.0
 
@@ -76,7 +79,7 @@ def _pool(workers: int, context: BaseContext | None = None) -> Iterator[ProcessP
     dropped. Work that stops early (Ctrl-C, SIGTERM or SIGHUP made an exception, a closed
     pipe) kills the workers first: one busy with a batch would make the shutdown wait for it,
     and one left behind would wait forever for work, or block writing a result nobody reads."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_unheld)
     try:
         yield pool
     except BaseException:
@@ -96,6 +99,24 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
     pool._result_queue._writer.close()  # type: ignore[attr-defined]
 
 
+@contextlib.contextmanager
+def _held() -> Iterator[None]:
+    """Hold the ending signals while a submit may start the pool's processes or its thread. One
+    arriving then was raised inside fork's at-fork handlers, which swallow it (the command went
+    on, blocked on a report nobody reads), or between the executor's thread made and started (a
+    shutdown that cannot join it, exit 70). Held, it is raised as soon as the submit returns."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _unheld() -> None:
+    """In each worker: a process inherits the mask it was started under; take the signals back."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
 def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> Iterator[Out]:
     source = iter(batches)
     window = workers * _WINDOW_PER_WORKER
@@ -105,7 +126,8 @@ def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> I
     with _pool(max(1, min(workers, len(first)))) as pool:
         pending: deque[Future[Out]] = deque()
         for batch in itertools.chain(first, source):
-            pending.append(pool.submit(work, batch))
+            with _held():
+                pending.append(pool.submit(work, batch))
             if len(pending) >= window:
                 yield pending.popleft().result()
         while pending:
