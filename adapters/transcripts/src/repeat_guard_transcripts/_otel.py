@@ -18,7 +18,8 @@ as ``opentelemetry-semantic-conventions`` 0.65b0 names them):
 * a prompt is an ``invoke_agent`` span with no ``invoke_agent`` ancestor in the file (one run
   of the agent for the user), at its start;
 * events are ordered by ``startTimeUnixNano`` (spans are exported as they end, children before
-  their parents), so the reader holds the file's calls and yields them at its end.
+  their parents), so the reader holds the file's spans (the few attributes it reads, ``_READ``)
+  and yields the events at its end.
 
 Nothing in the convention says a call was refused, and an exported span has ended: no denial,
 no call never finished. A file of spans none of which is a GenAI call or agent run gets a note
@@ -55,6 +56,21 @@ _SPAN_ID: Final = r'"spanId"\s*:\s*"{}"'
 _ANCESTORS: Final = 256
 """How far up its parents the reader looks for a span's conversation, agent or agent run."""
 
+_READ: Final = frozenset(
+    {
+        "gen_ai.operation.name",
+        "gen_ai.tool.name",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.conversation.id",
+        "gen_ai.agent.id",
+        "gen_ai.agent.name",
+        "error.type",
+    }
+)
+"""The attributes the reader reads: a span keeps these alone until the file's end (a model
+call's messages, often the bulk of an export, are dropped as soon as they are decoded)."""
+
 _SCALARS: Final = ("stringValue", "boolValue", "doubleValue", "bytesValue")
 
 
@@ -87,12 +103,15 @@ def _values(holder: object) -> list[object]:
     return values if isinstance(values, list) else []
 
 
-def _attributes(pairs: object, depth: int = 0) -> dict[str, object]:
-    """``[{key, value}]`` as a dict of plain values; pairs that are not such are passed over."""
+def _attributes(
+    pairs: object, depth: int = 0, keep: frozenset[str] | None = None
+) -> dict[str, object]:
+    """``[{key, value}]`` as a dict of plain values (only the keys in ``keep``, when given);
+    pairs that are not such are passed over."""
     found: dict[str, object] = {}
     for pair in pairs if isinstance(pairs, list) else ():
         key = pair.get("key") if isinstance(pair, dict) else None
-        if isinstance(key, str):
+        if isinstance(key, str) and (keep is None or key in keep):
             found[key] = any_value(pair.get("value"), depth)
     return found
 
@@ -227,7 +246,7 @@ class _OtelFile:
         key = (trace, ident)
         if key in self.spans:  # the same span exported again
             return []
-        attributes = _attributes(span.get("attributes"))
+        attributes = _attributes(span.get("attributes"), keep=_READ)
         self.spans[key] = _Span(
             line,
             len(self.spans),
