@@ -226,3 +226,26 @@ def test_any_value() -> None:
         flat = flat[0]
     assert isinstance(flat, dict)
     assert "arrayValue" in flat
+
+
+def test_a_strands_run_named_by_its_trace_and_its_agent_run() -> None:
+    path = HERE / "strands-1.62.0.jsonl"
+    outcomes = run_file("otel-genai", path)
+    # Lines 2, 5, 8: grep {"pattern": "TODO"}, each under an execute_event_loop_cycle span
+    # (3, 6, 9) under the agent run (12, invoke_agent finder); no conversation id: the trace.
+    assert fired(outcomes) == [(8, "grep", 3, "gentle")]
+    total = summary(outcomes).tally
+    assert (total.calls, total.wasted, total.longest_run) == (3, 2, 3)
+    assert diagnostics(outcomes) == diagnostics(outcomes, "note") == []
+    (session,) = summary(outcomes).sessions
+    trace = json.loads(path.read_bytes().splitlines()[0])["resourceSpans"][0]["scopeSpans"][0]
+    assert session.session == trace["spans"][0]["traceId"]
+    items = _located(path.name)
+    assert [i.where.line for i in items] == [12, 2, 5, 8]
+    assert {i.event.agent for i in items} == {f"{session.session}/finder"}
+    first = items[1].event
+    assert isinstance(first, ToolCallFinished)
+    assert (first.arguments, first.result) == (
+        {"pattern": "TODO"},
+        '[{"text": "no match for TODO"}]',
+    )
