@@ -555,6 +555,32 @@ def openhands_events_folder(
     for number, event in enumerate(events):
         name = path / "events" / f"event-{number:05d}-x.json"
         name.write_text(json.dumps(event), encoding="utf-8")
+def qwen_code_file(
+    path: Path, rng: random.Random, expected: Expected, day: str, session: str
+) -> None:
+    """One Qwen Code chat: a prompt, then each call an assistant record with a functionCall
+    part and a tool_result record with its functionResponse."""
+    blocks = _script(rng, rng.randrange(1, 6))
+    out = _Lines()
+
+    def record(kind: str, part: dict[str, object]) -> int:
+        body = {"uuid": "u", "sessionId": session, "type": kind, "message": {"parts": [part]}}
+        return out.add(body)
+
+    record("user", {"text": "fix the build"})
+    serial = 0
+    for block in blocks:
+        first = last = 0
+        for _ in range(block.repeats):
+            serial += 1
+            call = {"id": f"c{serial}", "name": block.tool, "args": dict(block.arguments)}
+            record("assistant", {"functionCall": call})
+            answer = {"id": f"c{serial}", "response": {"output": "ok"}}
+            last = record("tool_result", {"functionResponse": answer})
+            first = first or last
+        if block.repeats >= 2:
+            expected.runs.append((block.repeats, str(path), first, last))
+    path.write_text(out.text(), encoding="utf-8")
     expected.files += 1
     _count(expected, blocks, "unknown")
 
@@ -611,9 +637,10 @@ WRITERS: dict[str, tuple[str, Writer]] = {
     "opencode": (".opencode.db", opencode_file),
     "openhands-events": (".conversation", openhands_events_folder),
     "otel-genai": (".otlp.jsonl", otel_genai_file),
+    "qwen-code": (".qwen.jsonl", qwen_code_file),
 }
 # Formats read line by line, where two lines of garbage cost two diagnostics and nothing else.
-LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli", "pi")
+LINE_FORMATS = ("acp", "claude-code", "codex", "gemini-cli", "copilot-cli", "pi", "qwen-code")
 
 
 def write_corpus(root: Path, files: int, seed: int = 7, broken_at: int | None = None) -> Expected:

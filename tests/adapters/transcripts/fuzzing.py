@@ -347,6 +347,7 @@ SAMPLES: dict[str, list[list[bytes]]] = {
     "pi": _sample_lines("pi/*/*.jsonl"),
     # OTLP/JSON exports one a line; the indented document is drawn by ``_otel_document``.
     "otel-genai": _sample_lines("otel-genai/*.jsonl"),
+    "qwen-code": _sample_lines("qwen-code/*/chats/*.jsonl"),
 }
 
 _OTEL_DOCUMENT = json.loads((FIXTURES / "otel-genai" / "by-hand.json").read_bytes())
@@ -578,6 +579,7 @@ def transcripts(draw: st.DrawFn) -> tuple[str, list[bytes]]:
                 "copilot-cli",
                 "pi",
                 "cline",
+                "qwen-code",
             ]
         )
     )

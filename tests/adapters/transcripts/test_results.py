@@ -143,6 +143,17 @@ def otel_genai(results: Sequence[object]) -> list[bytes]:
     return lines
 
 
+def qwen_code(results: Sequence[object]) -> list[bytes]:
+    lines = []
+    for n, result in enumerate(results):
+        call = {"functionCall": {"id": f"c{n}", "name": "gh", "args": {"pr": 7}}}
+        answer = {"functionResponse": {"id": f"c{n}", "response": result}}
+        for kind, part in (("assistant", call), ("tool_result", answer)):
+            record = {"uuid": "u", "sessionId": "s", "type": kind, "message": {"parts": [part]}}
+            lines.append(_line(record))
+    return lines
+
+
 def acp(results: Sequence[object]) -> list[bytes]:
     lines = []
     for n, output in enumerate(results):
@@ -170,6 +181,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Sequence[object]], list[bytes]], str]] = 
     "copilot-cli": (copilot_cli, "gh"),
     "pi": (pi, "gh"),
     "cline": (cline, "gh"),
+    "qwen-code": (qwen_code, "gh"),
     "acp": (acp, "ci_status"),
     "otel-genai": (otel_genai, "gh"),
 }

@@ -64,6 +64,7 @@ from ._openhands import OpenHandsReader
 from ._openhands_folder import OpenHandsEventsReader
 from ._otel import OtelGenAiReader
 from ._pi import PiReader
+from ._qwen_code import QwenCodeReader
 from ._registry import (
     HEAD_BYTES,
     Annotating,
@@ -85,6 +86,8 @@ from ._text import printable
 # Sniffing tries the readers in this order: a new format is its module and one line here,
 # with the places its agent keeps its transcripts (``audit`` with no path looks in them).
 register(AcpReader())
+# Before Claude Code's: Qwen Code's records have Claude Code's sessionId and parentUuid too.
+register(QwenCodeReader(), "~/.qwen/projects")
 register(ClaudeCodeReader(), "~/.claude/projects")
 register(CodexReader(), "~/.codex/sessions")
 register(OpenHandsReader())
@@ -137,6 +140,7 @@ __all__ = [
     "PassedOver",
     "PathReading",
     "PiReader",
+    "QwenCodeReader",
     "Reader",
     "Recorded",
     "Refused",

@@ -1,0 +1,124 @@
+"""The Qwen Code reader: ``~/.qwen/projects/<cwd>/chats/<session>.jsonl`` to guard events.
+
+Qwen Code (0.24) is a fork of Gemini CLI, but its chats are not Gemini CLI's: each line is a
+record (``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, ``type``, ``cwd``) whose
+``message`` holds Gemini API ``parts``. An ``assistant`` record's ``functionCall`` parts
+(``id``, ``name``, ``args``) are calls; each counts at the ``tool_result`` record whose
+``functionResponse`` has its ``id``, with that part's ``response`` as the result; the record's
+``toolCallResult.status`` ``error`` marks it failed, ``cancelled`` denied (the user declined
+or cancelled it). A ``user`` record with text is a prompt. The session is the record's
+``sessionId``, one agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Final
+
+from repeat_guard import PromptSubmitted, ToolCallFinished
+
+from ._calls import OpenCall, OpenCalls
+from ._items import Item, Located, Location, SessionSeen
+from ._reading import object_items, string
+from ._registry import head_objects
+
+__all__ = ["QwenCodeReader"]
+
+
+def _parts(record: Mapping[str, object]) -> list[dict[str, object]]:
+    message = record.get("message")
+    parts = message.get("parts") if isinstance(message, dict) else None
+    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+
+
+def _inner(part: Mapping[str, object], key: str) -> dict[str, object]:
+    value = part.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+class _QwenFile:
+    """The state of one chat being read."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.sessions: set[str] = set()
+        self.calls: OpenCalls[tuple[str, str]] = OpenCalls()
+
+    def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
+        yield from object_items(lines, self.file, self._record)
+        yield from self.calls.drop_all()
+
+    def _record(self, line: int, record: dict[str, object]) -> list[Item]:
+        session = string(record, "sessionId")
+        if session is None:
+            return []
+        where = Location(self.file, line, session)
+        items: list[Item] = []
+        if session not in self.sessions:
+            self.sessions.add(session)
+            items.append(SessionSeen(where))
+        kind, stamp, project = (
+            record.get("type"),
+            string(record, "timestamp"),
+            string(record, "cwd"),
+        )
+        parts = _parts(record)
+        if kind == "user" and any(isinstance(p.get("text"), str) for p in parts):
+            items += self.calls.drop_agent(session)
+            items.append(Located(where, PromptSubmitted(session), timestamp=stamp, project=project))
+        elif kind == "assistant":
+            for part in parts:
+                call = _inner(part, "functionCall")
+                ident, tool = string(call, "id"), string(call, "name")
+                if ident is not None and tool is not None:
+                    opened = OpenCall(
+                        where, session, tool, call.get("args"), None, None, stamp, project
+                    )
+                    items += self.calls.add((session, ident), opened)
+        elif kind == "tool_result":
+            items += self._results(where, record, parts)
+        return items
+
+    def _results(
+        self, where: Location, record: Mapping[str, object], parts: list[dict[str, object]]
+    ) -> list[Item]:
+        status = _inner(record, "toolCallResult").get("status")
+        denied, failed = status == "cancelled", status == "error"
+        items: list[Item] = []
+        for part in parts:
+            response = _inner(part, "functionResponse")
+            ident = string(response, "id")
+            call = self.calls.finish((where.session, ident)) if ident is not None else None
+            if call is not None:
+                result = response.get("response")
+                event = ToolCallFinished(
+                    where.session, call.tool, call.arguments, denied, result, failed
+                )
+                stamp = string(record, "timestamp")
+                items.append(Located(where, event, timestamp=stamp, project=call.project))
+        return items
+
+
+def _is_qwen(record: Mapping[str, object]) -> bool:
+    message = record.get("message")
+    return (
+        isinstance(record.get("sessionId"), str)
+        and "uuid" in record
+        and isinstance(message, dict)
+        and "parts" in message
+    )
+
+
+class QwenCodeReader:
+    """Reads Qwen Code chats."""
+
+    name: Final = "qwen-code"
+    description: Final = "~/.qwen/projects/<cwd>/chats/<session>.jsonl"
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head`` starts like a Qwen Code chat (Gemini API parts in its messages)."""
+        return any(_is_qwen(record) for record in head_objects(head))
+
+    def read(self, lines: Iterable[bytes], file: str) -> Iterator[Item]:
+        """Yield the items of one chat; never raises for bad input."""
+        return _QwenFile(file).read(lines)
