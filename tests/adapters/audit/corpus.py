@@ -564,7 +564,8 @@ def qwen_code_file(
     out = _Lines()
 
     def record(kind: str, part: dict[str, object]) -> int:
-        body = {"uuid": "u", "sessionId": session, "type": kind, "message": {"parts": [part]}}
+        body: dict[str, object] = {"uuid": "u", "sessionId": session, "type": kind}
+        body["message"] = {"parts": [part]}
         return out.add(body)
 
     record("user", {"text": "fix the build"})
