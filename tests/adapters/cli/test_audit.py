@@ -112,7 +112,8 @@ def test_no_path_and_no_agent_places_is_a_usage_error(
     monkeypatch.setenv("HOME", str(tmp_path))
     status, out, err = run([])
     assert (status, out) == (2, "")
-    assert "no PATH given and none of ~/.claude/projects, ~/.codex/sessions, " in err
+    assert "no PATH given and none of ~/" in err
+    assert "~/.claude/projects, ~/.codex/sessions, " in err
 
 
 def test_no_path_audits_every_place_a_registered_reader_names(
@@ -142,6 +143,40 @@ def test_no_path_audits_every_place_a_registered_reader_names(
     ]
     totals = json.loads(out.splitlines()[-1])
     assert (totals["files"], totals["calls"], totals["wasted"]) == (3, 17, 8)
+
+
+def test_no_path_finds_the_chats_of_gemini_copilot_pi_cline_and_qwen_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each recorded fixture where its agent keeps it; the counts are its reader test's.
+    import shutil
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    fixtures = Path(__file__).parents[1] / "transcripts" / "fixtures"
+    (gemini,) = (fixtures / "gemini-cli").glob("*.jsonl")
+    (pi,) = (fixtures / "pi").glob("*/*.jsonl")
+    (cline,) = (fixtures / "cline").glob("*.messages.json")
+    (qwen,) = (fixtures / "qwen-code").glob("*/chats/*.jsonl")
+    places = {
+        gemini: ".gemini/tmp/h/chats",
+        fixtures / "copilot-cli" / "events.jsonl": ".copilot/session-state/id",
+        pi: ".pi/agent/sessions/--home-dev-project--",
+        cline: f".cline/data/sessions/{cline.name.split('.')[0]}",
+        qwen: ".qwen/projects/-home-dev-project/chats",
+    }
+    for source, folder in places.items():
+        (tmp_path / folder).mkdir(parents=True)
+        shutil.copyfile(source, tmp_path / folder / source.name)
+    status, out, _ = run(["--format", "json", "--jobs", "1"])
+    assert status == 0
+    sessions = [json.loads(line) for line in out.splitlines()[:-1]]
+    assert sorted((s["format"], s["calls"], s["wasted"]) for s in sessions) == [
+        ("cline", 5, 3),
+        ("copilot-cli", 5, 3),
+        ("gemini-cli", 7, 4),
+        ("pi", 7, 4),
+        ("qwen-code", 5, 3),
+    ]
 
 
 def test_the_page_is_written_atomically(tmp_path: Path) -> None:
