@@ -555,6 +555,8 @@ def openhands_events_folder(
     for number, event in enumerate(events):
         name = path / "events" / f"event-{number:05d}-x.json"
         name.write_text(json.dumps(event), encoding="utf-8")
+    expected.files += 1
+    _count(expected, blocks, "unknown")
 
 
 def qwen_code_file(
