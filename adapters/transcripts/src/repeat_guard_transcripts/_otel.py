@@ -2,7 +2,7 @@
 
 The file is one OTLP/JSON ``ExportTraceServiceRequest`` (``resourceSpans[].scopeSpans[]
 .spans[]``, indented or not), or one such object a line, as the OpenTelemetry Collector's file
-exporter writes. Attribute names follow the GenAI semantic conventions (semconv 1.37 to 1.43,
+exporter writes. Attribute names follow the GenAI semantic conventions (semconv 1.38 to 1.43,
 as ``opentelemetry-semantic-conventions`` 0.65b0 names them):
 
 * a call is a span whose ``gen_ai.operation.name`` is ``execute_tool`` (a span without the
