@@ -104,8 +104,8 @@ def run_length(state: GuardState, event: Event) -> int:
         return 0
     if not state.config.tracks(event.tool):
         return 0
-    chain = state.chain(event.agent)
-    return 0 if chain is None else chain.repeats
+    stored = state._stored(event.agent)  # the chain's repeats, without building a ``Chain``
+    return 0 if stored is None else stored[2]
 
 
 def tally(counts: Tally, state: GuardState, event: Event, reminders: tuple[Reminder, ...]) -> Tally:

@@ -56,11 +56,12 @@ def _text(value: object) -> str:
 # What the reader reads of a line, as msgspec decodes it: the fields named here (each of any JSON
 # type, as the reader checks each), nothing of the others. A tool result's ``content`` and a
 # record's ``toolUseResult`` (most of a session's bytes) stay raw bytes until a denial or a
-# result that is wanted asks for them.
+# result that is wanted asks for them. No instance is tracked by the garbage collector (``gc``):
+# none can be part of a cycle, and a record is built for every line.
 _RAW_NULL: Final = msgspec.Raw(b"null")
 
 
-class _Block(msgspec.Struct):
+class _Block(msgspec.Struct, gc=False):
     type: Any = None
     id: Any = None
     name: Any = None
@@ -70,20 +71,20 @@ class _Block(msgspec.Struct):
     content: msgspec.Raw = _RAW_NULL
 
 
-class _Usage(msgspec.Struct):
+class _Usage(msgspec.Struct, gc=False):
     input_tokens: Any = None
     output_tokens: Any = None
     cache_creation_input_tokens: Any = None
     cache_read_input_tokens: Any = None
 
 
-class _Message(msgspec.Struct):
+class _Message(msgspec.Struct, gc=False):
     id: Any = None
     content: list[_Block | None] | str | None = None
     usage: _Usage | None = None
 
 
-class _Record(msgspec.Struct):
+class _Record(msgspec.Struct, gc=False):
     type: Any = None
     session: Any = msgspec.field(default=None, name="sessionId")
     sidechain: Any = msgspec.field(default=None, name="isSidechain")
@@ -250,17 +251,20 @@ class _ClaudeFile:
         message: _Message,
         content: list[_Block | None],
     ) -> None:
+        # Most assistant lines hold a thinking or text block and no call: nothing else of the
+        # record is read for them.
+        blocks = [block for block in content if block is not None and block.type == "tool_use"]
+        if not blocks:
+            return
         usage = message.usage
         if usage is not None:
             tokens = usage.output_tokens
-            # Values come from JSON, so ``type(...) is`` is ``isinstance`` without the bool
-            # that is an int; here, once per record, each check inline rather than a call.
             tokens = tokens if type(tokens) is int else None
             input_tokens = _input_tokens(usage)
         else:
             tokens = input_tokens = None
         where = Location(self.file, self.line, session)
-        agent = self._agent(record, session) if record.sidechain is True else session
+        agent = self._agent(record, session)
         message_id = message.id
         if type(message_id) is not str:
             message_id = None
@@ -269,9 +273,7 @@ class _ClaudeFile:
         turn = _text_or_none(record.turn)
         timestamp = _text_or_none(record.timestamp)
         project = _text_or_none(record.cwd)
-        for block in content:
-            if block is None or block.type != "tool_use":
-                continue
+        for block in blocks:
             ident, name = block.id, block.name
             if type(ident) is not str or type(name) is not str:
                 items.append(
