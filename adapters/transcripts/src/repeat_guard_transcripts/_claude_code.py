@@ -12,7 +12,7 @@ Agents: the session's main agent is ``<sessionId>``; a subagent (``isSidechain``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, Final, cast
 
@@ -179,9 +179,12 @@ def _is_denial(block: _Block, record: _Record) -> bool:
 def _input_tokens(usage: _Usage) -> int | None:
     """A response's input tokens: the new ones and those written to and read from the cache
     (the API counts them apart); ``None`` when none of the three is an integer."""
+    total = None
     counts = (usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens)
-    known = [count for count in counts if type(count) is int]
-    return sum(known) if known else None
+    for count in counts:
+        if type(count) is int:
+            total = count if total is None else total + count
+    return total
 
 
 def _text_or_none(value: object) -> str | None:
@@ -208,18 +211,14 @@ class _ClaudeFile:
         self.charged: dict[str, str] = {}
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        return chain(self._items(lines), self.calls.drop_all())
+        decoded = typed_lines(lines, self.file, _decode_record, _convert)
+        return chain(chain.from_iterable(map(self._record, decoded)), self.calls.drop_all())
 
-    def _items(self, lines: Iterable[bytes]) -> Iterator[Item]:
-        for decoded in typed_lines(lines, self.file, _decode_record, _convert):
-            if isinstance(decoded, Diagnostic):
-                yield decoded
-                continue
-            items = self._record(*decoded)
-            if items:
-                yield from items
-
-    def _record(self, line: int, record: _Record) -> list[Item]:
+    def _record(self, decoded: tuple[int, _Record] | Diagnostic) -> Sequence[Item]:
+        """The items of one line."""
+        if isinstance(decoded, Diagnostic):
+            return (decoded,)
+        line, record = decoded
         self.line = line
         session = record.session
         if type(session) is not str:
