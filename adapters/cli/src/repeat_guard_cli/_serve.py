@@ -41,8 +41,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import BinaryIO, Protocol
 
-from returns.pipeline import is_successful
-
 from repeat_guard import (
     Deny,
     Event,
@@ -121,6 +119,10 @@ def parse_event(number: int, data: bytes) -> Event | AdmitQuery | LineError:
         kind = value.get("type")
         if isinstance(kind, str) and kind in _QUERIES:
             query, value = _QUERIES[kind], {**value, "type": "tool_call"}
+    # Imported here, not with the module: the package's __init__ imports this module, so every
+    # command (the audit too) would pay for returns' pipeline.
+    from returns.pipeline import is_successful  # noqa: PLC0415
+
     decoded = event_from_json(value)
     if not is_successful(decoded):
         return LineError(number, decoded.failure().message)

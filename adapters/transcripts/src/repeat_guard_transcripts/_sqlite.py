@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import urllib.parse
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -71,6 +70,9 @@ def text(value: object) -> str:
 
 
 def _uri(path: str) -> str:
+    # Only when a database is opened: urllib.parse imports ipaddress, which no other file needs.
+    import urllib.parse  # noqa: PLC0415
+
     return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
 
 
