@@ -213,10 +213,16 @@ class GuardConfig:
 
     @property
     def reads_results(self) -> bool:
-        """Whether a call's result can change anything (``progress = "result"``, for every tool
-        or some): when not, a ``ToolCallReturned`` leaves every state as it is, and a harness
-        need not report it."""
+        """Whether a call's result is compared (``progress = "result"``, for every tool or
+        some)."""
         return self._reads
+
+    @property
+    def needs_results(self) -> bool:
+        """Whether a call's result can change anything (``reads_results``, or a retry window,
+        which tells a success from a call whose result is not known): when not, a
+        ``ToolCallReturned`` leaves every state as it is, and a harness need not report it."""
+        return self._reads or self.retry_window > 0
 
     @property
     def tool_policies(self) -> tuple[tuple[str, ToolPolicy], ...]:

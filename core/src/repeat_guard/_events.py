@@ -68,8 +68,10 @@ class ToolCallReturned:
     It fills in the result of the agent's last tracked call when that call is this one and its
     result is not yet known; the progress rule is then applied as it would have been had the
     result come with the call. Otherwise (another call since, a result already known, progress
-    off, ``result=None``) it changes nothing. It never produces a reminder. ``failed`` is the
-    host's flag that the tool failed, as on ``ToolCallFinished``.
+    off, ``result=None``) it changes nothing. Under ``retry_window`` the call's place in the
+    window, unknown until now, is filled in the same way, and the ``retry`` reminder that makes
+    due comes back from this event: the only reminder it produces. ``failed`` is the host's flag
+    that the tool failed, as on ``ToolCallFinished``.
     """
 
     agent: str | None

@@ -40,6 +40,7 @@ from ._config import GuardConfig
 
 __all__ = [
     "FAILED",
+    "UNKNOWN",
     "Admit",
     "Deny",
     "Memory",
@@ -49,12 +50,14 @@ __all__ = [
     "memory_fits",
     "progressed",
     "retry_of",
+    "retry_returned",
     "spend",
 ]
 
 Failure = tuple[str, str, str | None]
 """A tracked call as the retry window keeps it: (tool, argument key, the key of its failed
-result's fingerprint, or ``None`` when it did not fail)."""
+result's fingerprint, ``UNKNOWN`` while its result is not reported yet, or ``None`` when it did
+not fail)."""
 
 Key = tuple[str, str]
 """A tracked call as the policies compare it: (tool, argument key)."""
@@ -114,7 +117,8 @@ def retry_of(
     ``call`` did (0 when ``call`` did not fail).
 
     A call that ``succeeded`` clears the earlier failures of the same call from the window: it
-    worked, so they are not a failure repeated. (A refused attempt neither failed nor worked.)
+    worked, so they are not a failure repeated. (A refused attempt neither failed nor worked,
+    nor did a call whose result is not known yet: ``UNKNOWN``.)
     """
     tool, key, failed = call
     if succeeded:
@@ -122,12 +126,27 @@ def retry_of(
             (t, k, None) if (t, k) == (tool, key) else (t, k, f) for t, k, f in failures
         )
     window = (*failures, call)[-config.retry_window :]
-    return window, (0 if failed is None else window.count(call))
+    return window, (0 if failed is None or failed == UNKNOWN else window.count(call))
+
+
+def retry_returned(
+    config: GuardConfig, failures: tuple[Failure, ...], call: Failure, *, succeeded: bool
+) -> tuple[tuple[Failure, ...], int] | None:
+    """``retry_of`` for the last tracked call, whose result is reported after it (``call``
+    with that result): the window as if the result had come with the call, and its count;
+    ``None`` when the window's last call is not that call with its result unknown."""
+    tool, key, _failed = call
+    if not failures or failures[-1] != (tool, key, UNKNOWN):
+        return None
+    return retry_of(config, failures[:-1], call, succeeded=succeeded)
 
 
 # A failed result's key starts with this, which no canonical text does (they are JSON): so a
 # memory stored before failures were told apart reads as it did, every result a success.
 FAILED = "!"
+# A tracked call's place in the retry window while its result is not reported (a hook counts a
+# call before it runs): no failure key (``FAILED`` + a key) nor any canonical text is this.
+UNKNOWN = "?"
 
 
 def progressed(before: str | None, after: str | None) -> bool:

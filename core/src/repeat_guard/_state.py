@@ -53,6 +53,7 @@ from ._policies import (
     ADMIT,
     EMPTY,
     FAILED,
+    UNKNOWN,
     Admit,
     Deny,
     Memory,
@@ -62,6 +63,7 @@ from ._policies import (
     memory_fits,
     progressed,
     retry_of,
+    retry_returned,
     spend,
 )
 from ._reminders import (
@@ -380,7 +382,7 @@ def reduce(state: GuardState, event: Event) -> tuple[GuardState, tuple[Reminder,
         case ToolCallFinished():
             return _on_call(state, event)
         case ToolCallReturned():
-            return _on_returned(state, event), ()
+            return _on_returned(state, event)
         case PromptSubmitted(agent=agent):
             return _on_prompt(state, agent), ()
         case AgentDisposed(agent=agent):
@@ -488,9 +490,15 @@ def _retried(
     """The retry window after ``event`` (``call``: its agent, argument key and canonical
     arguments; ``run``: its chain's count), and its ``retry`` reminder, if due: when the same
     call has failed the same way a threshold's number of times in the window, and not all of
-    them back to back (a run of them is the chain's to remind of)."""
-    agent, key, arguments = call
+    them back to back (a run of them is the chain's to remind of). A call reported with no
+    result and no failure holds its place as ``UNKNOWN`` until its result comes
+    (``ToolCallReturned``)."""
+    _agent, key, _arguments = call
     failed = event.failed and not event.denied
+    unknown = not event.failed and not event.denied and event.result is None
+    if unknown:
+        failures, _ = retry_of(config, memory.failures, (event.tool, key, UNKNOWN), succeeded=False)
+        return replace(memory, failures=failures), ()
     # A failure is compared by its fingerprint, as progress compares results; one the host
     # reported without a text is a failure all the same.
     fails = (FAILED + _fingerprint_key(event.result)) if failed else None
@@ -498,29 +506,76 @@ def _retried(
     failures, times = retry_of(
         config, memory.failures, (event.tool, key, fails), succeeded=succeeded
     )
-    memory = replace(memory, failures=failures)
+    return _retry_reminder(config, replace(memory, failures=failures), event, call, (times, run))
+
+
+def _retry_reminder(
+    config: GuardConfig,
+    memory: Memory,
+    event: ToolCallFinished | ToolCallReturned,
+    call: tuple[str, str, str],
+    counts: tuple[int, int],
+) -> tuple[Memory, tuple[Reminder, ...]]:
+    """``memory`` and the ``retry`` reminder due when the call failed ``times`` times the same
+    way in the window, not all ``run`` back to back (``counts``: ``(times, run)``)."""
+    times, run = counts
     if times not in config.retry_thresholds or run >= times:
         return memory, ()
+    agent, _key, arguments = call
     preview = config.arguments_preview_chars
     error = canonical_arguments(event.result)
     reminder = render_retry(agent, event.tool, arguments, times, error, preview)
     return memory, (reminder,)
 
 
-def _on_returned(state: GuardState, event: ToolCallReturned) -> GuardState:
+def _on_returned(
+    state: GuardState, event: ToolCallReturned
+) -> tuple[GuardState, tuple[Reminder, ...]]:
     # The result of the agent's last tracked call, when that call is this one and its result
-    # is still unknown: the progress rule of _on_call_with_policies, applied now.
+    # is still unknown: the progress rule and the retry window of _on_call_with_policies,
+    # applied now. The retry window's reminder comes with this event.
     agent, tool = event.agent, event.tool
-    result = _result_key(state.config, tool, event.result, event.failed)
-    if agent is None or result is None:
-        return state
+    if agent is None:
+        return state, ()
+    arguments = canonical_arguments(event.arguments)
+    key = argument_key(arguments)
+    stored = state._stored(agent)
+    if _count(stored, tool, key) == 1:  # the last tracked call is another (or none)
+        return state, ()
     memory = state.memory(agent)
-    key = argument_key(canonical_arguments(event.arguments))
-    if memory.result is not None or _count(state._stored(agent), tool, key) == 1:
-        return state
-    if progressed(memory.earlier, result):
-        state = state._with_chain(agent, (tool, key, 1))
-    return state._with_memory(agent, replace(cycle_returned(memory, result), result=result))
+    result = _result_key(state.config, tool, event.result, event.failed)
+    if result is not None and memory.result is None:
+        if progressed(memory.earlier, result):
+            state = state._with_chain(agent, (tool, key, 1))
+        memory = replace(cycle_returned(memory, result), result=result)
+    reminders: tuple[Reminder, ...] = ()
+    if state.config.retry_window:
+        run = _count(state._stored(agent), tool, key) - 1
+        memory, reminders = _retried_late(state.config, memory, event, (agent, key, arguments), run)
+    return state._with_memory(agent, memory), reminders
+
+
+def _retried_late(
+    config: GuardConfig,
+    memory: Memory,
+    event: ToolCallReturned,
+    call: tuple[str, str, str],
+    run: int,
+) -> tuple[Memory, tuple[Reminder, ...]]:
+    """The retry window once the last tracked call's result, ``UNKNOWN`` until now, is
+    reported (``event``), and its ``retry`` reminder, if due: as ``_retried`` had it come with
+    the call. A result still unknown (no text, not failed) changes nothing."""
+    if not event.failed and event.result is None:
+        return memory, ()
+    fails = (FAILED + _fingerprint_key(event.result)) if event.failed else None
+    _agent, key, _arguments = call
+    late = retry_returned(
+        config, memory.failures, (event.tool, key, fails), succeeded=not event.failed
+    )
+    if late is None:
+        return memory, ()
+    failures, times = late
+    return _retry_reminder(config, replace(memory, failures=failures), event, call, (times, run))
 
 
 def _result_key(config: GuardConfig, tool: str, result: object, failed: bool) -> str | None:

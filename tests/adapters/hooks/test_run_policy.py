@@ -124,3 +124,38 @@ def test_a_host_with_no_preset_gets_none(tmp_path: Path) -> None:
     assert hook_config(None, str(tmp_path), "some-new-host") == GuardConfig()
     assert hook_config(None, str(tmp_path), "codex") == GuardConfig(preset="codex")
     assert hook_config(None, str(tmp_path)) == GuardConfig()
+
+
+def test_the_same_command_failing_the_same_way_with_calls_between_is_a_retry(
+    tmp_path: Path,
+) -> None:
+    # Claude Code counts the call at PreToolUse and reports its failure at PostToolUseFailure:
+    # the failure fills in the call's place in the retry window, and the third one answers.
+    options = _project(tmp_path, "retryWindow = 12\n")
+    commit = "git add -A && git commit -m fix"
+    contexts: list[str] = []
+    for attempt in range(3):
+        for command, ok in ((f"sed -i s/a/b/ f{attempt}.py", True), (commit, False)):
+            pre = _answer(options, _payload(tmp_path, "PreToolUse", command))
+            if ok:
+                done = _payload(tmp_path, "PostToolUse", command, tool_response={"stdout": ""})
+            else:
+                error = f"Exit code 1\nruff....Failed\nf.py:{attempt + 3}:1: F401 unused import"
+                done = _payload(
+                    tmp_path, "PostToolUseFailure", command, error=error, is_interrupt=False
+                )
+            after = _answer(options, done)
+            contexts += [str(pre.get("additionalContext", "")), str(after)]
+    retries = [n for n, text in enumerate(contexts) if "failed 3 times the same way" in text]
+    assert retries == [11]  # the third commit's PostToolUseFailure, and nothing before
+    assert "'hookEventName': 'PostToolUseFailure'" in contexts[11]
+    assert "F401 unused import" in contexts[11]
+
+
+def test_without_a_retry_window_a_failure_opens_no_store(tmp_path: Path) -> None:
+    options = _project(tmp_path, 'preset = "seed"\n')
+    failure = _payload(
+        tmp_path, "PostToolUseFailure", "make", error="Exit code 2", is_interrupt=False
+    )
+    assert _answer(options, failure) == {}
+    assert not (tmp_path / "st.db").exists()

@@ -68,7 +68,7 @@ def _read(job: FileJob, opened: Input, settings: AuditSettings) -> FileAudit:
         return _unreadable(job, "no reader recognises this file's format, skipped")
     try:
         with collector_paused():
-            results = settings.config.reads_results  # else nobody reads one
+            results = settings.config.needs_results  # else nobody reads one
             lines = bounded_lines(opened.stream)
             items = read_items(READERS[fmt], lines, job.path, results, job.path)
             return fold_file(job.path, fmt, items, opened.size, settings)

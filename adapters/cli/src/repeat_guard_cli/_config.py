@@ -61,7 +61,8 @@ opt-in, each off by default:
                          integer of 2 or more), where a harness asks before each call
   retryWindow            how many of the agent's last tracked calls (2 to 64) to search for the
                          same call failing the same way, other calls between; 0 for off
-                         (default); needs the call's failure with the call (not the hooks yet)
+                         (default); a failure reported after its call counts (hooks:
+                         install --results)
   retryThresholds        such failures in the window that remind (default {_RETRY_THRESHOLDS})
 patterns match the whole tool name; "*" matches any run of characters.
 flags override the file's keys: --thresholds, --include and --exclude (each repeatable),

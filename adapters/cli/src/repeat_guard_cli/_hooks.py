@@ -329,9 +329,10 @@ def _results_note(cwd: str, results: bool, host: str) -> str | None:
             "only when the hooks see each call's result: install with --results for it, or "
             'set preset = "seed" in .repeat-guard.toml to turn it off'
         )
-    if results and not config.reads_results:
+    if results and not config.needs_results:
         return (
-            'note: no configuration a hook run here would read sets progress = "result"; until '
-            "one does, the result hooks change nothing (each answers without opening the store)"
+            'note: no configuration a hook run here would read sets progress = "result" or '
+            "retryWindow; until one does, the result hooks change nothing (each answers without "
+            "opening the store)"
         )
     return None

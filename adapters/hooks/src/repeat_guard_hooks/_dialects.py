@@ -24,7 +24,9 @@ after that call's result, exactly where a ``PostToolUse`` answer would. ``PreToo
 therefore the one hook that sees every attempt, denied ones included, once each.
 
 Results (installed with ``install --results``): ``PostToolUse`` carries the call's
-``tool_response``, and becomes ``ToolCallReturned``, which only ``progress = "result"`` reads.
+``tool_response``, and becomes ``ToolCallReturned``, which ``progress = "result"`` and the
+retry window (``retryWindow``) read; a ``retry`` reminder it brings is the answer to that
+result event (``additionalContext``, which Claude Code shows the model beside the result).
 Claude Code reports a call that failed (a command exiting non-zero: ``"Exit code 1\\n<its
 output>"``) with ``PostToolUseFailure`` and its ``error`` instead, whose result is that error,
 kept apart from any response, and ``failed`` (an interrupted call's result is unknown, and
@@ -947,7 +949,8 @@ def render_answer(
 ) -> bytes:
     """Return the hook's stdout for ``reminders`` and, when the call is refused, the ``denied``
     reason, written as ``dialect`` reads them; empty when there is nothing to say (or the
-    event is neither a call nor a call's ``after``, the only ones answered)."""
+    event is neither a call, a call's ``after``, nor a call's result, the only ones
+    answered)."""
     if dialect.events.get(hook_event) not in _ANSWERED or (not reminders and denied is None):
         return b""
     answer = dialect.answer(hook_event, reminder_text(dialect, reminders), denied)
@@ -963,7 +966,8 @@ def reminder_text(dialect: Dialect, reminders: Sequence[Reminder]) -> str | None
     return "\n\n".join(texts) if texts else None
 
 
-_ANSWERED: frozenset[Role | None] = frozenset({"call", "after"})
+# A result can bring a reminder too: the retry window's, once a call's failure is reported.
+_ANSWERED: frozenset[Role | None] = frozenset({"call", "after", "result", "failure"})
 
 
 def carries(dialect: Dialect) -> bool:

@@ -142,8 +142,10 @@ def _answer(
 
 def _ignores(config: GuardConfig, event: Event) -> bool:
     # A result changes nothing unless the configuration reads that tool's results (its own
-    # progress, or a preset's): the store stays shut.
-    return isinstance(event, ToolCallReturned) and config.policy(event.tool).progress != "result"
+    # progress, or a preset's) or keeps a retry window: the store stays shut.
+    if not isinstance(event, ToolCallReturned) or config.retry_window:
+        return False
+    return config.policy(event.tool).progress != "result"
 
 
 def _apply(

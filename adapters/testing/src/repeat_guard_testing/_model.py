@@ -45,6 +45,11 @@ Seen = tuple[str, str, Shown | None]
 """A tracked call as cycles compare it: tool, canonical arguments, result (``None``: unknown)."""
 
 
+# A retry window's place for a call whose result is not reported yet: no canonical (JSON) text
+# holds a raw NUL.
+_UNKNOWN = "\x00unknown"
+
+
 def _news(before: Shown | None, after: Shown | None) -> bool:
     """Progress: both results known and different, and not both failures."""
     if before is None or after is None or before == after:
@@ -94,8 +99,7 @@ class ReferenceGuard:
                     memory.pop(event.agent, None)
             return []
         if isinstance(event, ToolCallReturned):
-            self._returned(event)
-            return []
+            return self._returned(event)
         return self._call(event)
 
     def _keeps_budgets(self, event: PromptSubmitted | AgentDisposed) -> bool:
@@ -136,7 +140,7 @@ class ReferenceGuard:
             result = None if event.denied else self._shown(tool, event.result, event.failed)
             key = canonical_arguments(event.arguments)
             out += self._chain(agent, tool, key, result)
-            out += self._retry(agent, (tool, key), event)
+            out += self._retry(agent, (tool, key), event.failed, event.result, event.denied)
         out += self._budgets(agent, tool)
         return out
 
@@ -183,21 +187,27 @@ class ReferenceGuard:
             out.append((agent, tool, repeats, "cycle"))
         return out
 
-    def _returned(self, event: ToolCallReturned) -> None:
-        # The last tracked call's result, reported after it: compared as if it came with it.
+    def _returned(self, event: ToolCallReturned) -> list[Fired]:
+        # The last tracked call's result, reported after it: compared as if it came with it,
+        # and its place in the retry window filled in (whose reminder comes now).
         agent = event.agent
-        shown = self._shown(event.tool, event.result, event.failed)
-        if agent is None or shown is None:
-            return
         tool, key = event.tool, canonical_arguments(event.arguments)
-        last_tool, last_key, _count = self.chains.get(agent, ("", "", 0))
-        if (last_tool, last_key) != (tool, key) or self.results.get(agent) is not None:
-            return
-        self.results[agent] = shown
-        # The same call is the last one the cycles saw: its result, now known.
-        self.history[agent][-1] = (tool, key, shown)
-        if _news(self.earlier.get(agent), shown):
-            self.chains[agent] = (tool, key, 1)
+        if agent is None or self.chains.get(agent, ("", "", 0))[:2] != (tool, key):
+            return []
+        shown = self._shown(event.tool, event.result, event.failed)
+        if shown is not None and self.results.get(agent) is None:
+            self.results[agent] = shown
+            # The same call is the last one the cycles saw: its result, now known.
+            self.history[agent][-1] = (tool, key, shown)
+            if _news(self.earlier.get(agent), shown):
+                self.chains[agent] = (tool, key, 1)
+        entries = self.failures.get(agent, [])
+        if event.result is None and not event.failed:
+            return []  # still not known
+        if not entries or entries[-1] != (tool, key, _UNKNOWN):
+            return []
+        entries.pop()
+        return self._retry(agent, (tool, key), event.failed, event.result)
 
     def _cycle(self, history: list[Seen]) -> int | None:
         for period in range(2, self.config.cycle_period + 1):
@@ -229,17 +239,23 @@ class ReferenceGuard:
             length += 1
         return length
 
-    def _retry(self, agent: str, call: tuple[str, str], event: ToolCallFinished) -> list[Fired]:
+    def _retry(
+        self, agent: str, call: tuple[str, str], failed: bool, result: object, denied: bool = False
+    ) -> list[Fired]:
         # The agent's last retry_window tracked calls, each with its failure's fingerprint (or
-        # None); a success of a call forgets its failures.
+        # None, or _UNKNOWN while its result is not reported); a success of a call forgets its
+        # failures.
         window = self.config.retry_window
         if not window:
             return []
         entries = self.failures.setdefault(agent, [])
-        if not event.failed and not event.denied:
+        if not failed and not denied and result is None:
+            entries.append((*call, _UNKNOWN))  # neither failed nor worked, yet
+            del entries[:-window]
+            return []
+        if not failed and not denied:
             entries[:] = [(t, k, None if (t, k) == call else f) for t, k, f in entries]
-        failed = event.failed and not event.denied
-        fails = canonical_arguments(fingerprint(event.result)) if failed else None
+        fails = canonical_arguments(fingerprint(result)) if failed and not denied else None
         entries.append((*call, fails))
         del entries[:-window]
         times = entries.count((*call, fails))
