@@ -156,3 +156,31 @@ def test_the_config_keys() -> None:
 )
 def test_bad_retry_keys_name_themselves(raw: dict[str, object], message: str) -> None:
     assert parse_config(raw).failure().message == message
+
+
+def test_a_failure_reported_after_its_call_counts_as_if_it_came_with_it() -> None:
+    # A hook counts the call before it runs (no result) and reports its failure afterwards.
+    from repeat_guard import ToolCallReturned
+
+    late = ToolCallReturned("a", "Bash", COMMIT, HOOK, failed=True)
+    events: list[Event] = []
+    for n in range(3):
+        events += [edit(n), commit(None, failed=False), late]
+    state, fired = run(RETRY, *events)
+    assert forms(fired) == [("retry", 3)]
+    assert "pre-commit: ruff" in fired[0].text
+    assert RETRY.needs_results
+    assert not RETRY.reads_results
+    # Another call since, a result already known, or a result still unknown: nothing.
+    assert reduce(state, late)[1] == ()
+    assert reduce(state, ToolCallReturned(None, "Bash", COMMIT, HOOK, failed=True))[1] == ()
+    again, _ = reduce(state, commit(None, failed=False))
+    assert reduce(again, ToolCallReturned("a", "Bash", COMMIT, None))[0] == again
+    assert run(RETRY, edit(0), late)[1] == []
+    # A late success clears the call's failures, as one with the call does.
+    ok = ToolCallReturned("a", "Bash", COMMIT, "done")
+    events = [commit(), edit(0), commit(), edit(1), commit(None, failed=False), ok, edit(2)]
+    assert run(RETRY, *events, commit())[1] == []
+    # A call never reported holds its place, neither failed nor worked.
+    events = [commit(), edit(0), commit(None, failed=False), edit(1), commit(), edit(2), commit()]
+    assert forms(run(RETRY, *events)[1]) == [("retry", 3)]

@@ -202,3 +202,19 @@ def test_the_reference_model_reminds_of_a_failure_retried_with_calls_between() -
 def test_fired_reads_reminders_as_the_models_tuples() -> None:
     reminder = Reminder("a", "grep", 3, "gentle", "text", "{}")
     assert fired([reminder]) == [("a", "grep", 3, "gentle")]
+
+
+def test_the_model_counts_a_failure_reported_after_its_call() -> None:
+    from repeat_guard import ToolCallReturned
+
+    model = ReferenceGuard(GuardConfig(retry_window=6))
+    late = ToolCallReturned("a", "make", {}, "error", failed=True)
+    fired = []
+    for n in range(3):
+        fired += model.apply(ToolCallFinished("a", "edit", {"n": n}, result="ok"))
+        fired += model.apply(ToolCallFinished("a", "make", {}))
+        fired += model.apply(late)
+    assert fired == [("a", "make", 3, "retry")]
+    assert model.apply(late) == []  # its result is known now
+    assert model.apply(ToolCallReturned("a", "make", {}, None)) == []
+    assert model.apply(ToolCallReturned(None, "make", {}, "x", failed=True)) == []
