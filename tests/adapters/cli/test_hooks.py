@@ -127,6 +127,14 @@ def test_install_notes_when_results_and_the_configuration_disagree(
     assert 'no configuration a hook run here would read sets progress = "result"' in (
         capsys.readouterr().err
     )
+    config.write_text("retryWindow = 12\n")
+    assert main(["install", "claude-code"]) == 0
+    assert capsys.readouterr().err == (
+        f"note: {config} sets retryWindow, but the hooks see a call's failure only when "
+        "installed with --results\n"
+    )
+    assert main(["install", "claude-code", "--results"]) == 0
+    assert capsys.readouterr().err == ""
     config.write_text('progress = "result"\n')
     assert main(["install", "claude-code"]) == 0
     assert capsys.readouterr().err == (

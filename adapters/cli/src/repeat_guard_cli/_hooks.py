@@ -306,7 +306,7 @@ def _install_notes(agent: Dialect, results: bool, streams: Streams) -> None:
 
 def _results_note(cwd: str, results: bool, host: str) -> str | None:
     """What to tell a user whose ``--results`` and the configuration a hook for ``host`` run
-    from ``cwd`` would use disagree on ``progress = "result"``, or ``None``.
+    from ``cwd`` would use disagree on ``progress = "result"`` or ``retryWindow``, or ``None``.
 
     A configuration that cannot be used gets no note: ``check-config`` and the hook itself
     say what is wrong with it."""
@@ -317,6 +317,11 @@ def _results_note(cwd: str, results: bool, host: str) -> str | None:
         return None
     own = hook_config(None, cwd)
     assert not isinstance(own, str)  # the same file, read without the host's preset
+    if config.retry_window and not results:
+        return (
+            f"note: {find_config_file(cwd)} sets retryWindow, but the hooks see a call's "
+            "failure only when installed with --results"
+        )
     if config.reads_results and not results:
         if own.reads_results:
             return (
