@@ -298,3 +298,34 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, cl
     gentle = _wrapped(claude, Repeated("Bash", poll).reminder(3))
     assert seen == [(0, []), (1, []), (2, []), (3, []), (4, []), (5, [gentle]), (6, [])]
     assert sandbox.log() == ""
+
+
+def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
+    tmp_path: Path, claude: Host
+) -> None:
+    # The same command failing the same way three times, another call between each: Claude Code
+    # reports each failure with PostToolUseFailure, whose answer carries the retry reminder.
+    sandbox = _installed(tmp_path, "retryWindow = 12\n", "--results")
+    fail = {"command": "echo 'pre-commit: ruff failed' >&2; exit 1", "description": "Commit"}
+    calls = [
+        call
+        for n in range(3)
+        for call in (
+            Call("Bash", {"command": f"echo step {n}", "description": "Step"}),
+            Call("Bash", fail),
+        )
+    ]
+
+    def script(request: Mapping[str, Any]) -> Step:
+        if not request.get("tools"):
+            return Say("ok")
+        done = _results_since_prompt(request)
+        return Say("done") if done == len(calls) else (calls[done],)
+
+    with MessagesStandIn(script) as model:
+        result = run_claude(claude, sandbox, model.url, "commit the fix", allowed=("Bash",))
+    assert result["result"] == "done"
+    said = "has now failed 3 times the same way"
+    seen = [(_results_since_prompt(r), said in str(list(_since_answer(r)))) for r in _turns(model)]
+    assert seen == [(n, n == 6) for n in range(7)]
+    assert sandbox.log() == ""
