@@ -3,8 +3,8 @@ input that host sends (its event name and fields, from the dialect's own table),
 the dialect, and applied to the store in a transaction of its own, as a hook process does,
 call for call against the reference model. Each of the kit's agents is a session of its own
 (the host's main agent), so a prompt is the host's prompt event and a disposal its session's
-end; the dialects that have both are checked. A call with no agent is one no host can send: it
-changes nothing, in the model too.
+end; a host with no prompt event or no session end (Crush, Cursor, Kiro) is checked on the events
+it has. A call with no agent is one no host can send: it changes nothing, in the model too.
 
 A call is counted before it runs, so the calls are drawn without results (see
 ``test_machine``)."""
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from hypothesis import strategies as st
 
 from repeat_guard import (
     AgentDisposed,
@@ -37,17 +38,35 @@ from repeat_guard_hooks import (
     hook_input_or_reason,
     open_store,
 )
-from repeat_guard_testing import HarnessMachine, events, policy_configs
+from repeat_guard_testing import HarnessMachine, events, policy_configs, tool_calls
 
-CHECKED = sorted(
-    name
-    for name, dialect in DIALECTS.items()
-    if {"call", "prompt", "session-end"} <= set(dialect.events.values())
-)
+AGENTS = ("s1", "s2")
+CHECKED = sorted(name for name, dialect in DIALECTS.items() if "call" in dialect.events.values())
+# The role each kind of drawn event needs the host to have.
+_ROLES = {ToolCallFinished: "call", PromptSubmitted: "prompt", AgentDisposed: "session-end"}
 
 
 def _event_name(dialect: Dialect, role: str) -> str:
-    return next(name for name, given in dialect.events.items() if given == role)
+    # A call goes through an event that names its tool (Cursor's shell event is always "Shell").
+    return next(
+        name
+        for name, given in dialect.events.items()
+        if given == role and name not in dialect.event_tools
+    )
+
+
+def _events_of(dialect: Dialect) -> st.SearchStrategy[Event]:
+    """The kit's events, as ``events()`` draws them, of the kinds ``dialect``'s host can say."""
+    agent = st.sampled_from(AGENTS)
+    others = (st.builds(PromptSubmitted, agent), st.builds(AgentDisposed, agent))
+    kinds: tuple[Event, Event] = (PromptSubmitted(AGENTS[0]), AgentDisposed(AGENTS[0]))
+    sayable = [other for other, kind in zip(others, kinds, strict=True) if _sendable(dialect, kind)]
+    return st.one_of(*[tool_calls(AGENTS)] * 6, *sayable)
+
+
+def _sendable(dialect: Dialect, event: Event) -> bool:
+    """Whether ``dialect``'s host has an event that says ``event``."""
+    return _ROLES[type(event)] in dialect.events.values()
 
 
 def _put(payload: dict[str, object], path: str, value: object) -> None:
@@ -84,7 +103,7 @@ def hook_input(dialect: Dialect, event: Event) -> bytes:
 
 class DialectHarness(HarnessMachine):
     configs = policy_configs()
-    events = events(agents=["s1", "s2"])
+    events = events(agents=AGENTS)
     dialect = DIALECTS["claude-code"]
 
     def start(self, config: GuardConfig) -> None:
@@ -124,13 +143,17 @@ class DialectHarness(HarnessMachine):
 def test_each_dialect_against_the_model(name: str) -> None:
     class Machine(DialectHarness):
         dialect = DIALECTS[name]
+        events = _events_of(DIALECTS[name])
 
     Machine.TestCase.settings = settings(max_examples=15, stateful_step_count=30, deadline=None)
     Machine.TestCase().runTest()
 
 
 def test_the_hosts_checked() -> None:
-    # A host without a prompt or a session's end cannot say what the kit draws (Crush, Cursor,
-    # Kiro); the others are all checked.
-    assert {"claude-code", "codex", "copilot", "gemini", "qwen-code", "cline"} <= set(CHECKED)
-    assert not {"crush", "cursor", "kiro"} & set(CHECKED)
+    assert set(CHECKED) == set(DIALECTS)
+    # what a host without a prompt or a session's end is never sent
+    crush, cursor = DIALECTS["crush"], DIALECTS["cursor"]
+    assert not _sendable(crush, PromptSubmitted("s1"))
+    assert not _sendable(cursor, AgentDisposed("s1"))
+    assert _sendable(cursor, PromptSubmitted("s1"))
+    assert _event_name(cursor, "call") == "beforeMCPExecution"
