@@ -248,6 +248,19 @@ def test_a_result_may_come_after_its_call() -> None:
     assert [len(answer["reminders"]) for answer in answers(data)] == [0, 0, 0, 0, 1]
 
 
+def test_a_failure_reported_after_its_call_is_answered_with_the_retry_reminder() -> None:
+    make = {"type": "tool_call", "agent": "a", "tool": "make", "arguments": {}}
+    failed = {**make, "type": "tool_result", "result": "error 2", "failed": True}
+    edit = {"type": "tool_call", "agent": "a", "tool": "edit", "arguments": {}, "result": "ok"}
+    lines = [edit, make, failed] * 3
+    data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    got = [
+        [r["form"] for r in answer["reminders"]]
+        for answer in answers(data, GuardConfig(retry_window=6))
+    ]
+    assert got == [[]] * 8 + [["retry"]]
+
+
 def test_an_admit_line_asks_the_core_before_a_call_runs_and_changes_nothing() -> None:
     ask = GREP.replace(b'"tool_call"', b'"admit"')
     refused = GREP.replace(b"}}", b'}, "denied": true}')

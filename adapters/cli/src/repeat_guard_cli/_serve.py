@@ -7,7 +7,8 @@ so a harness may write one event and block reading its answer. An event is a JSO
   (``agent`` may be ``null`` for a call outside any agent; ``denied`` and ``result``, what the
   tool returned, are optional);
 * ``{"type": "tool_result", "agent": "a", "tool": "grep", "arguments": {...}, "result": ...}``
-  (the result of a call reported without one: the core's ``ToolCallReturned``);
+  (the result of a call reported without one: the core's ``ToolCallReturned``, whose only
+  reminder is the retry window's);
 * ``{"type": "prompt", "agent": "a"}``;
 * ``{"type": "dispose", "agent": "a"}``.
 
