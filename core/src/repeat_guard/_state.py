@@ -499,33 +499,38 @@ def _retried(
     if unknown:
         failures, _ = retry_of(config, memory.failures, (event.tool, key, UNKNOWN), succeeded=False)
         return replace(memory, failures=failures), ()
-    # A failure is compared by its fingerprint, as progress compares results; one the host
-    # reported without a text is a failure all the same.
-    fails = (FAILED + _fingerprint_key(event.result)) if failed else None
     succeeded = not event.failed and not event.denied
     failures, times = retry_of(
-        config, memory.failures, (event.tool, key, fails), succeeded=succeeded
+        config,
+        memory.failures,
+        (event.tool, key, _failure(event.result, failed)),
+        succeeded=succeeded,
     )
-    return _retry_reminder(config, replace(memory, failures=failures), event, call, (times, run))
+    return replace(memory, failures=failures), _retry_reminder(config, event, call, (times, run))
+
+
+def _failure(result: object, failed: bool) -> str | None:
+    """What the retry window compares a result by: a failure by its fingerprint, as progress
+    compares results (one the host reported without a text is a failure all the same); any
+    other result by nothing (``None``)."""
+    return (FAILED + _fingerprint_key(result)) if failed else None
 
 
 def _retry_reminder(
     config: GuardConfig,
-    memory: Memory,
     event: ToolCallFinished | ToolCallReturned,
     call: tuple[str, str, str],
     counts: tuple[int, int],
-) -> tuple[Memory, tuple[Reminder, ...]]:
-    """``memory`` and the ``retry`` reminder due when the call failed ``times`` times the same
-    way in the window, not all ``run`` back to back (``counts``: ``(times, run)``)."""
+) -> tuple[Reminder, ...]:
+    """The ``retry`` reminder due when the call failed ``times`` times the same way in the
+    window, not all ``run`` back to back (``counts``: ``(times, run)``)."""
     times, run = counts
     if times not in config.retry_thresholds or run >= times:
-        return memory, ()
+        return ()
     agent, _key, arguments = call
     preview = config.arguments_preview_chars
     error = canonical_arguments(event.result)
-    reminder = render_retry(agent, event.tool, arguments, times, error, preview)
-    return memory, (reminder,)
+    return (render_retry(agent, event.tool, arguments, times, error, preview),)
 
 
 def _on_returned(
@@ -567,15 +572,15 @@ def _retried_late(
     the call. A result still unknown (no text, not failed) changes nothing."""
     if not event.failed and event.result is None:
         return memory, ()
-    fails = (FAILED + _fingerprint_key(event.result)) if event.failed else None
     _agent, key, _arguments = call
+    fails = _failure(event.result, event.failed)
     late = retry_returned(
         config, memory.failures, (event.tool, key, fails), succeeded=not event.failed
     )
     if late is None:
         return memory, ()
     failures, times = late
-    return _retry_reminder(config, replace(memory, failures=failures), event, call, (times, run))
+    return replace(memory, failures=failures), _retry_reminder(config, event, call, (times, run))
 
 
 def _result_key(config: GuardConfig, tool: str, result: object, failed: bool) -> str | None:
