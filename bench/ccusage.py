@@ -9,6 +9,10 @@ machine the wall clock follows the load as much as the code, the CPU time much l
 them, on one core: the audit (``--jobs 1``) against ``orjson.loads`` of every line of the
 same files, also alternating. The load average is printed with the figures.
 
+The floor (``bench.floor``) runs in the same rounds: a pool of the machine's cores that only
+reads every line and checks it is UTF-8 JSON, as any reader must to name a bad line by file
+and line. Its MB/s against ccusage's is the best any audit keeping that promise can reach here.
+
 ccusage is installed by ``make bench`` (pinned, into ``.tools/``), which names its executable
 in ``REPEAT_GUARD_BENCH_CCUSAGE``; without it that comparison is left out.
 """
@@ -32,6 +36,7 @@ from bench.sessions import write_projects
 ROUNDS = 5
 MEGABYTES = float(os.environ.get("REPEAT_GUARD_BENCH_MB", "200"))
 AUDIT = str(Path(sys.executable).with_name("repeat-guard"))
+FLOOR = [sys.executable, "-m", "bench.floor"]
 
 
 Timing = tuple[float, float]
@@ -93,12 +98,14 @@ def main() -> None:
         files = sorted(projects.rglob("*.jsonl"))
         print(f"  {len(files)} files, {size:.0f} MB, medians of {ROUNDS} alternating rounds")
         audit = [AUDIT, "audit", str(projects), "--format", "json"]
+        floor = [*FLOOR, str(projects)]
         if ccusage and Path(ccusage).exists():
             env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root)}
-            ours, theirs = alternating(
+            ours, theirs, least = alternating(
                 [
                     lambda: _run(audit),
                     lambda: _run([ccusage, "session", "--json", "--offline"], env),
+                    lambda: _run(floor),
                 ]
             )
             print(
@@ -108,6 +115,11 @@ def main() -> None:
             print(
                 f"    CPU seconds (user + system, every process): audit {ours[1]:.2f}, ccusage "
                 f"{theirs[1]:.2f}: MB per CPU second {theirs[1] / ours[1]:.2f}x ccusage's"
+            )
+            print(
+                f"    floor (every line read and checked as UTF-8 JSON, nothing else): "
+                f"{size / least[0]:6.1f} MB/s, {least[1]:.2f} CPU s: floor/ccusage "
+                f"{theirs[0] / least[0]:.2f}x, audit/floor {least[0] / ours[0]:.2f}x"
             )
         else:
             print("  ccusage not installed (make bench installs it): that comparison left out")
