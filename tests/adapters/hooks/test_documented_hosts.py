@@ -10,6 +10,8 @@ that carries text to the model on an allowed call, so the guard answers only a r
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from repeat_guard_hooks import (
     run_hook,
 )
 from repeat_guard_hooks.installer import (
+    InstallError,
     hook_command,
     install,
     installed_events,
@@ -267,18 +270,118 @@ def test_kiro_sessions_in_two_folders_keep_two_chains(tmp_path: Path) -> None:
     assert [o.status for o in outcomes] == [0, 0, 0, 0, 0, 0, 2]
 
 
-def test_kiro_is_not_installed_by_install(capsys: pytest.CaptureFixture[str]) -> None:
-    # Its hooks live in an agent's configuration or Kiro's own hooks files: the README gives
-    # the entry.
-    assert KIRO.settings == ()
-    assert installed_events(KIRO) == (
-        "preToolUse",
-        "userPromptSubmit",
-        "PreToolUse",
-        "UserPromptSubmit",
-    )
+def _kiro_hooks(command: str) -> list[dict[str, object]]:
+    return [
+        {
+            "name": "repeat-guard-PreToolUse",
+            "trigger": "PreToolUse",
+            "matcher": ".*",
+            "action": {"type": "command", "command": command},
+            "timeout": 10,
+        },
+        {
+            "name": "repeat-guard-UserPromptSubmit",
+            "trigger": "UserPromptSubmit",
+            "action": {"type": "command", "command": command},
+            "timeout": 10,
+        },
+    ]
+
+
+def test_install_kiro_writes_its_own_hooks_file_in_kiro_cli_3s_shape(tmp_path: Path) -> None:
+    path = settings_path(KIRO, "project", str(tmp_path), {}, HOME)
+    assert path == f"{tmp_path}/.kiro/hooks/repeat-guard.json"
+    assert settings_path(KIRO, "user", CWD, {}, HOME) == "/home/u/.kiro/hooks/repeat-guard.json"
+    # Kiro CLI 2's names are read, never written: Kiro CLI 3 fires the capitalised ones.
+    assert installed_events(KIRO) == installed_events(KIRO, results=True)
+    assert installed_events(KIRO) == ("PreToolUse", "UserPromptSubmit")
+    command = hook_command(["/opt/rg/bin/repeat-guard"], KIRO)
+    install(path, KIRO, command)
+    written = json.loads(Path(path).read_text())
+    assert list(written) == ["version", "hooks"]
+    assert written == {"version": "v1", "hooks": _kiro_hooks(command)}
+    assert not install(path, KIRO, command).changed
+    uninstall(path, KIRO)
+    assert json.loads(Path(path).read_text()) == {"version": "v1"}
+    assert not uninstall(path, KIRO).changed
+
+
+def test_install_kiro_keeps_the_users_hooks_and_every_byte(tmp_path: Path) -> None:
+    path = tmp_path / "repeat-guard.json"
+    original = (FIXTURES / "kiro" / "hooks.json").read_text()
+    path.write_text(original)
+    users = json.loads(original)["hooks"]
+    command = hook_command(["/opt/rg/bin/repeat-guard"], KIRO)
+    install(str(path), KIRO, command)
+    # The entry an older install wrote goes; ours come last, every other hook where it was.
+    written = json.loads(path.read_text())
+    assert written == {"version": "v1", "hooks": [users[0], users[2], *_kiro_hooks(command)]}
+    assert not install(str(path), KIRO, command).changed
+    uninstall(str(path), KIRO)
+    theirs = path.read_text()
+    assert json.loads(theirs) == {"version": "v1", "hooks": [users[0], users[2]]}
+    # The user's file alone: install, then uninstall, gives back every byte.
+    install(str(path), KIRO, command)
+    uninstall(str(path), KIRO)
+    assert path.read_text() == theirs
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"hooks": {"PreToolUse": []}}', "key 'hooks' is not a list"),
+        ('[{"trigger": "PreToolUse"}]', "does not hold a JSON object"),
+    ],
+)
+def test_a_kiro_hooks_file_of_another_shape_is_refused_untouched(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    path = tmp_path / "repeat-guard.json"
+    path.write_text(text)
+    command = hook_command(["/opt/rg/bin/repeat-guard"], KIRO)
+    with pytest.raises(InstallError, match=why):
+        install(str(path), KIRO, command)
+    with pytest.raises(InstallError, match=why):
+        uninstall(str(path), KIRO)
+    assert path.read_text() == text
+
+
+def test_a_kiro_hooks_path_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "repeat-guard.json"
+    os.mkfifo(path)
+    command = hook_command(["/opt/rg/bin/repeat-guard"], KIRO)
+    with pytest.raises(InstallError, match="not a regular file"):
+        install(str(path), KIRO, command)
+    assert stat.S_ISFIFO(path.lstat().st_mode)
+
+
+def test_an_empty_list_of_hooks_stays_after_uninstall(tmp_path: Path) -> None:
+    path = tmp_path / "repeat-guard.json"
+    path.write_text('{"version": "v1", "hooks": []}')
+    command = hook_command(["/opt/rg/bin/repeat-guard"], KIRO)
+    install(str(path), KIRO, command)
+    assert json.loads(path.read_text())["hooks"] == _kiro_hooks(command)
+    uninstall(str(path), KIRO)
+    # What install filled goes with our entries, as for the other hosts' event lists.
+    assert path.read_text() == '{"version": "v1"}'
+    path.write_text('{"version": "v1", "hooks": []}')
+    assert not uninstall(str(path), KIRO).changed
+
+
+def test_install_kiro_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
     assert main(["install", "--help"]) == 0
     out = capsys.readouterr().out
-    assert "kiro" not in out.split("positional arguments:")[0]
-    assert "cursor" in out
-    assert "goose" in out
+    assert "kiro" in out.split("positional arguments:")[0]
+    assert "kiro scopes: project (.kiro/hooks/repeat-guard.json; the default)" in out
+    assert main(["install", "kiro"]) == 0
+    err = capsys.readouterr().err
+    assert "Kiro CLI 3" in err
+    written = json.loads((tmp_path / ".kiro" / "hooks" / "repeat-guard.json").read_text())
+    assert [hook["trigger"] for hook in written["hooks"]] == ["PreToolUse", "UserPromptSubmit"]
+    assert main(["uninstall", "kiro"]) == 0
+    assert json.loads((tmp_path / ".kiro" / "hooks" / "repeat-guard.json").read_text()) == {
+        "version": "v1"
+    }

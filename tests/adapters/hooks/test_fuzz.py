@@ -262,6 +262,10 @@ def test_any_settings_file_gets_our_entries_and_gives_back_every_byte(
     layout: tuple[int | str | None, tuple[str, str], bool, bool, str],
 ) -> None:
     command = hook_command(["/opt/repeat-guard"], dialect)
+    if dialect.trigger_field and "hooks" in settings_file:  # a list of hooks (Kiro CLI 3)
+        assert isinstance(settings_file["hooks"], dict)
+        listed = [hook for hooks in settings_file["hooks"].values() for hook in hooks]
+        settings_file = {**settings_file, "hooks": listed}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "settings.json"
         text = _written(settings_file, escaped, layout)
@@ -274,18 +278,29 @@ def test_any_settings_file_gets_our_entries_and_gives_back_every_byte(
             **defaults,
             **{key: value for key, value in settings_file.items() if key != "hooks"},
         }
-        before = settings_file.get("hooks", {})
-        assert isinstance(before, dict)
-        for event in installed_events(dialect, results=results):
-            groups = installed["hooks"][event]
-            assert groups[:-1] == before.get(event, [])
-            # Ours last, in the host's shape: a matcher group or a flat entry (Crush).
-            assert groups[-1] == dialect.entry(event, dialect.events[event], command)
+        _check_ours_last(installed["hooks"], settings_file.get("hooks"), dialect, command, results)
         uninstall(str(path), dialect)
         if defaults:  # they stay, as the empty object would
             assert json.loads(path.read_bytes().decode("utf-8").removeprefix("\ufeff")) == defaults
         else:
             assert path.read_bytes() == text.encode("utf-8")  # never removed, nor changed
+
+
+def _check_ours_last(
+    hooks: object, before: object, dialect: Dialect, command: str, results: bool
+) -> None:
+    # Every hook of the file where it was, ours last, in the host's shape: a matcher group, a
+    # flat entry (Crush), or a hook naming its trigger in the file's one list (Kiro CLI 3).
+    events = installed_events(dialect, results=results)
+    ours = [dialect.entry(event, dialect.events[event], command) for event in events]
+    if dialect.trigger_field:
+        assert hooks == [*(before if isinstance(before, list) else []), *ours]
+        return
+    assert isinstance(hooks, dict)
+    before = before or {}
+    assert isinstance(before, dict)
+    for name, entry in zip(events, ours, strict=True):
+        assert hooks[name] == [*before.get(name, []), entry]
 
 
 @fuzz_settings(EXAMPLES)

@@ -62,6 +62,9 @@ event lists and hooks table they alone filled; the file itself stays, even as an
 cline runs hook files instead: install writes one per event (PreToolUse, UserPromptSubmit,
 TaskComplete, SessionShutdown), each marked as written by repeat-guard, and refuses to replace
 a file of that name it did not write; uninstall removes only the files it wrote.
+kiro writes Kiro CLI 3's hooks file, whose "hooks" is a list of hooks each naming its
+trigger: ours go last in it (PreToolUse, UserPromptSubmit), every other hook stays where it
+was. Kiro CLI 2 reads hooks from an agent's configuration only: see the hooks README.
 pi, opencode and OpenClaw load in-process plugins instead: install lists the plugin module
 (shipped in repeat_guard_hooks/plugins) under pi's "extensions", opencode's "plugin" or
 OpenClaw's "plugins.load.paths" key (and enables it there, with conversation access); it starts

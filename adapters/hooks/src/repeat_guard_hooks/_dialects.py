@@ -101,6 +101,7 @@ __all__ = [
     "hook_input_or_reason",
     "hook_specific_output",
     "http_group",
+    "kiro_hook",
     "labelled_answer",
     "millisecond_group",
     "parse_hook_input",
@@ -187,6 +188,12 @@ class Dialect(NamedTuple):
     ``deny_status``: for a host that reads a refusal from the exit status rather than stdout
     (Kiro CLI: 2), that status; the refusal, with the reminders due, goes to stderr. 0: a
     refusal is written on stdout like any answer.
+    ``trigger_field``: for a host whose settings file lists its hooks (``"hooks": [...]``, Kiro
+    CLI 3's hooks files) instead of keying them by event, the key of each hook naming its event
+    (``entry`` writes it); empty: ``hooks`` is a table of event -> list.
+    ``command_field``: where an entry (or a group's hook) holds its command, a dotted path.
+    ``legacy_events``: events of ``events`` the host also sends under an older name (Kiro CLI
+    2's), read like the others and never written by ``install``.
     """
 
     name: str
@@ -215,6 +222,9 @@ class Dialect(NamedTuple):
     event_tools: Mapping[str, str] = {}
     settings_defaults: Mapping[str, object] = {}
     deny_status: int = 0
+    trigger_field: str = ""
+    command_field: str = "command"
+    legacy_events: frozenset[str] = frozenset()
 
 
 class AgentEvent(NamedTuple):
@@ -701,28 +711,53 @@ def _no_answer(hook_event: str, context: str | None, denied: str | None) -> obje
     return None
 
 
-# Kiro CLI, from its documented schema (kiro.dev/docs/cli/hooks), not run against the binary:
-# Kiro ships no package this project can install. Its input holds ``hook_event_name``
-# (``preToolUse``, ``userPromptSubmit``), ``cwd``, ``tool_name`` and ``tool_input``, and no
-# session: the working directory stands for one, so Kiro sessions in one folder share a chain.
-# Exit 2 refuses the call and hands stderr to the model; a preToolUse hook's stdout is not
-# documented to reach it, so the guard can only refuse. Hooks live in an agent's configuration
-# (``.kiro/agents/<agent>.json``, ``hooks``) or, since Kiro CLI 3, in ``.kiro/hooks/*.json``,
-# whose triggers are the same events with a capital first letter (kiro.dev/docs/cli/v3/hooks):
-# install writes neither, the hooks README gives the entries.
+def kiro_hook(event: str, role: Role, command: str) -> dict[str, object]:
+    """Kiro CLI 3's hook, an item of its hooks file's list: named, naming its ``trigger``
+    (matcher ``.*``, a regular expression, for a tool event) and running our command, with its
+    timeout in seconds."""
+    hook: dict[str, object] = {"name": f"repeat-guard-{event}", "trigger": event}
+    if role in TOOL_ROLES:
+        hook["matcher"] = ".*"
+    hook["action"] = {"type": "command", "command": command}
+    hook["timeout"] = HOOK_TIMEOUT_SECONDS
+    return hook
+
+
+# Kiro CLI, from its documented schema (kiro.dev/docs/cli/hooks, kiro.dev/docs/cli/v3/hooks and
+# kiro.dev/changelog/cli/2-13), not run against the binary: Kiro ships no package this project
+# can install. Its input holds ``hook_event_name`` (``preToolUse``, ``userPromptSubmit``),
+# ``cwd``, ``tool_name`` and ``tool_input``, and no session: the working directory stands for
+# one, so Kiro sessions in one folder share a chain. Exit 2 refuses the call and hands stderr
+# to the model; a preToolUse hook's stdout is not documented to reach it, so the guard can only
+# refuse. Kiro CLI 2 reads hooks from an agent's configuration (``.kiro/agents/<agent>.json``,
+# ``hooks``: which agent is the user's choice, so install writes none; the README gives the
+# entries). Kiro CLI 3 reads every hooks file of ``.kiro/hooks/`` (and, for every workspace, of
+# ``~/.kiro/hooks/``): ``{"version": "v1", "hooks": [...]}``, each hook naming its ``trigger``,
+# the same events with a capital first letter ("case change only"); install writes its own
+# file there.
 KIRO = Dialect(
     name="kiro",
-    # Kiro CLI 3 names its triggers with a capital first letter ("case change only").
     events={
-        "preToolUse": "call",
-        "userPromptSubmit": "prompt",
         "PreToolUse": "call",
         "UserPromptSubmit": "prompt",
+        "preToolUse": "call",
+        "userPromptSubmit": "prompt",
     },
+    legacy_events=frozenset({"preToolUse", "userPromptSubmit"}),
     answer=_no_answer,
     wraps_context=False,
-    settings=(),
-    entry=flat_entry,
+    settings=(
+        SettingsFile("project", "cwd", os.path.join(".kiro", "hooks"), "repeat-guard.json"),
+        SettingsFile("user", "home", os.path.join(".kiro", "hooks"), "repeat-guard.json"),
+    ),
+    entry=kiro_hook,
+    trigger_field="trigger",
+    command_field="action.command",
+    settings_defaults={"version": "v1"},
+    install_note=(
+        "Kiro CLI 3 reads this hooks file; Kiro CLI 2 reads hooks from an agent's configuration"
+        " only: the hooks README gives its entries.\n"
+    ),
     session_field="session_id|cwd",
     deny_status=2,
 )

@@ -5,7 +5,9 @@ by scope), the events it must report (``Dialect.events``) and the group our comm
 as (``Dialect.entry``). Claude Code and Codex read the same shape: ``{"hooks": {Event:
 [{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]}}``; Crush lists each hook
 flat, ``{"hooks": {Event: [{"command": ...}]}}``, and an entry of ours is found and taken out in
-either shape. ``install`` appends one
+either shape. Kiro CLI 3 lists its hooks, each naming its event (``Dialect.trigger_field``):
+``{"hooks": [{"trigger": Event, "action": {"command": ...}}]}``, read as a table of that one
+list, where ours go last whatever their event. ``install`` appends one
 entry of its own per event (``Dialect.entry``), whose command runs the installed
 ``repeat-guard`` by its absolute path; every other key, group and hook stays as it was. With
 ``results``, the events that carry each call's result (roles ``result`` and ``failure``) are
@@ -89,7 +91,9 @@ def installed_events(dialect: Dialect, *, results: bool = False) -> tuple[str, .
     """Return the events ``install`` adds our entry to, in the order it writes them: every
     event of ``dialect`` but those carrying a call's result, which only ``results`` adds."""
     return tuple(
-        event for event, role in dialect.events.items() if results or role not in _RESULT_ROLES
+        event
+        for event, role in dialect.events.items()
+        if (results or role not in _RESULT_ROLES) and event not in dialect.legacy_events
     )
 
 
@@ -164,15 +168,24 @@ def _is_ours(hook: object, dialect: Dialect) -> bool:
         return False
     if hook.get("type") == "http":
         return _is_our_url(hook.get("url"), dialect)
-    if not isinstance(hook.get("command"), str):
+    command = _command(hook, dialect.command_field)
+    if not isinstance(command, str):
         return False
     try:
-        words = shlex.split(hook["command"])
+        words = shlex.split(command)
     except ValueError:
         return False
     return words[-2:] in (["hook", dialect.name], ["daemon", "start"]) and any(
         os.path.basename(word) == "repeat-guard" or word in _ENTRY_MODULES for word in words
     )
+
+
+def _command(hook: Mapping[object, object], field: str) -> object:
+    # The value at the dotted path ``field`` (``Dialect.command_field``), or None.
+    value: object = hook
+    for key in field.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 # The modules ``python -m`` runs the command from: ``installed_executable``'s, and the one older
@@ -300,7 +313,24 @@ def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return settings
 
 
-def _hooks_table(path: str, settings: dict[str, object]) -> dict[str, object]:
+# A hooks file that lists its hooks (``Dialect.trigger_field``) is read as a table of one list,
+# under this key: our entries go in it, last, whatever event they name.
+_LISTED = "hooks"
+
+
+def _slot(dialect: Dialect, event: str) -> str:
+    # The list of the table an entry for ``event`` goes in.
+    return _LISTED if dialect.trigger_field else event
+
+
+def _hooks_table(path: str, settings: dict[str, object], dialect: Dialect) -> dict[str, object]:
+    # The entries by the list each is in: the ``hooks`` table itself, or for a host that lists
+    # its hooks, a table holding that list (``_put_hooks`` puts it back).
+    if dialect.trigger_field:
+        listed = settings.get("hooks", [])
+        if not isinstance(listed, list):
+            raise InstallError(f"{path}: key 'hooks' is not a list; refusing to change it")
+        return {_LISTED: listed} if "hooks" in settings else {}
     table = settings.get("hooks", {})
     if not isinstance(table, dict):
         raise InstallError(f"{path}: key 'hooks' is not an object; refusing to change it")
@@ -358,16 +388,32 @@ def plan_install(
     wanted = _wanted(dialect, command, results, http)
     before, settings = _read(path)
     original = _render(settings)
-    table = _hooks_table(path, settings)
-    _take_ours_out(table, dialect, keep=wanted)
-    for event, ours in wanted.items():
-        groups = table.get(event, [])
+    table = _hooks_table(path, settings, dialect)
+    slots = {_slot(dialect, event): event for event in wanted}
+    _take_ours_out(table, dialect, keep=slots)
+    for slot in slots:
+        groups = table.get(slot, [])
         assert isinstance(groups, list)  # checked by _hooks_table
-        table[event] = [*_without_ours(groups, dialect), ours]
+        table[slot] = _without_ours(groups, dialect)
+    for event, ours in wanted.items():
+        listed = table[_slot(dialect, event)]
+        assert isinstance(listed, list)  # made just above
+        listed.append(ours)
     if not settings:  # a new file: what the host needs of every settings file (Cursor's version)
         settings.update(dialect.settings_defaults)
-    settings["hooks"] = table
+    _put_hooks(settings, dialect, table, held=False)
     return _change(path, before, original, settings)
+
+
+def _put_hooks(
+    settings: dict[str, object], dialect: Dialect, table: dict[str, object], *, held: bool
+) -> None:
+    # ``table`` back as the file's ``hooks`` (for a host that lists its hooks, its one list);
+    # ``hooks`` goes when ``held`` (it held something) and our entries alone filled it.
+    if held and not table:
+        del settings["hooks"]
+    elif table:
+        settings["hooks"] = table[_LISTED] if dialect.trigger_field else table
 
 
 def _wanted(
@@ -414,11 +460,10 @@ def plan_uninstall(path: str, dialect: Dialect) -> SettingsChange:
     if before is None:
         return SettingsChange(path, None, None)
     original = _render(settings)
-    table = _hooks_table(path, settings)
+    table = _hooks_table(path, settings, dialect)
     held = bool(table)
     _take_ours_out(table, dialect)
-    if held and not table:  # our entries alone filled it
-        del settings["hooks"]
+    _put_hooks(settings, dialect, table, held=held)
     return _change(path, before, original, settings)
 
 
@@ -456,7 +501,7 @@ def plan_secret(
 def _holds_http(path: str, dialect: Dialect) -> bool:
     # Whether the file at ``path`` has an http hook of ours (which needs the secret).
     _, settings = _read(path)
-    for groups in _hooks_table(path, settings).values():
+    for groups in _hooks_table(path, settings, dialect).values():
         assert isinstance(groups, list)  # checked by _hooks_table
         for group in groups:
             hooks = group.get("hooks") if isinstance(group, dict) else None
