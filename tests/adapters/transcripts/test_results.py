@@ -373,3 +373,82 @@ def test_the_commands_take_progress_from_their_config(fmt: str, tmp_path: Path) 
     status, progress = command(*audit, "--config", str(config))
     progressed = [json.loads(r) for r in progress.splitlines()][-1]
     assert (status, totals["wasted"], progressed["wasted"]) == (0, 2, 0)
+
+
+def _gemini_shell(ident: int, output: str) -> list[object]:
+    """A ``run_shell_command`` result as Gemini CLI 0.61.0 records it."""
+    response = {"output": f"<untrusted_context>\n{output}\n</untrusted_context>"}
+    part = {"id": f"run_shell_command__run_shell_command_{ident}_0", "name": "run_shell_command"}
+    return [{"functionResponse": {**part, "response": response}}]
+
+
+def test_the_recorded_gemini_loop_stays_a_loop_when_results_are_compared() -> None:
+    # The live chat runs ``ls`` four times: each result has its own call id and PGID, and the
+    # same output. Without those the results are equal, so progress = "result" still reminds.
+    chat = FIXTURES / "gemini-cli" / "session-2026-12-06T02-24-404f3d11.jsonl"
+    lines = chat.read_bytes().splitlines(keepends=True)
+    shell = [r for r in results_passed("gemini-cli", lines) if "a.txt" in json.dumps(r)]
+    assert len(shell) == 6
+    assert all(r == shell[0] for r in shell)
+    assert shell[0] == [
+        {
+            "functionResponse": {
+                "name": "run_shell_command",
+                "response": {"output": "<untrusted_context>\nOutput: a.txt\n</untrusted_context>"},
+            }
+        }
+    ]
+    default = fired(run_reader("gemini-cli", lines, GuardConfig(thresholds=(3,))))
+    assert default != []
+    assert fired(run_reader("gemini-cli", lines, PROGRESS)) == default
+
+
+@pytest.mark.parametrize(
+    ("output", "kept"),
+    [
+        ("Output: a.txt\nProcess Group PGID: 3844", "Output: a.txt"),
+        (
+            "Output: (empty)\nBackground PIDs: 3841, 3850\nProcess Group PGID: 3839",
+            "Output: (empty)",
+        ),
+        (
+            "Output: boom\nError: spawn failed\nExit Code: 1\nSignal: 15\nProcess Group PGID: 7",
+            "Output: boom\nError: spawn failed\nExit Code: 1\nSignal: 15",
+        ),
+        (
+            "Command moved to background (PID: 3841). Output hidden. Press Ctrl+B to view.",
+            "Command moved to background (PID: <n>). Output hidden. Press Ctrl+B to view.",
+        ),
+        ("Output: Process Group PGID: 12 is mine", "Output: Process Group PGID: 12 is mine"),
+    ],
+)
+def test_gemini_results_leave_out_the_call_id_and_the_process_ids(output: str, kept: str) -> None:
+    (result,) = results_passed("gemini-cli", gemini_cli([_gemini_shell(1796524791083, output)]))
+    wrapped = f"<untrusted_context>\n{kept}\n</untrusted_context>"
+    response = {"name": "run_shell_command", "response": {"output": wrapped}}
+    assert result == [{"functionResponse": response}]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "text",
+        ["a part that is text", {"text": "no response"}, {"functionResponse": "odd"}],
+        [{"functionResponse": {"name": "n", "response": {"output": 3, "error": None}}}],
+    ],
+)
+def test_gemini_results_of_other_shapes_pass_as_they_are(result: object) -> None:
+    assert results_passed("gemini-cli", gemini_cli([result])) == [result]
+
+
+def test_a_gemini_response_that_is_not_an_object_loses_only_its_id() -> None:
+    result = [{"functionResponse": {"id": "c7", "name": "n", "response": "done"}}]
+    expected = [{"functionResponse": {"name": "n", "response": "done"}}]
+    assert results_passed("gemini-cli", gemini_cli([result])) == [expected]
+
+
+def test_gemini_polls_are_a_loop_until_their_output_changes() -> None:
+    same = [_gemini_shell(n, f"Output: step 1\nProcess Group PGID: {40 + n}") for n in range(3)]
+    assert reminders("gemini-cli", same, PROGRESS) == [("gh", 3)]
+    moving = [_gemini_shell(n, f"Output: step {n}\nProcess Group PGID: {40 + n}") for n in range(3)]
+    assert reminders("gemini-cli", moving, PROGRESS) == []

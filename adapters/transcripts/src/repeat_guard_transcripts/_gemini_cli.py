@@ -9,8 +9,9 @@ replace the whole list of ``messages`` (a resumed chat starts with one). A ``gem
 message's ``toolCalls`` (``id``, ``name``, ``args``, ``result``, ``status``) are recorded once
 they are done: a call counts at the first line where its ``status`` is ``success``,
 ``error`` (failed) or ``cancelled`` (denied: the user declined or cancelled it), with its
-``result`` (the function responses the model read) as the result; one seen only with another
-status never finished. A ``user`` message whose content is text (not function responses, not
+``result`` (the function responses the model read, less what Gemini CLI makes new for every
+call: see ``comparable_result``) as the result; one seen only with another status never
+finished. A ``user`` message whose content is text (not function responses, not
 the ``<session_context>`` the CLI injects) is a prompt; ``$set`` lists of messages (history
 rewritten) add the calls not yet seen, and no prompts. One file is one session
 (``sessionId``) and one agent.
@@ -19,6 +20,7 @@ rewritten) add the calls not yet seen, and no prompts. One file is one session
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Final
@@ -30,12 +32,49 @@ from ._document import Cursor, Element, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
 from ._reading import document_items, file_session, object_items, string
 
-__all__ = ["DONE", "GeminiCliReader"]
+__all__ = ["DONE", "GeminiCliReader", "comparable_result"]
 
 DONE: Final = {"success": (False, False), "error": (False, True), "cancelled": (True, False)}
 """A finished call's status: (denied, failed)."""
 
 _CONTEXT = "<session_context>"
+
+_PROCESS_LINE: Final = re.compile(
+    r"^(?:Background PIDs: [0-9][0-9, ]*|Process Group PGID: [0-9]+)$\n?", re.MULTILINE
+)
+_BACKGROUND_PID: Final = re.compile(r"\(PID: [0-9]+\)")
+
+
+def comparable_result(result: object) -> object:
+    """A call's ``result`` (its list of ``functionResponse`` parts) less what Gemini CLI makes
+    new for every call, whatever the tool did.
+
+    Each response carries a fresh ``id`` (``run_shell_command__run_shell_command_<ms>_0``),
+    left out. ``run_shell_command`` ends its output with the process ids of that run (lines
+    ``Background PIDs: 3841`` and ``Process Group PGID: 3839``: left out), and says ``Command
+    moved to background (PID: 3841)`` for a command sent to the background (the number becomes
+    ``<n>``), as Gemini CLI 0.61.0 writes them. The output, ``Error:``, ``Exit Code:`` and
+    ``Signal:`` stay. Any other shape is returned as it is."""
+    if not isinstance(result, list):
+        return result
+    return [_comparable_part(part) for part in result]
+
+
+def _comparable_part(part: object) -> object:
+    if not isinstance(part, dict) or not isinstance(part.get("functionResponse"), dict):
+        return part
+    response: dict[str, object] = part["functionResponse"]
+    kept = {key: value for key, value in response.items() if key != "id"}
+    inner = kept.get("response")
+    if isinstance(inner, dict):
+        kept["response"] = {key: _without_pids(value) for key, value in inner.items()}
+    return {**part, "functionResponse": kept}
+
+
+def _without_pids(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    return _BACKGROUND_PID.sub("(PID: <n>)", _PROCESS_LINE.sub("", value))
 
 
 def _is_prompt(content: object) -> bool:
@@ -131,7 +170,12 @@ class _GeminiFile:
         self.done.mark(ident)
         denied, failed = DONE[status]
         event = ToolCallFinished(
-            self.session, tool, call.get("args"), denied, call.get("result"), failed
+            self.session,
+            tool,
+            call.get("args"),
+            denied,
+            comparable_result(call.get("result")),
+            failed,
         )
         return [Located(where, event, timestamp=_stamp(call))]
 
