@@ -163,3 +163,41 @@ def test_a_bad_configuration_lets_every_call_run(tmp_path: Path, copilot: Host) 
     outputs = _tool_outputs(model.model_requests()[-1])
     assert len(outputs) == 3
     assert all("completed with exit code 0" in output for output in outputs)
+
+
+def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
+    tmp_path: Path, copilot: Host
+) -> None:
+    # The same command failing the same way three times, another call between each. Copilot
+    # reports each with postToolUse (result_type "success", the exit code at the end of the
+    # text), and appends the top-level additionalContext of that answer to the call's result.
+    sandbox = installed(tmp_path, "copilot", "retryWindow = 12\n")
+    sandbox.install("copilot", "--results")
+    fail = {"command": "echo 'pre-commit: ruff failed' >&2; exit 1", "description": "Commit"}
+    calls = [
+        call
+        for n in range(3)
+        for call in (
+            Call("bash", {"command": f"echo step {n}", "description": "Step"}),
+            Call("bash", fail),
+        )
+    ]
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _results_since_prompt(request)
+        return Say("done") if done == len(calls) else (calls[done],)
+
+    with ChatCompletionsStandIn(script) as model:
+        run_copilot(copilot, sandbox, model.url, "commit the fix")
+    said = "has now failed 3 times the same way"
+    guidance = 'Tool "bash" succeeded. Additional guidance from postToolUse hooks:\n'
+    seen = []
+    for request in model.model_requests():
+        outputs = _tool_outputs(request)
+        seen.append((len(outputs), bool(outputs) and said in outputs[-1]))
+    assert seen == [(n, n == 6) for n in range(7)]
+    last = _tool_outputs(model.model_requests()[-1])[-1]
+    # Copilot's own line, then the core's reminder, whole (Copilot adds no envelope).
+    assert last.startswith("pre-commit: ruff failed\n<shellId: 5 completed with exit code 1>")
+    assert f"{guidance}<system-reminder>\n" in last
+    assert sandbox.log() == ""

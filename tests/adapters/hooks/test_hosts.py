@@ -5,7 +5,9 @@ Gemini CLI 0.61.0 and Cline 3.0.65 run offline against a scripted model, with ho
 their stdin (paths rewritten to ``/tmp/project`` and ``/tmp/home``): ``loop`` is one session
 asking for the same ``ls`` several times, ``subagent`` adds a subagent that asks for it three
 times, and ``permission-deny`` / ``policy-deny`` has the calls refused by the host's own permissions
-(Copilot's ``--deny-tool 'shell(ls)'``, a Gemini CLI policy rule denying ``ls``). The
+(Copilot's ``--deny-tool 'shell(ls)'``, a Gemini CLI policy rule denying ``ls``), and
+``failure`` (Copilot) runs ``echo step N`` and a command failing the same way
+(``echo 'pre-commit: ruff failed' >&2; exit 1``) three times each, alternating. The
 ``*.request.json`` files are the end of a request that reached the model, for the README.
 """
 
@@ -37,8 +39,11 @@ from repeat_guard_hooks import (
     SessionEnded,
     Unused,
     cancel_answer,
+    copilot_answer,
+    copilot_result,
     decision_answer,
     hook_input_or_reason,
+    hook_specific_output,
     millisecond_group,
     run_hook,
 )
@@ -91,10 +96,12 @@ def test_copilot_events_are_claude_codes() -> None:
     returned = kinds[3][2]
     assert isinstance(returned, AgentEvent)
     assert isinstance(returned.event, ToolCallReturned)
+    # The shell's id (new for every command) is dropped, its exit code kept.
     assert returned.event.result == {
         "result_type": "success",
-        "text_result_for_llm": "\n<shellId: 0 completed with exit code 0>",
+        "text_result_for_llm": "\n<completed with exit code 0>",
     }
+    assert not returned.event.failed
     assert kinds[-1] == ("SessionEnd", "/tmp/project", SessionEnded(session))
 
 
@@ -113,6 +120,91 @@ def test_copilot_reports_a_failed_call_as_failed() -> None:
         assert isinstance(read.action.event, ToolCallReturned)
         results[kind] = read.action.event.failed
     assert results == {"success": False, "failure": True, "denied": False, 7: False}
+
+
+def _returned(host: str, name: str) -> list[ToolCallReturned]:
+    dialect = DIALECTS[host]
+    found = []
+    for payload in _inputs(host, name):
+        read = hook_input_or_reason(dialect, json.dumps(payload).encode())
+        assert not isinstance(read, str)
+        if isinstance(read.action, AgentEvent) and isinstance(read.action.event, ToolCallReturned):
+            found.append(read.action.event)
+    return found
+
+
+def test_copilot_says_a_command_failed_only_by_its_exit_code() -> None:
+    # Recorded: `echo step N` and `echo 'pre-commit: ruff failed' >&2; exit 1`, three times each,
+    # alternating. Copilot gives the failing command result_type "success", and ends its text
+    # with the shell's id, a new one each time, and the exit code.
+    returned = _returned("copilot", "failure.hooks.jsonl")
+    raw = [p for p in _inputs("copilot", "failure.hooks.jsonl") if "tool_result" in p]
+    assert {p["tool_result"]["result_type"] for p in raw} == {"success"}
+    assert raw[1]["tool_result"]["text_result_for_llm"] == (
+        "pre-commit: ruff failed\n<shellId: 1 completed with exit code 1>"
+    )
+    assert [r.failed for r in returned] == [False, True] * 3
+    failing = {json.dumps(r.result) for r in returned if r.failed}
+    assert failing == {
+        json.dumps(
+            {
+                "result_type": "success",
+                "text_result_for_llm": "pre-commit: ruff failed\n<completed with exit code 1>",
+            }
+        )
+    }
+
+
+@pytest.mark.parametrize(
+    ("response", "read"),
+    [
+        ("text", ("text", False)),
+        ({"result_type": "failure"}, ({"result_type": "failure"}, True)),
+        ({"text_result_for_llm": 7}, ({"text_result_for_llm": 7}, False)),
+        ({"text_result_for_llm": "no shell"}, ({"text_result_for_llm": "no shell"}, False)),
+        (
+            {"text_result_for_llm": "x\n<shellId: 12 completed with exit code -2>\n"},
+            ({"text_result_for_llm": "x\n<completed with exit code -2>"}, True),
+        ),
+        (
+            # The id and code mid-text are the command's own output, not Copilot's ending.
+            {"text_result_for_llm": "<shellId: 1 completed with exit code 1> then more"},
+            ({"text_result_for_llm": "<shellId: 1 completed with exit code 1> then more"}, False),
+        ),
+    ],
+)
+def test_copilot_results_read_by_their_shape(response: object, read: object) -> None:
+    assert copilot_result(response) == read
+
+
+def test_copilot_gets_the_retry_reminder_with_the_third_identical_failure(tmp_path: Path) -> None:
+    # The recorded run replayed under retryWindow: the third failure of the same command, other
+    # calls between, is answered with the reminder at the top level, where Copilot reads a
+    # postToolUse answer's context (it reads a preToolUse one's in hookSpecificOutput).
+    config = tmp_path / "guard.toml"
+    config.write_text("retryWindow = 12\n")
+    options = HookOptions(COPILOT, str(tmp_path / "state.sqlite3"), config=str(config))
+    answers = []
+    for payload in _inputs("copilot", "failure.hooks.jsonl"):
+        outcome = run_hook(options, json.dumps(payload).encode(), 100.0)
+        assert (outcome.status, outcome.stderr) == (0, "")
+        answers.append((payload["hook_event_name"], json.loads(outcome.stdout or "null")))
+    said = [(n, event) for n, (event, answer) in enumerate(answers) if answer is not None]
+    assert said == [(12, "PostToolUse")]
+    answer = answers[12][1]
+    assert answer["additionalContext"] == answer["hookSpecificOutput"]["additionalContext"]
+    assert "has now failed 3 times the same way" in answer["additionalContext"]
+    assert answer["additionalContext"].startswith("<system-reminder>")
+    assert not (tmp_path / "state.sqlite3.log").exists()
+
+
+def test_copilot_answers_a_call_as_claude_code_does() -> None:
+    for context, denied in (("mind", None), (None, "no"), ("mind", "no")):
+        claude = hook_specific_output("PreToolUse", context, denied)
+        assert copilot_answer("PreToolUse", context, denied) == claude
+    assert copilot_answer("PostToolUse", None, None) == hook_specific_output(
+        "PostToolUse", None, None
+    )
 
 
 def test_copilot_subagent_calls_are_the_subagents_own_agent() -> None:

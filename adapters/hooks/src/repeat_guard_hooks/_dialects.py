@@ -30,9 +30,11 @@ result event (``additionalContext``, which Claude Code shows the model beside th
 Claude Code reports a call that failed (a command exiting non-zero: ``"Exit code 1\\n<its
 output>"``) with ``PostToolUseFailure`` and its ``error`` instead, whose result is that error,
 kept apart from any response, and ``failed`` (an interrupted call's result is unknown, and
-not a failure). Codex reports a failed command with ``PostToolUse`` and its output, and nothing in
-its input says it failed (the output's text aside): its results are never ``failed``. Copilot
-CLI's ``PostToolUse`` says ``result_type: "failure"``, which makes the result ``failed``.
+not a failure). Codex 0.171.0 reports a command that exited non-zero with ``PostToolUse``, whose
+``tool_response`` is the command's output alone (what it printed, nothing of its exit status:
+``"pre-commit: ruff failed\\n"`` for ``echo 'pre-commit: ruff failed' >&2; exit 1``, ``""`` for
+``false``), so its results are never ``failed``. Copilot CLI reports it with ``PostToolUse``
+too, ``result_type: "success"``, and the exit code at the end of the text (``copilot_result``).
 
 Agents: a session's main agent is the session id; a call made inside a subagent carries
 ``agent_id`` (both agents send it, with the parent's ``session_id``), and its agent is
@@ -45,6 +47,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -86,16 +89,20 @@ __all__ = [
     "Dialect",
     "HookInput",
     "HttpHooks",
+    "ResultReader",
     "Role",
     "SessionEnded",
     "SettingsFile",
     "Unused",
     "agent_key",
+    "as_sent",
     "block_answer",
     "cancel_answer",
     "carries",
     "command_group",
     "context_answer",
+    "copilot_answer",
+    "copilot_result",
     "decision_answer",
     "flat_entry",
     "hook_input_or_reason",
@@ -129,6 +136,18 @@ HOOK_TIMEOUT_SECONDS = 10
 behind others fails open by itself."""
 # Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
 _SESSION_END_TIMEOUT = 3
+
+ResultReader = Callable[[object], tuple[object, bool]]
+"""How a host's result event reads: the value at its ``response_field`` to the result the guard
+compares and whether the call failed."""
+
+
+def as_sent(response: object) -> tuple[object, bool]:
+    """A result as the host sent it, never failed: for a host whose result event says nothing of
+    how the call ended (Codex 0.171.0 sends a command's output alone, whatever its exit
+    status)."""
+    return response, False
+
 
 Answer = Callable[[str, str | None, str | None], object]
 """How a host reads an answer: ``(hook event, reminder text or None, deny reason or None)`` to
@@ -178,9 +197,9 @@ class Dialect(NamedTuple):
     (``HttpHooks``); ``None``: command hooks only.
     ``hook_files``: for a host that runs one hook file per event instead of settings entries,
     event -> the file's name; ``settings`` then names the folders of those files.
-    ``failed_field`` and ``failed_values``: for a host that reports a failed call's result
-    with the ``result`` event, where its input says how the call ended and which values there
-    mean it failed (the result is then ``failed``); a ``failure`` event always is.
+    ``read_result``: how the value at ``response_field`` of a ``result`` event reads as the
+    call's result and whether the call failed (``ResultReader``; a host whose result event
+    never says: ``as_sent``); a ``failure`` event always failed.
     ``event_tools``: event -> the tool's name, for a host whose event is one tool and whose
     input names none (Cursor's ``beforeShellExecution``); other events read ``tool_field``.
     ``settings_defaults``: the keys ``install`` writes into a settings file that holds none (a
@@ -217,8 +236,7 @@ class Dialect(NamedTuple):
     plugin_settings: Mapping[str, object] = {}
     http: HttpHooks | None = None
     hook_files: Mapping[str, str] = {}
-    failed_field: str = ""
-    failed_values: frozenset[object] = frozenset()
+    read_result: ResultReader = as_sent
     event_tools: Mapping[str, str] = {}
     settings_defaults: Mapping[str, object] = {}
     deny_status: int = 0
@@ -262,7 +280,9 @@ class HookInput(NamedTuple):
     action: Action
 
 
-def hook_specific_output(hook_event: str, context: str | None, denied: str | None) -> object:
+def hook_specific_output(
+    hook_event: str, context: str | None, denied: str | None
+) -> dict[str, object]:
     """Claude Code's answer (which Codex and others adopted): ``hookSpecificOutput`` with
     ``additionalContext`` for a reminder and ``permissionDecision: "deny"`` with its reason."""
     output = {"hookEventName": hook_event}
@@ -376,21 +396,62 @@ CODEX = CLAUDE_CODE._replace(
     ),
 )
 
+# How Copilot CLI ends its bash tool's result: "<shellId: N completed with exit code K>", N
+# a new number for every command.
+_COPILOT_SHELL_END = re.compile(r"<shellId: \d+ (completed with exit code (-?\d{1,9}))>\s*\Z")
+
+
+def copilot_result(response: object) -> tuple[object, bool]:
+    """Copilot CLI's ``tool_result`` (``result_type``, ``text_result_for_llm``) as a result,
+    and whether the call failed: its ``result_type`` is ``"failure"``, or the text ends saying
+    its command completed with an exit code other than 0.
+
+    Copilot CLI 1.0.102 gives a command exiting non-zero ``result_type: "success"`` and says
+    the exit code only at the end of the text, after the shell's id, which differs on every
+    command: the result keeps the exit code and drops the id, so that the same output of the
+    same command is the same result."""
+    if not isinstance(response, dict):
+        return response, False
+    failed = response.get("result_type") == "failure"
+    text = response.get("text_result_for_llm")
+    ended = _COPILOT_SHELL_END.search(text) if isinstance(text, str) else None
+    if ended is None:
+        return response, failed
+    assert isinstance(text, str)  # ended is None otherwise
+    kept = f"{text[: ended.start()]}<{ended[1]}>"
+    return {**response, "text_result_for_llm": kept}, failed or int(ended[2]) != 0
+
+
+def copilot_answer(hook_event: str, context: str | None, denied: str | None) -> object:
+    """Copilot CLI's answer: Claude Code's, and for a call's result the reminder at the top
+    level too. Copilot CLI 1.0.102 reads a postToolUse answer's ``additionalContext`` at the top
+    level only (in ``hookSpecificOutput`` alone it never reached the model); with it in both
+    places, the model read it once, from the top level, and a preToolUse answer's once, from
+    ``hookSpecificOutput``. A preToolUse answer is Claude Code's, as it was checked."""
+    answer = hook_specific_output(hook_event, context, denied)
+    if context is None or hook_event == "PreToolUse":
+        return answer
+    return {"additionalContext": context, **answer}
+
+
 # GitHub Copilot CLI, configured with Claude Code's event names (its "VS Code compatible" hook
-# format), sends Claude Code's snake_case fields and reads Claude Code's answer; checked with
-# Copilot CLI 1.0.102. A subagent's calls carry the subagent's id as ``session_id`` and
-# ``agent_id`` both, with the session in ``parent_agent_id`` (its SubagentStop names the session
-# in ``session_id``), so the session is ``parent_agent_id`` where there is one. Copilot adds no
-# envelope of its own: the model reads "Additional context from preToolUse hook:" and the text.
-# A preToolUse hook that exits non-zero denies the call, so a bad configuration exits 0.
+# format), sends Claude Code's snake_case fields and reads Claude Code's answer, but for a
+# postToolUse answer's context (``copilot_answer``); checked with Copilot CLI 1.0.102. A
+# subagent's calls carry the subagent's id as ``session_id`` and ``agent_id`` both, with the
+# session in ``parent_agent_id`` (its SubagentStop names the session in ``session_id``), so the
+# session is ``parent_agent_id`` where there is one. Copilot adds no envelope of its own: the
+# model reads "Additional context from preToolUse hook:" and the text after a call's result, or
+# the result followed by 'Tool "bash" succeeded. Additional guidance from postToolUse hooks:'
+# and the text. A command exiting non-zero is reported with PostToolUse (``copilot_result``),
+# never PostToolUseFailure. A preToolUse hook that exits non-zero denies the call, so a bad
+# configuration exits 0.
 COPILOT = CLAUDE_CODE._replace(
     name="copilot",
     http=None,
     session_field="parent_agent_id|session_id",
     response_field="tool_result",
-    # A call that failed (a command exiting non-zero) ends with result_type "failure".
-    failed_field="tool_result.result_type",
-    failed_values=frozenset({"failure"}),
+    read_result=copilot_result,
+    answer=copilot_answer,
     wraps_context=False,
     error_status=0,
     settings=(
@@ -951,20 +1012,11 @@ def _tool_event(
     if role == "call":
         return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
     if role == "result":
-        result = _field(payload, dialect.response_field)
-        failed = _failed(dialect, payload)
+        result, failed = dialect.read_result(_field(payload, dialect.response_field))
     else:
         # An interrupted call did not fail: it was stopped, and what it would return is unknown.
         result, failed = _error(payload), payload.get("is_interrupt") is not True
     return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result, failed))
-
-
-def _failed(dialect: Dialect, payload: Mapping[str, object]) -> bool:
-    # Whether a result event says its call failed (a host whose row says where).
-    if not dialect.failed_field:
-        return False
-    ended = _field(payload, dialect.failed_field)
-    return isinstance(ended, str) and ended in dialect.failed_values
 
 
 def _error(payload: Mapping[str, object]) -> object:
