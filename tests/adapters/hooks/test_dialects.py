@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 from returns.result import Failure, Success
 
@@ -275,3 +276,28 @@ def test_an_event_outside_the_dialects_table_is_unused() -> None:
     parsed = parse_hook_input(CODEX, json.dumps(failure).encode()).unwrap()
     assert parsed.action == Unused()
     assert render_answer(CODEX, "PostToolUseFailure", _reminders(3)) == b""
+
+
+def test_a_codex_result_says_nothing_of_how_its_command_ended() -> None:
+    # Recorded with the real Codex 0.171.0 (fixtures/codex/failure.hooks.jsonl: exec_command
+    # `echo step 0`, then `echo 'pre-commit: ruff failed' >&2; exit 1`, then `false`; the
+    # model's copies of the last two outputs said "Process exited with code 1"). Its PostToolUse
+    # input holds the command's output alone, so no result is failed.
+    path = Path(__file__).parent / "fixtures" / "codex" / "failure.hooks.jsonl"
+    returned = []
+    for line in path.read_text().splitlines():
+        parsed = parse_hook_input(CODEX, line.encode()).unwrap()
+        if isinstance(parsed.action, AgentEvent) and isinstance(
+            parsed.action.event, ToolCallReturned
+        ):
+            returned.append(parsed.action.event)
+    results = [(r.arguments, r.result, r.failed) for r in returned]
+    assert results == [
+        ({"command": "echo step 0"}, "step 0\n", False),
+        (
+            {"command": "echo 'pre-commit: ruff failed' >&2; exit 1"},
+            "pre-commit: ruff failed\n",
+            False,
+        ),
+        ({"command": "false"}, "", False),
+    ]
