@@ -7,7 +7,8 @@ the folder), output to /dev/null, in alternating rounds; the medians give each o
 their ratio, and the CPU seconds each spent (user and system, its every process): on a shared
 machine the wall clock follows the load as much as the code, the CPU time much less. Beside
 them, on one core: the audit (``--jobs 1``) against ``orjson.loads`` of every line of the
-same files, also alternating. The load average is printed with the figures.
+same files and against the floor's check of every line (below) in this process, also
+alternating. The load average is printed with the figures.
 
 The floor (``bench.floor``) runs in the same rounds: a pool of the machine's cores that only
 reads every line and checks it is UTF-8 JSON, as any reader must to name a bad line by file
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import orjson
 
+from bench.floor import checked_lines
 from bench.sessions import write_projects
 
 ROUNDS = 5
@@ -123,15 +125,20 @@ def main() -> None:
             )
         else:
             print("  ccusage not installed (make bench installs it): that comparison left out")
-        one, parse = alternating(
+        one, parse, checked = alternating(
             [
                 lambda: _run([*audit, "--jobs", "1"]),
                 lambda: _timed(lambda: _loads_every_line(files)),
+                lambda: _timed(lambda: [checked_lines(str(path)) for path in files]),
             ]
         )
         print(
             f"  one core: audit {size / one[0]:6.1f} MB/s, orjson.loads of every line "
             f"{size / parse[0]:6.1f} MB/s: audit/orjson {parse[0] / one[0]:.2f}x; {_load()}"
+        )
+        print(
+            f"    the floor's check of every line, in this process: {size / checked[0]:6.1f} "
+            f"MB/s ({checked[1]:.2f} CPU s): audit/floor {checked[0] / one[0]:.2f}x"
         )
 
 
