@@ -145,13 +145,25 @@ def test_install_notes_when_results_and_the_configuration_disagree(
         assert main(argv) == 0
         assert capsys.readouterr().err == ""
     config.write_text("thresholds = [3]\n")
+    assert main(["install", "claude-code"]) == 0  # the preset's polls' results are sent
+    assert capsys.readouterr().err == ""
+    config.write_text('preset = "codex"\n')
     assert main(["install", "claude-code"]) == 0
     assert capsys.readouterr().err == (
-        "note: the claude-code preset counts a poll (BashOutput, TaskOutput, BashOutputTool, "
-        "AgentOutputTool, AgentOutput) whose output changed as progress only when the hooks see "
-        'each call\'s result: install with --results for it, or set preset = "seed" in '
-        ".repeat-guard.toml to turn it off\n"
+        f'note: {config} sets preset = "codex", but the hooks see the results of its polls '
+        "(write_stdin) only when installed with --preset codex or --results\n"
     )
+    for argv in (["--preset", "codex"], ["--results"]):
+        assert main(["install", "claude-code", *argv]) == 0
+        assert capsys.readouterr().err == ""
+    config.write_text("thresholds = [3]\n")
+    assert main(["install", "gemini"]) == 0
+    assert capsys.readouterr().err == (
+        "note: the gemini preset counts a poll (read_background_output) whose output changed "
+        "as progress, but gemini's hooks hear no call's result: it changes nothing\n"
+    )
+    assert main(["install", "gemini", "--preset", "seed"]) == 0
+    assert capsys.readouterr().err == ""
     assert main(["install", "claude-code", "--results"]) == 0
     assert capsys.readouterr().err == ""
     for broken in ('progress = "sometimes"\n', "= ["):
@@ -162,6 +174,93 @@ def test_install_notes_when_results_and_the_configuration_disagree(
     config.mkdir()  # a folder by that name is no configuration: the defaults, and the preset
     assert main(["install", "claude-code", "--results"]) == 0
     assert capsys.readouterr().err == ""  # the preset's polling tools read the results
+
+
+def test_a_host_whose_entries_take_no_matcher_needs_results_for_its_preset(
+    tmp_path: Path,
+) -> None:
+    from repeat_guard_cli._hooks import _results_note
+    from repeat_guard_hooks import CLAUDE_CODE
+
+    unmatched = CLAUDE_CODE._replace(tool_matcher=None)
+    assert _results_note(str(tmp_path), False, unmatched, None) == (
+        "note: the claude-code preset counts a poll (BashOutput, TaskOutput, BashOutputTool, "
+        "AgentOutputTool, AgentOutput) whose output changed as progress only when the hooks see "
+        "each call's result, and claude-code's hook entries take no tool matcher: install with "
+        "--results for it, or --preset seed to turn it off"
+    )
+    assert _results_note(str(tmp_path), False, unmatched, "seed") is None
+
+
+def test_install_writes_the_preset_and_its_polls_result_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = tmp_path / ".claude" / "settings.json"
+    assert main(["install", "claude-code"]) == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    command = hooks["PreToolUse"][0]["hooks"][0]["command"]
+    assert command.endswith(" hook claude-code")
+    polls = "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput"
+    assert hooks["PostToolUse"][0]["matcher"] == polls
+    assert hooks["PostToolUseFailure"][0]["matcher"] == polls
+    assert main(["install", "claude-code", "--preset", "seed"]) == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["hooks"][0]["command"] == f"{command} --preset seed"
+    assert "PostToolUse" not in hooks
+    assert main(["install", "claude-code", "--preset", "codex"]) == 0
+    assert json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["matcher"] == "write_stdin"
+    assert main(["uninstall", "claude-code"]) == 0
+    assert settings.read_text() == "{}\n"
+    capsys.readouterr()
+    assert main(["install", "claude-code", "--preset", "nope"]) == 2
+    assert "argument --preset: invalid choice: 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("host", "status"), [("claude-code", 1), ("copilot", 0)])
+def test_a_hook_given_a_preset_the_core_does_not_know_says_so_without_blocking(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    host: str,
+    status: int,
+) -> None:
+    monkeypatch.setenv("REPEAT_GUARD_DAEMON", "off")
+    argv = ["hook", host, "--state", str(tmp_path / "st.db"), "--preset", "nope"]
+    result, out, err = _hook(monkeypatch, capsysbinary, argv, json.dumps(PRE).encode())
+    assert (result, out) == (status, b"")
+    assert b"argument --preset: invalid choice: 'nope'" in err
+    assert not (tmp_path / "st.db").exists()
+
+
+def test_a_hook_runs_under_the_preset_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.setenv("REPEAT_GUARD_DAEMON", "off")
+    poll = {**PRE, "tool_name": "write_stdin", "tool_input": {"session_id": 7}}
+    for preset, expected in (("codex", [False] * 4), ("seed", [False, False, True, False])):
+        # Through argparse (an abbreviated option) and the short way alike.
+        for option in ("--pre", "--preset"):
+            state = tmp_path / f"{preset}{option}.db"
+            argv = ["hook", "codex", "--state", str(state), option, preset]
+            reminded = []
+            for output in "1234":
+                _, pre, _ = _hook(monkeypatch, capsysbinary, argv, json.dumps(poll).encode())
+                result = {**poll, "hook_event_name": "PostToolUse", "tool_response": output}
+                _, post, _ = _hook(monkeypatch, capsysbinary, argv, json.dumps(result).encode())
+                reminded.append(b"repeating" in pre + post)
+            assert reminded == expected
+
+
+def test_the_help_explains_the_preset(capsys: pytest.CaptureFixture[str]) -> None:
+    texts = {}
+    for command in ("hook", "install"):
+        assert main([command, "--help"]) == 0
+        texts[command] = " ".join(capsys.readouterr().out.split())
+        assert "--preset NAME" in texts[command]
+        assert "seed, claude-code, codex" in texts[command]
+    assert "the file's own preset key when it has one, else --preset NAME" in texts["hook"]
+    assert "the results of its polling tools alone" in texts["install"]
 
 
 def test_install_refusals_are_usage_errors(

@@ -93,9 +93,11 @@ def guard(tmp_path: Path) -> Iterator[Running]:
 def _hook(state: Path, data: bytes, dialect: str = "claude-code", **options: object) -> object:
     config = options.get("config")
     days = options.get("expire_days")
+    preset = options.get("preset")
     assert config is None or isinstance(config, str)
     assert days is None or isinstance(days, float)
-    return hook_via_daemon(str(state), encode_hook_request(dialect, config, days, data))
+    assert preset is None or isinstance(preset, str)
+    return hook_via_daemon(str(state), encode_hook_request(dialect, config, days, data, preset))
 
 
 def test_the_guard_answers_what_run_hook_answers(guard: Running, tmp_path: Path) -> None:
@@ -110,6 +112,33 @@ def test_the_guard_answers_what_run_hook_answers(guard: Running, tmp_path: Path)
     # Both logged the unusable input, each its own pid.
     lines = [line.split(" ", 2)[2] for line in Path(f"{guard.state}.log").read_text().splitlines()]
     assert lines == ["claude-code ?: stdin is not JSON", "codex ?: stdin is not JSON"]
+
+
+def _poll(session: str, event: str, output: str | None = None) -> bytes:
+    # Claude Code polling a background task, and (with ``output``) its result.
+    payload: dict[str, object] = {
+        "session_id": session,
+        "cwd": "/nonexistent",
+        "hook_event_name": event,
+        "tool_name": "TaskOutput",
+        "tool_input": {"task_id": "b1"},
+    }
+    if output is not None:
+        payload["tool_response"] = {"output": output}
+    return json.dumps(payload).encode()
+
+
+def test_the_guard_runs_a_call_under_the_preset_of_its_request(guard: Running) -> None:
+    for preset, expected in ((None, [False] * 4), ("seed", [False, False, True, False])):
+        session = preset or "own"
+        reminded = []
+        for output in "1234":
+            pre = _hook(guard.state, _poll(session, "PreToolUse"), preset=preset)
+            post = _hook(guard.state, _poll(session, "PostToolUse", output), preset=preset)
+            assert isinstance(pre, tuple)
+            assert isinstance(post, tuple)
+            reminded.append(b"repeating" in pre[1] + post[1])
+        assert reminded == expected
 
 
 def test_the_guard_reads_the_configuration_and_says_what_is_wrong(
@@ -133,7 +162,10 @@ def test_a_relative_config_or_a_bad_request_is_declined(guard: Running) -> None:
         hook_via_daemon(state, encode_hook_request("claude-code", "g.toml", None, _pre())) is None
     )
     assert hook_via_daemon(state, encode_hook_request("no-such-host", None, None, _pre())) is None
-    assert hook_via_daemon(state, b"Hclaude-code\0\0seven\n{}") is None
+    assert hook_via_daemon(state, b"Hclaude-code\0\0seven\0\n{}") is None
+    assert hook_via_daemon(state, b"Hclaude-code\0\0\0no-such-preset\n{}") is None
+    # The three-field head of an older release: declined, the client runs the call itself.
+    assert hook_via_daemon(state, b"Hclaude-code\0\0\n{}") is None
     assert hook_via_daemon(state, b"Hclaude-code\n{}") is None
     assert ask_daemon(state, b"X\n") == (b"-", None)
     assert not guard.state.exists() or _repeats(guard.state) == {}

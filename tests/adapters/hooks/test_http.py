@@ -74,6 +74,26 @@ def test_an_http_hook_gets_what_the_command_hook_writes(
     assert f"http 127.0.0.1:{port}\ncalls 7\n" in reply
 
 
+def test_an_http_hook_names_its_preset_in_the_path(served: tuple[Running, int]) -> None:
+    running, port = served
+    poll = {
+        "session_id": "p",
+        "cwd": "/nonexistent",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "write_stdin",
+        "tool_input": {"session_id": 7},
+        "tool_response": "1 passed",
+    }
+    body = json.dumps(poll).encode()
+    # Under Codex's own preset the poll's result is read (the store holds the agent); under
+    # seed it changes nothing, and the store is not opened for it.
+    assert _post(port, body, {SECRET_HEADER: SECRET}, "/hook/codex?preset=seed") == (200, b"")
+    assert not running.state.exists()
+    assert _post(port, body, {SECRET_HEADER: SECRET}, "/hook/codex") == (200, b"")
+    assert running.state.exists()
+    assert _post(port, body, {SECRET_HEADER: SECRET}, "/hook/codex?preset=nope")[0] == 404
+
+
 def test_a_bad_configuration_is_a_500_with_the_message(
     served: tuple[Running, int], tmp_path: Path
 ) -> None:

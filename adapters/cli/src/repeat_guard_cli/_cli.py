@@ -398,7 +398,7 @@ def run_command_line(arguments: Sequence[str]) -> int:
 
 
 # The hook's options that take a value (argparse also reads a prefix of one, and ``--opt=value``).
-_HOOK_VALUE_OPTIONS = ("--state", "--config", "--expire-days")
+_HOOK_VALUE_OPTIONS = ("--state", "--config", "--expire-days", "--preset")
 
 
 def _hook_usage_status(arguments: Sequence[str]) -> int:

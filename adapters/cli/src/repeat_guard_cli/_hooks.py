@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from repeat_guard_hookcall import HookArguments, run_hook_process
@@ -20,6 +21,7 @@ from ._streams import Streams
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
 if TYPE_CHECKING:
+    from repeat_guard import GuardConfig
     from repeat_guard_hooks import Dialect, SettingsFile
     from repeat_guard_hooks.installer import HookFilesChange, HttpInstall, Place, SettingsChange
 
@@ -31,10 +33,11 @@ event over 16 MiB is read through unparsed and the hook stands aside (logged).
 events used: PreToolUse (a call attempt: the one hook that also sees calls a permission rule
 refuses), UserPromptSubmit (the main agent's chain starts over), SubagentStop (the subagent's
 chain is dropped), SessionEnd (every chain of the session is dropped), PostToolUse and
-PostToolUseFailure (the call's result, or its error; read only under progress = "result",
-installed with install --results); every other event is answered with nothing. A reminder
-becomes hookSpecificOutput.additionalContext of the PreToolUse answer, which both agents put
-after the call's result in the next model request.
+PostToolUseFailure (the call's result, or its error; read only under progress = "result" or
+retryWindow: installed for every tool with install --results, else for the preset's polling
+tools alone); every other event is answered with nothing. A reminder becomes
+hookSpecificOutput.additionalContext of the PreToolUse answer, which both agents put after the
+call's result in the next model request.
 With a hard limit configured (denyAt, or a spent budget) a call past it is refused before it
 runs: the answer adds permissionDecision "deny" and the reason as permissionDecisionReason,
 which both agents give the model as the call's result; the refused attempt still counts.
@@ -45,6 +48,9 @@ state: --state PATH, else $REPEAT_GUARD_STATE, else $XDG_STATE_HOME/repeat-guard
   agents unseen for --expire-days are dropped.
 config: --config FILE, else the nearest .repeat-guard.toml from the event's cwd upwards
   (stopping at the directory holding .git), else the defaults; keys as in check-config.
+preset: the file's own preset key when it has one, else --preset NAME, else the host's own
+  preset (its polling tools, whose results are compared: a poll whose output changed is
+  progress); "seed" is none, the core's defaults alone.
 
 exit status: 0, also when anything goes wrong inside (the agent proceeds; one line saying why
   goes to <state>.log, never the call's arguments); the host's non-blocking error status for
@@ -156,6 +162,9 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="DAYS",
         help=f"drop chains of agents not seen for this long (default {_default_expire_days():g})",
     )
+    _add_preset(
+        hook, "the preset to use where the configuration file names none (default: the host's own)"
+    )
     for name, verb in (("install", "Add"), ("uninstall", "Remove")):
         parser = commands.add_parser(
             name,
@@ -173,9 +182,17 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
             parser.add_argument(
                 "--results",
                 action="store_true",
-                help="also run on PostToolUse (and Claude Code's PostToolUseFailure), so that "
-                'progress = "result" sees each call\'s result (one more hook process per tool '
-                "call); without it, install takes those entries out",
+                help="also run on PostToolUse (and Claude Code's PostToolUseFailure) for every "
+                'tool, so that progress = "result" and retryWindow see each call\'s result (one '
+                "more hook process per tool call); without it, those entries match the preset's "
+                "polling tools alone (see --preset), or are taken out",
+            )
+            _add_preset(
+                parser,
+                "the preset the hooks use where the configuration file names none (default: the "
+                "host's own; seed: none); the installed command carries it, and without "
+                "--results the hooks see the results of its polling tools alone, where the "
+                "host's hook entries take a tool matcher",
             )
             parser.add_argument(
                 "--http",
@@ -183,6 +200,14 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
                 help="claude-code only: http hooks to the resident guard's listener instead of "
                 "command hooks (no process per call; see http hooks below)",
             )
+
+
+def _add_preset(parser: argparse.ArgumentParser, text: str) -> None:
+    from repeat_guard import PRESETS  # noqa: PLC0415  # the core's data, when the parser is built
+
+    parser.add_argument(
+        "--preset", choices=PRESETS, metavar="NAME", help=f"{text}: {', '.join(PRESETS)}"
+    )
 
 
 def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
@@ -195,7 +220,7 @@ def run_hook_command(args: argparse.Namespace, streams: Streams) -> int:
 def _hook(args: argparse.Namespace) -> int:
     # The command line argparse read, when the short way in (repeat_guard_hookcall) left it to
     # argparse.
-    arguments = HookArguments(args.agent, args.state, args.config, args.expire_days)
+    arguments = HookArguments(args.agent, args.state, args.config, args.expire_days, args.preset)
     return run_hook_process(arguments)
 
 
@@ -221,7 +246,7 @@ def _settings(args: argparse.Namespace, streams: Streams) -> int:
     for change, what in zip(changes, ("hooks", "http secret"), strict=False):
         _report(args, agent, change, what, streams)
     if args.command == "install":
-        _install_notes(agent, args.results, streams)
+        _install_notes(agent, args.results, args.preset, streams)
     return 0
 
 
@@ -240,6 +265,7 @@ def _changes(
         apply_change,
         install_hook_files,
         plan_scope,
+        preset_polls,
         settings_path,
         uninstall_hook_files,
     )
@@ -249,7 +275,8 @@ def _changes(
         if command is None:
             return (uninstall_hook_files(folder, agent, dry_run=args.dry_run),)
         return (install_hook_files(folder, agent, command, dry_run=args.dry_run),)
-    changes = plan_scope(agent, scope, place, command, results=results, http=http)
+    polls = preset_polls(agent, args.preset) if command is not None else ()
+    changes = plan_scope(agent, scope, place, command, results=results, http=http, polls=polls)
     if not args.dry_run:
         for change in changes:
             apply_change(change)
@@ -272,14 +299,14 @@ def _install_plan(agent: Dialect, args: argparse.Namespace) -> tuple[str, HttpIn
     )
 
     executable = installed_executable(sys.argv[0], sys.executable)
-    command = hook_command(executable, agent)
+    command = hook_command(executable, agent, args.preset)
     if not args.http:
         return command, None
     if agent.http is None:
         raise UsageError(f"{agent.name} takes no http hooks; install it without --http")
     state = resolve_state(None, os.environ, os.path.expanduser("~"))
     port, secret = listener_settings(daemon_paths(state).http, create=not args.dry_run)
-    return command, HttpInstall(port, secret, start_command(executable))
+    return command, HttpInstall(port, secret, start_command(executable), args.preset)
 
 
 def _report(
@@ -299,48 +326,72 @@ def _report(
         print(f"repeat-guard {agent.name} {what} {done} {change.path}", file=out.out)
 
 
-def _install_notes(agent: Dialect, results: bool, streams: Streams) -> None:
+def _install_notes(agent: Dialect, results: bool, preset: str | None, streams: Streams) -> None:
     """What a user must still do or know once the entries are in, on stderr."""
     print(agent.install_note, end="", file=streams.err)
-    note = _results_note(os.getcwd(), results, agent.name)
+    note = _results_note(os.getcwd(), results, agent, preset)
     if note is not None:
         print(note, file=streams.err)
 
 
-def _results_note(cwd: str, results: bool, host: str) -> str | None:
-    """What to tell a user whose ``--results`` and the configuration a hook for ``host`` run
-    from ``cwd`` would use disagree on ``progress = "result"`` or ``retryWindow``, or ``None``.
+def _results_note(cwd: str, results: bool, host: Dialect, preset: str | None) -> str | None:
+    """What to tell a user whose ``--results`` (and ``--preset``) and the configuration a hook
+    for ``host`` run from ``cwd`` would use disagree on reading results, or ``None``.
 
     A configuration that cannot be used gets no note: ``check-config`` and the hook itself
     say what is wrong with it."""
+    from repeat_guard import NO_PRESET  # noqa: PLC0415  # as in _hook
     from repeat_guard_hooks import find_config_file, hook_config  # noqa: PLC0415  # as in _hook
 
-    config = hook_config(None, cwd, host)
+    installed = preset or host.name
+    config = hook_config(None, cwd, installed)
     if isinstance(config, str):
         return None
-    own = hook_config(None, cwd)
-    assert not isinstance(own, str)  # the same file, read without the host's preset
-    if config.retry_window and not results:
-        return (
-            f"note: {find_config_file(cwd)} sets retryWindow, but the hooks see a call's "
-            "failure only when installed with --results"
-        )
-    if config.reads_results and not results:
-        if own.reads_results:
-            return (
-                f'note: {find_config_file(cwd)} sets progress = "result", but the hooks see '
-                "each call's result only when installed with --results"
-            )
-        polls = ", ".join(pattern for pattern, _ in config.tool_policies)
-        return (
-            f"note: the {host} preset counts a poll ({polls}) whose output changed as progress "
-            "only when the hooks see each call's result: install with --results for it, or "
-            'set preset = "seed" in .repeat-guard.toml to turn it off'
-        )
-    if results and not config.needs_results:
+    if results:
+        if config.needs_results:
+            return None
         return (
             'note: no configuration a hook run here would read sets progress = "result" or '
             "retryWindow; until one does, the result hooks change nothing (each answers without "
             "opening the store)"
         )
-    return None
+    where = find_config_file(cwd)
+    if config.retry_window:
+        return (
+            f"note: {where} sets retryWindow, but the hooks see a call's failure only when "
+            "installed with --results"
+        )
+    if replace(config, preset=NO_PRESET).reads_results:
+        return (
+            f'note: {where} sets progress = "result", but the hooks see each call\'s result only '
+            "when installed with --results"
+        )
+    return _preset_note(config, host, installed, where)
+
+
+def _preset_note(
+    config: GuardConfig, host: Dialect, installed: str, where: str | None
+) -> str | None:
+    # The preset in force reads results the install does not send: the host's hooks hear no
+    # result, or its entries take no tool matcher, or the file names another preset than the
+    # one installed.
+    if not config.reads_results:
+        return None
+    from repeat_guard_hooks.installer import installed_events  # noqa: PLC0415  # as in _hook
+
+    polls = ", ".join(pattern for pattern, _ in config.tool_policies)
+    preset = f"the {config.preset} preset counts a poll ({polls}) whose output changed as progress"
+    if installed_events(host, results=True) == installed_events(host):
+        return f"note: {preset}, but {host.name}'s hooks hear no call's result: it changes nothing"
+    if host.tool_matcher is None:
+        return (
+            f"note: {preset} only when the hooks see each call's result, and {host.name}'s "
+            "hook entries take no tool matcher: install with --results for it, or --preset seed "
+            "to turn it off"
+        )
+    if config.preset == installed:
+        return None
+    return (
+        f'note: {where} sets preset = "{config.preset}", but the hooks see the results of its '
+        f"polls ({polls}) only when installed with --preset {config.preset} or --results"
+    )

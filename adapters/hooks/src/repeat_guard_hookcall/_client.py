@@ -9,10 +9,12 @@ exit status the process would have produced itself, since the guard runs the sam
 The protocol, on the guard's Unix socket (``<state>.sock``, 0600 in the 0700 state directory):
 the client sends one request and shuts its side down; the guard answers and closes.
 
-- ``H`` dialect ``\\0`` config ``\\0`` expire-days ``\\n`` then the hook input: run one hook call
-  (an empty config or expire-days: none given). The guard answers ``+`` as soon as it has the
-  whole request, before it touches the store, then ``status \\0 len(stdout) \\n`` stdout
-  stderr. Or ``-``: declined (its state file was replaced and it is leaving), nothing done.
+- ``H`` dialect ``\\0`` config ``\\0`` expire-days ``\\0`` preset ``\\n`` then the hook input:
+  run one hook call (an empty config, expire-days or preset: none given). The guard answers
+  ``+`` as soon as it has the whole request, before it touches the store, then ``status \\0
+  len(stdout) \\n`` stdout stderr. Or ``-``: declined (its state file was replaced and it is
+  leaving, or the request names no host or preset it knows; a guard of an older release
+  declines the four-field head too), nothing done.
 - ``S\\n``: status; ``+`` then lines of text. ``Q\\n``: stop; ``+``, then it exits.
 
 So a client knows whether a call was handled: nothing or ``-`` back means the guard did nothing
@@ -56,10 +58,20 @@ if TYPE_CHECKING:
 
 
 def encode_hook_request(
-    dialect: str, config: str | None, expire_days: float | None, data: bytes
+    dialect: str,
+    config: str | None,
+    expire_days: float | None,
+    data: bytes,
+    preset: str | None = None,
 ) -> bytes:
-    """The ``H`` request for one hook call (``config`` an absolute path, or ``None``)."""
-    fields = (dialect, config or "", "" if expire_days is None else repr(expire_days))
+    """The ``H`` request for one hook call (``config`` an absolute path, or ``None``;
+    ``preset`` ``None``: the host's own)."""
+    fields = (
+        dialect,
+        config or "",
+        "" if expire_days is None else repr(expire_days),
+        preset or "",
+    )
     return b"H" + "\0".join(fields).encode("utf-8", "surrogateescape") + b"\n" + data
 
 

@@ -1,16 +1,17 @@
-"""The hook process: ``repeat-guard hook HOST [--state PATH] [--config FILE] [--expire-days
-DAYS]``, the line ``install`` writes, read by hand and run without building the argparse parser
-(argparse and the translations it loads cost a hook process several milliseconds), a new
-process per tool call. A hook command line not of exactly that shape (``--help``, an
-abbreviated or repeated option, a missing or dash-led value, a number ``float`` refuses) goes
-to the command's parser, which answers it as it always has: the short way only ever accepts what
-argparse accepts, with the same meaning.
+"""The hook process: ``repeat-guard hook HOST [--state PATH] [--config FILE] [--expire-days DAYS]
+[--preset NAME]``, the line ``install`` writes, read by hand and run without building the
+argparse parser (argparse and the translations it loads cost a hook process several
+milliseconds), a new process per tool call. A hook command line not of exactly that shape
+(``--help``, an abbreviated or repeated option, a missing or dash-led value, a number ``float``
+refuses) goes to the command's parser, which answers it as it always has: the short way only
+ever accepts what argparse accepts, with the same meaning.
 
 The resident guard of the state file answers the call when one is running (see
 ``_client``): this path then imports what passing bytes needs, and no core,
-SQLite, JSON or argparse. So the host's name is taken as given (``hook_shape``): the guard
-answers only for a name in ``DIALECTS``; a call no guard answered looks the name up, and a name
-that is no host's goes to argparse after all, which says so.
+SQLite, JSON or argparse. So the host's name and the preset's are taken as given
+(``hook_shape``): the guard answers only for a name in ``DIALECTS`` and a preset the core
+knows; a call no guard answered looks both up, and a name that is no host's or no preset goes to
+argparse after all, which says so.
 """
 
 from __future__ import annotations
@@ -41,16 +42,17 @@ __all__ = [
 DAEMON_SWITCH = "REPEAT_GUARD_DAEMON"
 """The environment variable that, set to ``off``, keeps every hook call in its own process."""
 
-_OPTIONS = ("--state", "--config", "--expire-days")
+_OPTIONS = ("--state", "--config", "--expire-days", "--preset")
 _CHUNK = 1 << 20
 
 
 class HookArguments:
     """A ``hook`` command line: the host's dialect (its name in ``DIALECTS``) and the options,
-    as argparse gives them (``expire_days`` ``None``: the store's own default). A plain class,
-    not a NamedTuple: this path must not import ``typing``."""
+    as argparse gives them (``expire_days`` ``None``: the store's own default; ``preset``
+    ``None``: the host's own preset). A plain class, not a NamedTuple: this path must not import
+    ``typing``."""
 
-    __slots__ = ("agent", "config", "expire_days", "state")
+    __slots__ = ("agent", "config", "expire_days", "preset", "state")
 
     def __init__(
         self,
@@ -58,14 +60,16 @@ class HookArguments:
         state: str | None = None,
         config: str | None = None,
         expire_days: float | None = None,
+        preset: str | None = None,
     ) -> None:
         self.agent = agent
         self.state = state
         self.config = config
         self.expire_days = expire_days
+        self.preset = preset
 
-    def _fields(self) -> tuple[str, str | None, str | None, float | None]:
-        return self.agent, self.state, self.config, self.expire_days
+    def _fields(self) -> tuple[str, str | None, str | None, float | None, str | None]:
+        return self.agent, self.state, self.config, self.expire_days, self.preset
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, HookArguments) and self._fields() == other._fields()
@@ -94,17 +98,30 @@ def hook_shape(arguments: Sequence[str]) -> HookArguments | None:
             expire_days = float(values["--expire-days"])
         except ValueError:
             return None
-    return HookArguments(arguments[1], values.get("--state"), values.get("--config"), expire_days)
+    return HookArguments(
+        arguments[1],
+        values.get("--state"),
+        values.get("--config"),
+        expire_days,
+        values.get("--preset"),
+    )
 
 
 def parse_hook_arguments(arguments: Sequence[str]) -> HookArguments | None:
-    """``hook_shape``, and ``None`` too when the host is not in ``DIALECTS``."""
+    """``hook_shape``, and ``None`` too when the host is not in ``DIALECTS`` or the preset is
+    none the core knows."""
     shape = hook_shape(arguments)
     if shape is None:
         return None
+    return shape if _known(shape) else None
+
+
+def _known(arguments: HookArguments) -> bool:
+    # The host and the preset named are real: else argparse says what is wrong.
+    from repeat_guard import PRESETS  # noqa: PLC0415  # the core, only now
     from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # only a hook command needs it
 
-    return shape if shape.agent in DIALECTS else None
+    return arguments.agent in DIALECTS and arguments.preset in (None, *PRESETS)
 
 
 def run_hook_process(arguments: HookArguments) -> int:
@@ -114,7 +131,8 @@ def run_hook_process(arguments: HookArguments) -> int:
 
 def run_hook_call(arguments: HookArguments) -> int | None:
     """Run one hook call on this process's stdin and stdout; return the exit status, or
-    ``None`` when the host's name is not in ``DIALECTS`` (argparse's to say; stdin was read).
+    ``None`` when the host's name is not in ``DIALECTS`` or the preset's is none the core knows
+    (argparse's to say; stdin was read).
 
     The resident guard of the state file answers it when one is running; else this process
     handles it itself, as the guard would, and starts a guard for the next call (unless
@@ -134,7 +152,7 @@ def run_hook_call(arguments: HookArguments) -> int | None:
     )
     if resident and isinstance(data, bytes):
         request = encode_hook_request(
-            arguments.agent, arguments.config, arguments.expire_days, data
+            arguments.agent, arguments.config, arguments.expire_days, data, arguments.preset
         )
         answer = hook_via_daemon(state, request)
         if isinstance(answer, str):
@@ -142,9 +160,7 @@ def run_hook_call(arguments: HookArguments) -> int | None:
             return 0
         if answer is not None:
             return _deliver(arguments, state, *answer, now)
-    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # the core, only now
-
-    if arguments.agent not in DIALECTS:
+    if not _known(arguments):
         return None
     if isinstance(data, str):
         _log(arguments, state, "?", f"cannot read stdin: {data}", now)
@@ -163,7 +179,9 @@ def daemon_command(state: str) -> list[str]:
 def _run_here(arguments: HookArguments, state: str, data: bytes, now: float) -> int:
     from repeat_guard_hooks import DIALECTS, HookOptions, run_hook  # noqa: PLC0415  # as above
 
-    options = HookOptions(DIALECTS[arguments.agent], state, arguments.config)
+    options = HookOptions(
+        DIALECTS[arguments.agent], state, arguments.config, preset=arguments.preset
+    )
     if arguments.expire_days is not None:
         options = options._replace(expire_after=arguments.expire_days * 86400.0)
     outcome = run_hook(options, data, now)

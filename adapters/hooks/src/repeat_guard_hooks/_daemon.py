@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from repeat_guard import PRESETS
 from repeat_guard_hookcall import (
     ACCEPTED,
     DECLINED,
@@ -160,11 +161,13 @@ class Daemon:
         expire_days: float | None,
         data: bytes,
         accept: Callable[[], None] = lambda: None,
+        preset: str | None = None,
     ) -> HookOutcome | None:
-        """Run one hook call as ``repeat-guard hook`` would; ``None`` when the state file was
-        replaced (nothing is done and the guard stops: the call is the caller's to handle).
-        ``accept`` is called once the call is sure to run, just before it does."""
-        options = HookOptions(dialect, self.state, config, stores=self._keeper)
+        """Run one hook call as ``repeat-guard hook`` would (``preset``: its ``--preset``);
+        ``None`` when the state file was replaced (nothing is done and the guard stops: the call
+        is the caller's to handle). ``accept`` is called once the call is sure to run, just
+        before it does."""
+        options = HookOptions(dialect, self.state, config, stores=self._keeper, preset=preset)
         if expire_days is not None:
             options = options._replace(expire_after=expire_days * 86400.0)
         with self._lock:
@@ -227,7 +230,10 @@ class Daemon:
         head, _, data = request[1:].partition(b"\n")
         parsed = _hook_head(head)
         # Once accepted, the call is ours: the client never runs it again.
-        outcome = None if parsed is None else self.hook(*parsed, data, _accept(connection))
+        outcome = None
+        if parsed is not None:
+            dialect, config, expire_days, preset = parsed
+            outcome = self.hook(dialect, config, expire_days, data, _accept(connection), preset)
         if outcome is None:
             connection.sendall(DECLINED)
             return
@@ -239,19 +245,21 @@ def _accept(connection: socket.socket) -> Callable[[], None]:
     return lambda: connection.sendall(ACCEPTED)
 
 
-def _hook_head(head: bytes) -> tuple[Dialect, str | None, float | None] | None:
+def _hook_head(head: bytes) -> tuple[Dialect, str | None, float | None, str | None] | None:
     fields = head.decode("utf-8", "surrogateescape").split("\0")
-    if len(fields) != 3:
+    if len(fields) != 4:
         return None
-    name, config, expire = fields
+    name, config, expire, preset = fields
     dialect = DIALECTS.get(name)
     if dialect is None or (config and not os.path.isabs(config)):
         return None
+    if preset and preset not in PRESETS:
+        return None  # the client's argparse says what is wrong
     try:
         expire_days = float(expire) if expire else None
     except ValueError:
         return None
-    return dialect, config or None, expire_days
+    return dialect, config or None, expire_days, preset or None
 
 
 def _read_request(connection: socket.socket) -> bytes:

@@ -104,8 +104,11 @@ __all__ = [
     "copilot_answer",
     "copilot_result",
     "decision_answer",
+    "exact_matcher",
     "flat_entry",
+    "full_matcher",
     "hook_input_or_reason",
+    "hook_path",
     "hook_specific_output",
     "http_group",
     "kiro_hook",
@@ -213,6 +216,10 @@ class Dialect(NamedTuple):
     ``command_field``: where an entry (or a group's hook) holds its command, a dotted path.
     ``legacy_events``: events of ``events`` the host also sends under an older name (Kiro CLI
     2's), read like the others and never written by ``install``.
+    ``tool_matcher``: for a host whose entries for a call's result take a tool matcher, the
+    matcher (in the host's syntax) that matches exactly the tool names given: ``install``
+    without ``--results`` then adds the result events for the preset's polling tools alone.
+    ``None``: the host cannot limit them (its preset needs ``--results``).
     """
 
     name: str
@@ -243,6 +250,7 @@ class Dialect(NamedTuple):
     trigger_field: str = ""
     command_field: str = "command"
     legacy_events: frozenset[str] = frozenset()
+    tool_matcher: Callable[[Sequence[str]], str] | None = None
 
 
 class AgentEvent(NamedTuple):
@@ -325,6 +333,38 @@ def _group(role: Role, hook: dict[str, object]) -> dict[str, object]:
     return group
 
 
+_PLAIN_NAME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_SPECIAL = frozenset("\\.^$|?+()[]{}")  # what a regular expression reads as more than itself
+
+
+def exact_matcher(patterns: Sequence[str]) -> str:
+    """Claude Code's (and Codex's) matcher for the tools that the core's tool-name
+    ``patterns`` match: plain names joined by ``|``, which both hosts read as a list of exact
+    names when it holds only letters, digits, ``_`` and ``|`` (anything else makes it a
+    regular expression, searched unanchored); else ``full_matcher``'s expression."""
+    if all(pattern and set(pattern) <= _PLAIN_NAME for pattern in patterns):
+        return "|".join(patterns)
+    return full_matcher(patterns)
+
+
+def full_matcher(patterns: Sequence[str]) -> str:
+    """A regular expression matching the whole of each tool name that one of the core's
+    tool-name ``patterns`` matches (in a pattern ``*`` is any run of characters, and every
+    other character is itself), anchored at both ends: Copilot CLI matches the whole name
+    anyway; Claude Code and Codex search for it."""
+    alternatives = (
+        "".join(".*" if c == "*" else f"\\{c}" if c in _SPECIAL else c for c in pattern)
+        for pattern in patterns
+    )
+    return f"^(?:{'|'.join(alternatives)})$"
+
+
+def hook_path(host: str, preset: str | None = None) -> str:
+    """The path of the resident guard's listener that answers ``host``'s http hooks, with
+    ``preset`` standing in for the host's own (``None``: the host's)."""
+    return f"/hook/{host}" if preset is None else f"/hook/{host}?preset={preset}"
+
+
 SECRET_HEADER = "X-Repeat-Guard-Secret"
 """The header an http hook sends the listener's secret in (``_http`` compares it)."""
 SECRET_VARIABLE = "REPEAT_GUARD_HTTP_SECRET"
@@ -367,6 +407,7 @@ CLAUDE_CODE = Dialect(
         SettingsFile("user", "home", ".claude", "settings.json"),
     ),
     entry=command_group,
+    tool_matcher=exact_matcher,
     # Checked with Claude Code 2.1.332 and 2.1.197: http hooks get the command hook's answers,
     # and a variable set in the ``env`` of settings.local.json reaches their headers.
     http=HttpHooks(
@@ -454,6 +495,8 @@ COPILOT = CLAUDE_CODE._replace(
     answer=copilot_answer,
     wraps_context=False,
     error_status=0,
+    # Copilot CLI reads a matcher as a regular expression matching the whole tool name.
+    tool_matcher=full_matcher,
     settings=(
         SettingsFile(
             "project",

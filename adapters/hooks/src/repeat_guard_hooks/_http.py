@@ -1,10 +1,11 @@
 """The resident guard's HTTP listener, for hosts whose hooks POST their input to a URL.
 
-``POST /hook/<dialect>`` with the hook input as the body and the secret of ``<state>.http`` in
-the ``X-Repeat-Guard-Secret`` header is answered as ``repeat-guard hook <dialect>`` would
-answer it: status 200 with the hook's stdout as the body (empty when there is nothing to say).
-A call the hook would exit 1 for (an invalid configuration) is answered 500 with the message as
-plain text, which the hosts report as a non-blocking hook error, as they do the exit status.
+``POST /hook/<dialect>`` (or ``/hook/<dialect>?preset=<name>``) with the hook input as the body
+and the secret of ``<state>.http`` in the ``X-Repeat-Guard-Secret`` header is answered as
+``repeat-guard hook <dialect>`` (with ``--preset <name>``) would answer it: status 200 with the
+hook's stdout as the body (empty when there is nothing to say). A call the hook would exit 1 for
+(an invalid configuration) is answered 500 with the message as plain text, which the hosts
+report as a non-blocking hook error, as they do the exit status.
 
 Threat model (also in the hooks README): the listener binds 127.0.0.1 only, so only this
 machine can reach it, but every local user and every page a local browser loads can. It does
@@ -24,15 +25,23 @@ import hmac
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
+from repeat_guard import PRESETS
+
 from ._daemon import REQUEST_LIMIT
-from ._dialects import DIALECTS, SECRET_HEADER
+from ._dialects import DIALECTS, SECRET_HEADER, hook_path
 
 if TYPE_CHECKING:
     from ._daemon import Daemon, HttpSettings
+    from ._dialects import Dialect
 
 __all__ = ["SECRET_HEADER", "check_secret", "make_server"]
 
-_PATHS = {f"/hook/{name}": dialect for name, dialect in DIALECTS.items()}
+# Each path the listener answers: the host's dialect and the preset (``None``: the host's own).
+_PATHS: dict[str, tuple[Dialect, str | None]] = {
+    hook_path(name, preset): (dialect, preset)
+    for name, dialect in DIALECTS.items()
+    for preset in (None, *PRESETS)
+}
 
 
 def check_secret(sent: str | None, secret: str) -> bool:
@@ -72,7 +81,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(refusal, b"", "text/plain")
             return
         data = self.rfile.read(int(self.headers["Content-Length"]))
-        outcome = guard.hook(_PATHS[self.path], None, None, data)
+        dialect, preset = _PATHS[self.path]
+        outcome = guard.hook(dialect, None, None, data, preset=preset)
         if outcome is None:
             self._send(503, b"", "text/plain")
         elif outcome.status == 0:

@@ -1,21 +1,24 @@
 """Adding the hook entries to a host's settings file, and taking them out again.
 
-What to write where is the host's ``Dialect`` row: its settings files (``Dialect.settings``,
-by scope), the events it must report (``Dialect.events``) and the group our command is written
-as (``Dialect.entry``). Claude Code and Codex read the same shape: ``{"hooks": {Event:
-[{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]}}``; Crush lists each hook
-flat, ``{"hooks": {Event: [{"command": ...}]}}``, and an entry of ours is found and taken out in
+What to write where is the host's ``Dialect`` row: its settings files (``Dialect.settings``, by
+scope), the events it must report (``Dialect.events``) and the group our command is written as
+(``Dialect.entry``). Claude Code and Codex read the same shape: ``{"hooks": {Event: [{"matcher":
+..., "hooks": [{"type": "command", "command": ...}]}]}}``; Crush lists each hook flat,
+``{"hooks": {Event: [{"command": ...}]}}``, and an entry of ours is found and taken out in
 either shape. Kiro CLI 3 lists its hooks, each naming its event (``Dialect.trigger_field``):
 ``{"hooks": [{"trigger": Event, "action": {"command": ...}}]}``, read as a table of that one
-list, where ours go last whatever their event. ``install`` appends one
-entry of its own per event (``Dialect.entry``), whose command runs the installed
-``repeat-guard`` by its absolute path; every other key, group and hook stays as it was. With
-``results``, the events that carry each call's result (roles ``result`` and ``failure``) are
-among them, so that ``progress = "result"`` sees it; an install without it takes those entries
-out again. An entry is ours when its command (a flat entry's, or a hook's in a group) runs
-``repeat-guard hook <host>``, so a second install changes nothing (or only updates our command
-when the executable moved), and ``uninstall`` removes exactly our entries, then the lists and
-the ``hooks`` table it left empty; the file stays, even when it is left an empty object.
+list, where ours go last whatever their event. ``install`` appends one entry of its own per
+event (``Dialect.entry``), whose command runs the installed ``repeat-guard`` by its absolute
+path; every other key, group and hook stays as it was. With ``results``, the events that carry
+each call's result (roles ``result`` and ``failure``) are among them, so that ``progress =
+"result"`` sees it; an install without it gives those events an entry only for the preset's
+polling tools (``preset_polls``), where the host's entries take a tool matcher
+(``Dialect.tool_matcher``), and takes them out otherwise. The hook command names the preset
+when one was chosen (``--preset``). An entry is ours when its command (a flat entry's, or a
+hook's in a group) runs ``repeat-guard hook <host>``, so a second install changes nothing (or
+only updates our command when the executable moved), and ``uninstall`` removes exactly our
+entries, then the lists and the ``hooks`` table it left empty; the file stays, even when it is
+left an empty object.
 
 The file keeps every byte but those of the entries we add or take out (``splice_json``, which
 any installer of a JSON settings file uses the same way: read the value, change it, splice it
@@ -46,7 +49,9 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ._dialects import SECRET_VARIABLE, Dialect
+from repeat_guard import PRESETS, GuardConfig
+
+from ._dialects import SECRET_VARIABLE, Dialect, hook_path
 from ._json_text import splice_json
 from ._text import escape_lone_surrogates
 
@@ -68,6 +73,7 @@ __all__ = [
     "plan_secret",
     "plan_uninstall",
     "plugin_path",
+    "preset_polls",
     "scopes",
     "settings_path",
     "splice_json",
@@ -87,14 +93,29 @@ def scopes(dialect: Dialect) -> tuple[Scope, ...]:
     return tuple(file.scope for file in dialect.settings)
 
 
-def installed_events(dialect: Dialect, *, results: bool = False) -> tuple[str, ...]:
+def installed_events(
+    dialect: Dialect, *, results: bool = False, polls: Sequence[str] = ()
+) -> tuple[str, ...]:
     """Return the events ``install`` adds our entry to, in the order it writes them: every
-    event of ``dialect`` but those carrying a call's result, which only ``results`` adds."""
+    event of ``dialect`` but those carrying a call's result, which ``results`` adds (for every
+    tool), and so do ``polls`` (a preset's polling tools) for a host whose entries take a tool
+    matcher (``Dialect.tool_matcher``: for those tools alone); never an older name of an event
+    (``Dialect.legacy_events``)."""
+    limited = bool(polls) and dialect.tool_matcher is not None
     return tuple(
         event
         for event, role in dialect.events.items()
-        if (results or role not in _RESULT_ROLES) and event not in dialect.legacy_events
+        if (results or limited or role not in _RESULT_ROLES) and event not in dialect.legacy_events
     )
+
+
+def preset_polls(dialect: Dialect, preset: str | None = None) -> tuple[str, ...]:
+    """Return the tool-name patterns of the polling tools of ``preset`` (``None``: the host's
+    own), as the core's preset data gives them: those whose results the hook must see."""
+    name = dialect.name if preset is None else preset
+    if name not in PRESETS:  # a host the core has no preset for
+        return ()
+    return tuple(pattern for pattern, _ in GuardConfig(preset=name).tool_policies)
 
 
 class InstallError(Exception):
@@ -146,9 +167,11 @@ def settings_path(
     return os.path.join(folder, file.name)
 
 
-def hook_command(executable: Sequence[str], dialect: Dialect) -> str:
-    """Return the shell command of our hook entry: ``executable`` then ``hook <host>``."""
-    return shlex.join([*executable, "hook", dialect.name])
+def hook_command(executable: Sequence[str], dialect: Dialect, preset: str | None = None) -> str:
+    """Return the shell command of our hook entry: ``executable`` then ``hook <host>``, and
+    ``--preset <preset>`` unless ``preset`` is ``None`` (the host's own)."""
+    chosen = [] if preset is None else ["--preset", preset]
+    return shlex.join([*executable, "hook", dialect.name, *chosen])
 
 
 def start_command(executable: Sequence[str]) -> str:
@@ -157,9 +180,10 @@ def start_command(executable: Sequence[str]) -> str:
     return shlex.join([*executable, "daemon", "start"])
 
 
-def hook_url(port: int, dialect: Dialect) -> str:
-    """Return the URL of the guard's listener at ``port`` for ``dialect``'s hook calls."""
-    return f"http://127.0.0.1:{port}/hook/{dialect.name}"
+def hook_url(port: int, dialect: Dialect, preset: str | None = None) -> str:
+    """Return the URL of the guard's listener at ``port`` for ``dialect``'s hook calls (with
+    ``preset`` for the host's own, unless ``None``)."""
+    return f"http://127.0.0.1:{port}{hook_path(dialect.name, preset)}"
 
 
 def _is_ours(hook: object, dialect: Dialect) -> bool:
@@ -175,6 +199,8 @@ def _is_ours(hook: object, dialect: Dialect) -> bool:
         words = shlex.split(command)
     except ValueError:
         return False
+    if words[-2:-1] == ["--preset"]:  # hook_command's preset
+        words = words[:-2]
     return words[-2:] in (["hook", dialect.name], ["daemon", "start"]) and any(
         os.path.basename(word) == "repeat-guard" or word in _ENTRY_MODULES for word in words
     )
@@ -197,19 +223,23 @@ def _is_our_url(url: object, dialect: Dialect) -> bool:
     if not isinstance(url, str) or not url.startswith(_LISTENER):
         return False
     port, _, rest = url.removeprefix(_LISTENER).partition("/")
-    return port.isdigit() and rest == f"hook/{dialect.name}"
+    # Any preset's path for this host (``hook_path``): ours, to replace or remove.
+    path = f"/{rest}".partition("?preset=")[0]
+    return port.isdigit() and path == hook_path(dialect.name)
 
 
 _LISTENER = "http://127.0.0.1:"
 
 
 class HttpInstall(NamedTuple):
-    """What ``install --http`` writes: the listener's ``port`` and ``secret`` (``<state>.http``)
-    and the command that starts the guard (``start_command``)."""
+    """What ``install --http`` writes: the listener's ``port`` and ``secret`` (``<state>.http``),
+    the command that starts the guard (``start_command``) and the preset the hooks name
+    (``None``: the host's own)."""
 
     port: int
     secret: str
     start: str
+    preset: str | None = None
 
 
 def _read(path: str) -> tuple[str | None, dict[str, object]]:
@@ -372,9 +402,12 @@ def plan_install(
     *,
     results: bool = False,
     http: HttpInstall | None = None,
+    polls: Sequence[str] = (),
 ) -> SettingsChange:
     """Return the change that makes ``path`` run ``command`` on each event ``dialect`` needs
-    (``installed_events``, with ``results`` or without), and on no other.
+    (``installed_events``, with ``results`` or without, for ``polls`` or none), and on no other.
+    Without ``results``, the result events ``polls`` add match those tools alone
+    (``Dialect.tool_matcher``).
 
     With ``http``, each of those events gets an http hook to the guard's listener instead
     (``Dialect.http``), and the session's start a command starting the guard; the secret is
@@ -385,7 +418,7 @@ def plan_install(
     """
     if dialect.plugin:
         return _plan_plugin(path, dialect, plugin_path(dialect))
-    wanted = _wanted(dialect, command, results, http)
+    wanted = _wanted(dialect, command, results, http, polls)
     before, settings = _read(path)
     original = _render(settings)
     table = _hooks_table(path, settings, dialect)
@@ -417,17 +450,29 @@ def _put_hooks(
 
 
 def _wanted(
-    dialect: Dialect, command: str, results: bool, http: HttpInstall | None
+    dialect: Dialect,
+    command: str,
+    results: bool,
+    http: HttpInstall | None,
+    polls: Sequence[str],
 ) -> dict[str, dict[str, object]]:
     # Our group for each event we install, in the order written.
-    events = installed_events(dialect, results=results)
+    events = installed_events(dialect, results=results, polls=polls)
+    wanted: dict[str, dict[str, object]] = {}
     if http is None:
-        return {event: dialect.entry(event, dialect.events[event], command) for event in events}
-    if dialect.http is None:
+        entry, target = dialect.entry, command
+    elif dialect.http is None:
         raise InstallError(f"{dialect.name} takes no http hooks; install it without --http")
-    hooks, url = dialect.http, hook_url(http.port, dialect)
-    wanted = {hooks.start_event: hooks.start_entry(http.start)}
-    wanted.update((event, hooks.entry(event, dialect.events[event], url)) for event in events)
+    else:
+        hooks = dialect.http
+        wanted[hooks.start_event] = hooks.start_entry(http.start)
+        entry, target = hooks.entry, hook_url(http.port, dialect, http.preset)
+    wanted.update((event, entry(event, dialect.events[event], target)) for event in events)
+    if not results and dialect.tool_matcher is not None and polls:
+        matcher = dialect.tool_matcher(polls)
+        for event in events:
+            if dialect.events[event] in _RESULT_ROLES:
+                wanted[event] = {**wanted[event], "matcher": matcher}
     return wanted
 
 
@@ -530,6 +575,7 @@ def plan_scope(
     *,
     results: bool = False,
     http: HttpInstall | None = None,
+    polls: Sequence[str] = (),
 ) -> tuple[SettingsChange, ...]:
     """Return the changes that install our entries at ``scope`` (``plan_install``), or for a
     ``command`` of ``None`` uninstall them (``plan_uninstall``), one per file changed.
@@ -545,7 +591,7 @@ def plan_scope(
     if command is None:
         change = plan_uninstall(path, dialect)
     else:
-        change = plan_install(path, dialect, command, results=results, http=http)
+        change = plan_install(path, dialect, command, results=results, http=http, polls=polls)
     if dialect.http is None:
         return (change,)
     held = dialect.http.secret_scopes[scope]
@@ -749,10 +795,16 @@ def apply_change(change: SettingsChange) -> None:
 
 
 def install(
-    path: str, dialect: Dialect, command: str, *, results: bool = False, dry_run: bool = False
+    path: str,
+    dialect: Dialect,
+    command: str,
+    *,
+    results: bool = False,
+    dry_run: bool = False,
+    polls: Sequence[str] = (),
 ) -> SettingsChange:
     """Plan and (unless ``dry_run``) apply the install of our hooks into ``path``."""
-    change = plan_install(path, dialect, command, results=results)
+    change = plan_install(path, dialect, command, results=results, polls=polls)
     if not dry_run:
         apply_change(change)
     return change

@@ -82,7 +82,9 @@ class HookOptions(NamedTuple):
     ``expire_after``: seconds after which an unseen agent's chain is dropped;
     ``busy_timeout``: seconds to wait for another hook's transaction before failing open;
     ``stores``: where each call gets its connection to the store (the resident guard keeps
-    one open between calls).
+    one open between calls); ``preset``: the preset that stands in for the host's own
+    (``--preset``, one of ``PRESETS``; ``None``: the host's), under the configuration file's
+    own ``preset`` (``hook_config``).
     """
 
     dialect: Dialect
@@ -91,6 +93,7 @@ class HookOptions(NamedTuple):
     expire_after: float = DEFAULT_EXPIRE_AFTER
     busy_timeout: float = BUSY_TIMEOUT
     stores: StoreKeeper = FRESH_STORES
+    preset: str | None = None
 
 
 class HookOutcome(NamedTuple):
@@ -112,7 +115,8 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         action = hook_input.action
         if not isinstance(action, AgentEvent | SessionEnded | AfterCall):
             return HookOutcome(0)
-        config = hook_config(options.config, hook_input.cwd, options.dialect.name)
+        preset = options.preset or options.dialect.name
+        config = hook_config(options.config, hook_input.cwd, preset)
         if isinstance(config, str):
             return HookOutcome(options.dialect.error_status, b"", f"repeat-guard: {config}\n")
         if isinstance(action, AgentEvent) and _ignores(config, action.event):
@@ -199,18 +203,21 @@ def find_config_file(cwd: str | None) -> str | None:
         directory = parent
 
 
-def hook_config(explicit: str | None, cwd: str | None, host: str = NO_PRESET) -> GuardConfig | str:
-    """The configuration a hook run from ``cwd`` for ``host`` uses, or what is wrong with it
-    (for the user).
+def hook_config(
+    explicit: str | None, cwd: str | None, preset: str = NO_PRESET
+) -> GuardConfig | str:
+    """The configuration a hook run from ``cwd`` uses, or what is wrong with it (for the user).
 
     ``explicit`` (``--config``) when given, else the nearest ``.repeat-guard.toml``
-    (``find_config_file``), else the defaults; with the host's preset (``preset = host``: its
-    polling tools follow their results) unless the file says ``preset`` itself (``"seed"``:
-    none)."""
+    (``find_config_file``), else the defaults; with ``preset`` (the hook's ``--preset``, else
+    its host's name: that host's polling tools follow their results) unless the file says
+    ``preset`` itself, which wins (``"seed"``: none). So the order, last word first: the file,
+    ``--preset``, the host's own preset. A name that is no preset (a host given none) adds
+    none."""
     path = explicit if explicit is not None else find_config_file(cwd)
     # A host with no preset of its own (one added after the presets were made) gets none.
-    preset = {"preset": host} if host in PRESETS else None
-    config = load_config_file(path, defaults=preset)
+    defaults = {"preset": preset} if preset in PRESETS else None
+    config = load_config_file(path, defaults=defaults)
     if isinstance(config, ConfigError):
         return f"invalid configuration in {path}: key {config.key!r}: {config.message}"
     return config
