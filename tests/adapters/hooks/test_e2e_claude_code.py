@@ -135,7 +135,15 @@ def _installed(tmp_path: Path, config: str | None = None, *flags: str) -> Sandbo
 def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
     path = sandbox.project / ".claude" / "settings.json"
-    events = ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    # With the preset's polls' results alone (a tool matcher).
+    events = [
+        "PreToolUse",
+        "SessionEnd",
+        "SubagentStop",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+    ]
     check_install(sandbox, "claude-code", path, events)
 
 

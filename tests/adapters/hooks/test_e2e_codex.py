@@ -85,7 +85,8 @@ def _setup(tmp_path: Path, model: ResponsesStandIn, config: str | None = None) -
 def test_install_writes_hooks_json_in_codex_home(tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
     path = sandbox.home / ".codex" / "hooks.json"
-    events = ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    # With write_stdin's results (Codex's preset) alone (a tool matcher).
+    events = ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit", "PostToolUse"]
     check_install(sandbox, "codex", path, events)
 
 

@@ -80,7 +80,15 @@ def _tool_outputs(request: Mapping[str, Any]) -> list[str]:
 def test_install_writes_entries_that_run_this_executable(tmp_path: Path) -> None:
     sandbox = Sandbox.create(tmp_path)
     path = sandbox.project / ".github" / "hooks" / "repeat-guard.json"
-    events = ["PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"]
+    # With the preset's polls' results alone (a tool matcher).
+    events = [
+        "PreToolUse",
+        "SessionEnd",
+        "SubagentStop",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "PostToolUseFailure",
+    ]
     check_install(sandbox, "copilot", path, events)
 
 
