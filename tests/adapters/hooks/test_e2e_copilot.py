@@ -41,6 +41,9 @@ LS_CALL = Call("bash", LS)
 LOOP = Repeated("Bash", LS)
 # What Copilot puts before a preToolUse answer's additionalContext, as the model reads it.
 MARK = "Additional context from preToolUse hook:\n"
+# What Copilot puts before a postToolUseFailure answer's context: a user message of its own
+# after the failed call's result.
+FAILURE_MARK = 'Tool "view" failed. Additional guidance from postToolUseFailure hooks:\n'
 
 
 def _wrapped(reminder: Reminder) -> str:
@@ -53,7 +56,7 @@ def _is_prompt(message: Mapping[str, Any]) -> bool:
     return (
         message.get("role") == "user"
         and isinstance(content, str)
-        and not content.startswith("Additional context from")
+        and not content.startswith(("Additional context from", FAILURE_MARK))
     )
 
 
@@ -208,4 +211,38 @@ def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
     # Copilot's own line, then the core's reminder, whole (Copilot adds no envelope).
     assert last.startswith("pre-commit: ruff failed\n<shellId: 5 completed with exit code 1>")
     assert f"{guidance}<system-reminder>\n" in last
+    assert sandbox.log() == ""
+
+
+def test_a_tool_failing_the_same_way_gets_the_retry_reminder(tmp_path: Path, copilot: Host) -> None:
+    # A tool's own error (view of a missing path) is reported with postToolUseFailure, its
+    # error "Path does not exist"; that answer's context reaches the model as a user message
+    # after the result.
+    sandbox = installed(tmp_path, "copilot", "retryWindow = 12\n")
+    sandbox.install("copilot", "--results")
+    missing = str(tmp_path / "missing.txt")
+    calls = [
+        call
+        for n in range(3)
+        for call in (
+            Call("bash", {"command": f"echo step {n}", "description": "Step"}),
+            Call("view", {"path": missing}),
+        )
+    ]
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _results_since_prompt(request)
+        return Say("done") if done == len(calls) else (calls[done],)
+
+    with ChatCompletionsStandIn(script) as model:
+        run_copilot(copilot, sandbox, model.url, "read the notes")
+    requests = model.model_requests()
+    seen = [(_results_since_prompt(r), contexts_after_tool(r, FAILURE_MARK)) for r in requests]
+    reminder = (
+        f"{FAILURE_MARK}<system-reminder>\nThe tool call `Read` with arguments "
+        f'{{"path":"{missing}"}} has now failed 3 times the same way'
+    )
+    assert [n for n, _ in seen] == list(range(7))
+    assert [len(said) for _, said in seen] == [0, 0, 0, 0, 0, 0, 1]
+    assert seen[6][1][0].startswith(reminder)
     assert sandbox.log() == ""

@@ -465,10 +465,11 @@ def copilot_result(response: object) -> tuple[object, bool]:
 
 def copilot_answer(hook_event: str, context: str | None, denied: str | None) -> object:
     """Copilot CLI's answer: Claude Code's, and for a call's result the reminder at the top
-    level too. Copilot CLI 1.0.102 reads a postToolUse answer's ``additionalContext`` at the top
-    level only (in ``hookSpecificOutput`` alone it never reached the model); with it in both
-    places, the model read it once, from the top level, and a preToolUse answer's once, from
-    ``hookSpecificOutput``. A preToolUse answer is Claude Code's, as it was checked."""
+    level too. Copilot CLI 1.0.102 reads a postToolUse or postToolUseFailure answer's
+    ``additionalContext`` at the top level only (in ``hookSpecificOutput`` alone it never
+    reached the model); with it in both places, the model read it once, from the top level,
+    and a preToolUse answer's once, from ``hookSpecificOutput``. A preToolUse answer is Claude
+    Code's, as it was checked."""
     answer = hook_specific_output(hook_event, context, denied)
     if context is None or hook_event == "PreToolUse":
         return answer
@@ -484,8 +485,10 @@ def copilot_answer(hook_event: str, context: str | None, denied: str | None) -> 
 # model reads "Additional context from preToolUse hook:" and the text after a call's result, or
 # the result followed by 'Tool "bash" succeeded. Additional guidance from postToolUse hooks:'
 # and the text. A command exiting non-zero is reported with PostToolUse (``copilot_result``),
-# never PostToolUseFailure. A preToolUse hook that exits non-zero denies the call, so a bad
-# configuration exits 0.
+# never PostToolUseFailure, which Copilot fires for a tool's own error (``view`` of a missing
+# path: ``error: "Path does not exist"``; its answer's context follows the result as a user
+# message 'Tool "view" failed. Additional guidance from postToolUseFailure hooks:'). A
+# preToolUse hook that exits non-zero denies the call, so a bad configuration exits 0.
 COPILOT = CLAUDE_CODE._replace(
     name="copilot",
     http=None,
