@@ -26,13 +26,34 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     reduce,
 )
 from repeat_guard_adk import PLUGIN_NAME, REFUSED_BY, RepeatGuard
-from repeat_guard_testing import ARGUMENTS, HarnessMachine, events, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    FAILED,
+    RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
 # ADK hands tools their arguments as a dict, always
 DICT_ARGUMENTS = [arguments for arguments in ARGUMENTS if isinstance(arguments, dict)]
+# every ADK call has a response, and it comes with the call (no result reported later)
+KNOWN_RESULTS = [result for result in RESULTS if result is not None]
+
+
+def with_its_call(event: Event) -> Event:
+    """A result drawn as reported later is a call with its result: ADK has no other kind."""
+    if isinstance(event, ToolCallReturned):
+        return ToolCallFinished(
+            event.agent, event.tool, event.arguments, result=event.result, failed=event.failed
+        )
+    return event
 
 
 @dataclass
@@ -52,7 +73,9 @@ class Tool:
 
 class AdkHarness(HarnessMachine):
     configs = policy_configs()
-    events = events(arguments=DICT_ARGUMENTS)
+    events = events(arguments=DICT_ARGUMENTS, results=KNOWN_RESULTS, failed=FAILED).map(
+        with_its_call
+    )
     produced: tuple[Reminder, ...] = ()
 
     def start(self, config: GuardConfig) -> None:
@@ -104,11 +127,7 @@ class AdkHarness(HarnessMachine):
             self.calls += 1
             call_id = f"c{self.calls}"
             call = types.FunctionCall(id=call_id, name=event.tool, args=event.arguments)
-            response: dict[str, Any] = (
-                {"error": "refused", REFUSED_BY: PLUGIN_NAME}
-                if event.denied
-                else {"result": "done"}
-            )
+            response = self._response(context, call_id, event)
             answer = types.FunctionResponse(id=call_id, name=event.tool, response=response)
             context.session.events += [
                 AdkEvent(
@@ -123,6 +142,27 @@ class AdkHarness(HarnessMachine):
                 ),
             ]
         return self._fold(context)
+
+    def _response(self, context: Context, call_id: str, event: ToolCallFinished) -> dict[str, Any]:
+        """The call's response: the guard's refusal, an error, or the tool's result. A failure
+        with a text result is a tool that raised, which the guard's error callback hears of,
+        answered by another callback without an error key."""
+        if event.denied:
+            return {"error": "refused", REFUSED_BY: PLUGIN_NAME}
+        if not event.failed:
+            return {"result": event.result}
+        if not isinstance(event.result, str):
+            return {"error": event.result}
+        context.function_call_id = call_id
+        self.loop.run_until_complete(
+            self.guard.on_tool_error_callback(
+                tool=cast(BaseTool, Tool(event.tool)),
+                tool_args=cast(dict[str, Any], event.arguments),
+                tool_context=cast(ToolContext, context),
+                error=RuntimeError(event.result),
+            )
+        )
+        return {"result": event.result}  # as a success's: only the note tells them apart
 
     def _fold(self, context: Context) -> tuple[Reminder, ...]:
         self.produced = ()
@@ -144,3 +184,22 @@ class AdkHarness(HarnessMachine):
 # deadline, since a loaded machine may take longer than Hypothesis's default for one
 AdkHarness.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 TestAdkHarness = AdkHarness.TestCase
+
+
+class AdkFailuresHarness(AdkHarness):
+    """The same, over one agent's calls of two tools with one argument each: the same call
+    comes back often, failing or not, so progress and the retry window decide most steps."""
+
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=DICT_ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=FAILED,
+    ).map(with_its_call)
+
+
+AdkFailuresHarness.TestCase.settings = settings(
+    max_examples=40, stateful_step_count=40, deadline=None
+)
+TestAdkFailuresHarness = AdkFailuresHarness.TestCase

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from google.genai import types
 
 from repeat_guard import Event, GuardConfig, GuardState, Reminder
 from repeat_guard_adk import (
+    FAILED_KEY,
     PLUGIN_NAME,
     REFUSED_BY,
     STATE_KEY,
@@ -305,3 +307,156 @@ def test_events_the_fold_cannot_pair_change_nothing() -> None:
 
     assert asyncio.run(go()) == "stopped after 2 calls"
     assert [len(reminders(c)) for c in model.seen] == [0, 0, 1]
+
+
+RETRY_MARK = "has now failed 3 times the same way, with other calls between"
+MAKE = ("make", {"target": "all"})
+EDIT = ("edit", {"path": "main.c"})
+
+
+def failing_tools(ran: list[str], failure: Callable[[int], dict[str, Any]]) -> list[Any]:
+    """``make``, which fails as ``failure(n)`` says on its ``n``-th run, and ``edit``."""
+
+    def make(target: str) -> dict[str, Any]:
+        """Build a target."""
+        ran.append("make")
+        return failure(ran.count("make"))
+
+    def edit(path: str) -> str:
+        """Edit a file."""
+        ran.append("edit")
+        return f"{path} edited"
+
+    return [make, edit]
+
+
+def raises(n: int) -> dict[str, Any]:
+    raise RuntimeError(f"main.c:{n}: undefined reference to `main'")
+
+
+def test_a_tool_that_raises_fails_and_its_third_failure_between_edits_is_a_retry() -> None:
+    def answer(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception):  # type: ignore[no-untyped-def]  # ADK's callback shape
+        return {"outcome": f"raised: {error}"}  # no error key: only the guard's note marks it
+
+    model, ran = LoopingModel(calls=(MAKE, EDIT), stop_at="has now failed"), list[str]()
+    agent = looping_agent(
+        model, ran, tools=failing_tools(ran, raises), on_tool_error_callback=answer
+    )
+    # ADK asks the plugins' on_tool_error_callback first: the guard notes the call and answers
+    # nothing, then the agent's own callback answers it
+    session = run(agent, [RepeatGuard({"retryWindow": 8})], "Build it.")
+    assert final_text(session) == "stopped after 5 calls"
+    assert ran == ["make", "edit"] * 2 + ["make"]
+    last = model.seen[-1][-1]
+    response, reminder = last.parts or []
+    assert response.function_response is not None
+    assert response.function_response.response == {
+        "outcome": "raised: main.c:3: undefined reference to `main'"
+    }
+    assert reminder.text is not None
+    assert RETRY_MARK in reminder.text
+    assert "`make`" in reminder.text
+    assert reminders(model.seen[-2]) == []  # not at the second failure
+    assert FAILED_KEY not in session.state  # temp: state is never stored
+
+
+def test_without_the_failed_flag_the_same_loop_gets_no_retry_reminder() -> None:
+    def answer(tool: BaseTool, args: dict[str, Any], tool_context: ToolContext, error: Exception):  # type: ignore[no-untyped-def]  # ADK's callback shape
+        return {"outcome": f"raised: {error}"}
+
+    class Unnoted(RepeatGuard):
+        async def on_tool_error_callback(self, **_: Any) -> None:
+            return None
+
+    model, ran = LoopingModel(calls=(MAKE, EDIT), stop_at="has now failed", limit=8), list[str]()
+    agent = looping_agent(
+        model, ran, tools=failing_tools(ran, raises), on_tool_error_callback=answer
+    )
+    session = run(agent, [Unnoted({"retryWindow": 8})], "Build it.")
+    assert final_text(session) == "stopped after 8 calls"
+
+
+def test_reflect_and_retry_answers_are_failures_and_no_progress_over_each_other() -> None:
+    from google.adk.plugins import ReflectAndRetryToolPlugin
+
+    model, ran = LoopingModel(calls=(MAKE,)), list[str]()
+    agent = looping_agent(model, ran, tools=failing_tools(ran, raises))
+    # ADK's own plugin answers a raised call with guidance whose retry count grows: under
+    # progress = "result" a changing failure is still no progress
+    retry = ReflectAndRetryToolPlugin(max_retries=10, throw_exception_if_retry_exceeded=False)
+    session = run(agent, [RepeatGuard({"progress": "result"}), retry], "Build it.")
+    assert final_text(session) == "stopped after 3 calls"
+    assert GENTLE_MARK in reminders(model.seen[-1])[-1]
+
+
+def test_an_error_response_is_no_progress_over_the_last_error_of_the_same_call() -> None:
+    words = ["alpha", "beta", "gamma", "delta"]
+
+    def reports(n: int) -> dict[str, Any]:
+        return {"error": f"build failed: {words[n - 1]}"}
+
+    model, ran = LoopingModel(calls=(MAKE,)), list[str]()
+    agent = looping_agent(model, ran, tools=failing_tools(ran, reports))
+    session = run(agent, [RepeatGuard({"progress": "result"})], "Build it.")
+    # each error's text differs, yet a failure is no progress over a failure
+    assert final_text(session) == "stopped after 3 calls"
+    assert GENTLE_MARK in reminders(model.seen[-1])[-1]
+
+
+def test_the_same_texts_without_the_error_key_are_progress() -> None:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon"]
+
+    def reports(n: int) -> dict[str, Any]:
+        return {"output": f"build failed: {words[n - 1]}"}
+
+    model, ran = LoopingModel(calls=(MAKE,), limit=5), list[str]()
+    agent = looping_agent(model, ran, tools=failing_tools(ran, reports))
+    session = run(agent, [RepeatGuard({"progress": "result"})], "Build it.")
+    assert final_text(session) == "stopped after 5 calls"
+    assert all(reminders(contents) == [] for contents in model.seen)
+
+
+def test_a_response_is_failed_by_its_error_key_or_a_raised_tool_and_a_refusal_is_not() -> None:
+    from repeat_guard_adk._plugin import _finished
+
+    calls: dict[str | None, types.FunctionCall] = {
+        n: types.FunctionCall(id=n, name="make", args={}) for n in "abcde"
+    }
+    responses = [
+        types.FunctionResponse(id="a", name="make", response={"error": "boom"}),
+        types.FunctionResponse(id="b", name="make", response={"result": "built"}),
+        types.FunctionResponse(
+            id="c", name="make", response={"error": "no", REFUSED_BY: PLUGIN_NAME}
+        ),
+        types.FunctionResponse(id="d", name="make", response={"reflection": "try again"}),
+        types.FunctionResponse(id="e", name="make", response=None),
+    ]
+    finished = _finished("main", responses, calls, raised={"d"})
+    assert [(each.failed, each.denied) for each in finished] == [
+        (True, False),
+        (False, False),
+        (False, True),
+        (True, False),
+        (False, False),
+    ]
+
+
+def test_noting_a_raised_call_fails_open(caplog: pytest.LogCaptureFixture) -> None:
+    class Broken:
+        function_call_id = "c1"
+
+        @property
+        def state(self) -> Any:
+            raise RuntimeError("no state")
+
+    guard = RepeatGuard()
+    answer = asyncio.run(
+        guard.on_tool_error_callback(
+            tool=BaseTool(name="make", description="Build."),
+            tool_args={},
+            tool_context=Broken(),  # type: ignore[arg-type]  # a context that cannot be read
+            error=ValueError("boom"),
+        )
+    )
+    assert answer is None
+    assert "the call's failure is not noted" in caplog.text

@@ -12,6 +12,8 @@ See the package README for the mapping from ADK's events to the guard's events.
 """
 
 from ._plugin import (
+    ERROR_KEY,
+    FAILED_KEY,
     PLUGIN_NAME,
     REFUSED_BY,
     STATE_KEY,
@@ -23,6 +25,8 @@ from ._plugin import (
 )
 
 __all__ = [
+    "ERROR_KEY",
+    "FAILED_KEY",
     "PLUGIN_NAME",
     "REFUSED_BY",
     "STATE_KEY",

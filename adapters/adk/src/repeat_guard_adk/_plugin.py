@@ -8,7 +8,10 @@ the session's events from an empty state, the requesting agent's own and the use
 * a function response of the agent's (``Event.get_function_responses``) is a finished call:
   its tool and arguments come from the agent's function call with the same id, its
   ``response`` is the result that ``progress = "result"`` compares; a response the guard wrote
-  when it refused the call (``refused_by`` is the guard's name) counts as denied;
+  when it refused the call (``refused_by`` is the guard's name) counts as denied; a response
+  with an ``error`` key (google-genai's ``FunctionResponse`` contract for error details, which
+  ADK's own error responses follow), or answering a call whose tool raised (the guard's
+  ``on_tool_error_callback`` saw it this invocation), is failed;
 * a user's event with text (and no function response) is a user's new message: the chain
   starts over;
 * other agents' events are theirs: a subagent, a transferred-to agent, each has its own chain.
@@ -24,7 +27,10 @@ Before a tool runs, ``before_tool_callback`` asks the core's ``attempt``, agains
 the agent's latest fold kept in the session's ``temp:`` state (per invocation, never stored)
 with the calls admitted since (``Running``) counted in, and a refused attempt counted at once;
 a ``Deny`` returns the refusal as the tool's response (ADK skips a tool whose callback returns
-a dict), so the model reads why.
+a dict), so the model reads why. When a tool raises, ADK asks the plugins'
+``on_tool_error_callback`` for a response (the first dict answers the call, none re-raises): the
+guard's answers none, and notes the call's id in the invocation's ``temp:`` state, so the fold
+marks the response another callback gave as failed.
 
 Fail open: an exception from the guard's own code is logged in one line; the request goes out
 unchanged, or the call runs.
@@ -33,7 +39,7 @@ unchanged, or the call runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +69,8 @@ from repeat_guard import (
 )
 
 __all__ = [
+    "ERROR_KEY",
+    "FAILED_KEY",
     "PLUGIN_NAME",
     "REFUSED_BY",
     "STATE_KEY",
@@ -78,6 +86,15 @@ REFUSED_BY = "refused_by"
 
 STATE_KEY = "temp:repeat_guard"
 """The session-state key (``temp:``: this invocation only) of the agents' latest states."""
+
+FAILED_KEY = "temp:repeat_guard_failed"
+"""The session-state key (``temp:``: this invocation only) of the ids of calls whose tool
+raised."""
+
+ERROR_KEY = "error"
+"""The key of a function response that holds error details (google-genai's
+``FunctionResponse.response``: "Use "output" key to specify function output and "error" key to
+specify error details (if any)")."""
 
 _log = logging.getLogger("repeat_guard_adk")
 
@@ -115,7 +132,8 @@ class RepeatGuard(BasePlugin):
         """Fold the agent's events; put each reminder after the results of its step."""
         try:
             agent = callback_context.agent_name
-            state, steps = self._fold(callback_context.session.events, agent)
+            raised = _raised(callback_context)
+            state, steps = self._fold(callback_context.session.events, agent, raised)
             _store(callback_context, agent, state, Running())
             llm_request.contents = _with_reminders(llm_request.contents, steps)
         except Exception as error:
@@ -131,6 +149,23 @@ class RepeatGuard(BasePlugin):
         except Exception as error:
             _fail_open(error, "the call runs unguarded")
             return None
+
+    async def on_tool_error_callback(
+        self,
+        *,
+        tool: BaseTool,
+        tool_args: dict[str, Any],
+        tool_context: ToolContext,
+        error: Exception,
+    ) -> dict[str, Any] | None:
+        """Note that the call's tool raised (its response, if a callback gives one, is failed);
+        answer nothing, so the other plugins' and the agent's callbacks decide as before."""
+        try:
+            raised = _raised(tool_context) | {tool_context.function_call_id}
+            tool_context.state[FAILED_KEY] = raised
+        except Exception as failure:
+            _fail_open(failure, "the call's failure is not noted")
+        return None
 
     def _refusal(
         self, name: str, arguments: dict[str, Any], context: ToolContext
@@ -158,7 +193,7 @@ class RepeatGuard(BasePlugin):
         return turn.state, turn.running
 
     def _fold(
-        self, events: Sequence[AdkEvent], agent: str
+        self, events: Sequence[AdkEvent], agent: str, raised: Container[str | None]
     ) -> tuple[GuardState, list[list[Reminder]]]:
         """The agent's state after ``events``, and the reminders of each step with results."""
         state = GuardState.initial(self.config)
@@ -173,7 +208,7 @@ class RepeatGuard(BasePlugin):
             responses = event.get_function_responses()
             if responses:
                 step: list[Reminder] = []
-                for finished in _finished(agent, responses, calls):
+                for finished in _finished(agent, responses, calls, raised):
                     state, reminders = self.reducer(state, finished)
                     step.extend(reminders)
                 steps.append(step)
@@ -184,6 +219,7 @@ def _finished(
     agent: str,
     responses: Sequence[types.FunctionResponse],
     calls: Mapping[str | None, types.FunctionCall],
+    raised: Container[str | None],
 ) -> list[ToolCallFinished]:
     finished = []
     for response in responses:
@@ -192,6 +228,7 @@ def _finished(
             continue
         result = response.response
         denied = isinstance(result, Mapping) and result.get(REFUSED_BY) == PLUGIN_NAME
+        errs = response.id in raised or (isinstance(result, Mapping) and ERROR_KEY in result)
         finished.append(
             ToolCallFinished(
                 agent,
@@ -199,9 +236,16 @@ def _finished(
                 call.args,
                 denied=denied,
                 result=None if denied else result,
+                failed=errs and not denied,
             )
         )
     return finished
+
+
+def _raised(context: CallbackContext) -> frozenset[str | None]:
+    """The ids of the invocation's calls whose tool raised."""
+    noted = context.state.get(FAILED_KEY)
+    return frozenset(noted) if isinstance(noted, frozenset) else frozenset()
 
 
 def _is_prompt(event: AdkEvent) -> bool:
