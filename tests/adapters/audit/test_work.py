@@ -24,7 +24,7 @@ from repeat_guard_audit import (
     total,
 )
 from repeat_guard_audit import _work as work
-from repeat_guard_transcripts import Diagnostic, Item
+from repeat_guard_transcripts import NO_CALL, Diagnostic, Item
 
 SETTINGS = AuditSettings(GuardConfig())
 LINE = (
@@ -133,12 +133,15 @@ def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> Non
         ("s.jsonl", None, True),
     ]
     results = [audit_file(job, SETTINGS) for job in jobs]
+    # A session with a prompt and no call: read, and said so in a note (not a diagnostic).
+    note = Diagnostic(jobs[2].path, 1, NO_CALL.format(format="claude-code"), "note")
     assert [(r.format, r.files, r.problems) for r in results] == [
         (None, 0, ()),
         (None, 0, ()),
-        ("claude-code", 1, ()),
+        ("claude-code", 1, (note,)),
     ]
     assert total(results, SETTINGS.keep).files == 1
+    assert total(results, SETTINGS.keep).diagnostics == 0
 
 
 def test_a_walked_file_that_vanished_is_named_a_named_one_is_a_diagnostic(tmp_path: Path) -> None:
@@ -215,6 +218,8 @@ def test_batches_close_on_count_or_size() -> None:
 
 class _Watching:
     """A reader that records whether the cyclic garbage collector runs while it is read."""
+
+    name = "claude-code"
 
     def __init__(self, fail: bool) -> None:
         self.fail = fail

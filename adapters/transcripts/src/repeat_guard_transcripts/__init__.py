@@ -67,6 +67,7 @@ from ._pi import PiReader
 from ._qwen_code import QwenCodeReader
 from ._registry import (
     HEAD_BYTES,
+    NO_CALL,
     Annotating,
     FolderReading,
     PathReading,
@@ -112,6 +113,7 @@ __all__ = [
     "HEAD_BYTES",
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
+    "NO_CALL",
     "OPEN_CALLS",
     "READERS",
     "AcpReader",

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from repeat_guard import Reminder
+from repeat_guard import Reminder, ToolCallFinished, ToolCallReturned
 
-from ._items import Item
+from ._items import Diagnostic, Item, Located, Unfinished
 from ._lines import JsonValue, decode_json
 
 __all__ = [
     "HEAD_BYTES",
+    "NO_CALL",
     "Annotating",
     "FolderReading",
     "PathReading",
@@ -90,12 +93,57 @@ def read_items(
     (``None``) by a reader that can leave them out, which may then read faster. A reader of
     paths is given ``path`` instead when it is a regular file or a folder; anything else (the
     standard input, a FIFO) is read as lines, which such a reader answers with a
-    diagnostic."""
+    diagnostic.
+
+    An input that yields no call at all (no ``ToolCallFinished``, ``ToolCallReturned`` or
+    ``Unfinished``) and no diagnostic either ends with one note saying so (``NO_CALL``): a
+    format a reader recognises but reads as empty may be a file that only looks like it, and
+    is never a silent zero."""
     if path is not None and isinstance(reader, PathReading) and _is_file_or_folder(path):
-        return reader.read_path(path, file)
-    if not results and isinstance(reader, ResultsOptional):
-        return reader.read_without_results(lines, file)
-    return reader.read(lines, file)
+        items = reader.read_path(path, file)
+    elif not results and isinstance(reader, ResultsOptional):
+        items = reader.read_without_results(lines, file)
+    else:
+        items = reader.read(lines, file)
+    return _noting_no_call(iter(items), reader.name, file)
+
+
+NO_CALL = "read as {format}, none of it a tool call"
+"""The note of an input that yields no call and no diagnostic (``read_items``), at line 1."""
+
+
+@dataclass(slots=True)
+class _Heard:
+    """Whether an input's items so far held a call, or a diagnostic."""
+
+    call: bool = False
+    diagnostic: bool = False
+
+
+def _noting_no_call(items: Iterator[Item], name: str, file: str) -> Iterator[Item]:
+    # Each item is looked at only until the first call: the rest of the input goes straight
+    # through ``chain``, whose only cost is a C-level hop per item.
+    heard = _Heard()
+    return itertools.chain(_until_a_call(items, heard), items, _no_call_note(heard, name, file))
+
+
+_CALL_EVENTS = (ToolCallFinished, ToolCallReturned)
+
+
+def _until_a_call(items: Iterator[Item], heard: _Heard) -> Iterator[Item]:
+    for item in items:
+        yield item
+        if isinstance(item, Unfinished) or (
+            isinstance(item, Located) and isinstance(item.event, _CALL_EVENTS)
+        ):
+            heard.call = True
+            return
+        heard.diagnostic = heard.diagnostic or isinstance(item, Diagnostic)
+
+
+def _no_call_note(heard: _Heard, name: str, file: str) -> Iterator[Item]:
+    if not heard.call and not heard.diagnostic:
+        yield Diagnostic(file, 1, NO_CALL.format(format=name), "note")
 
 
 @runtime_checkable
