@@ -14,7 +14,7 @@ from repeat_guard import (
     parse_config,
     resolve_config,
 )
-from repeat_guard._config import config_format
+from repeat_guard._config import _PUBLIC, config_format
 
 
 def error_of(result: Result[GuardConfig, ConfigError]) -> ConfigError:
@@ -101,10 +101,7 @@ def test_thresholds_come_back_sorted() -> None:
         (
             {"threshold": [3]},
             "threshold",
-            "unknown config key 'threshold' (known: thresholds, include, exclude, "
-            "argumentsPreviewChars, cyclePeriod, cycleThresholds, progress, budgets, denyAt, "
-            "errorsAreProgress, cycleDenyAt, budgetScope, tools, preset, retryWindow, "
-            "retryThresholds)",
+            f"unknown config key 'threshold' (known: {', '.join(_PUBLIC)})",
         ),
         (
             {"argumentsPreviewChars": 5, "arguments_preview_chars": 6},
@@ -121,6 +118,18 @@ def test_invalid_configs_fail_naming_key_and_value(
     assert error.message == message
     assert str(error) == message
     assert parse_config(raw).alt(str).failure() == message
+
+
+def test_the_unknown_key_message_names_every_key_the_parser_takes() -> None:
+    # The list comes from the core's own table: each key it names is one the parser knows
+    # (a value of no type any key takes fails on its value, never as an unknown key).
+    message = error_of(parse_config({"threshold": [3]})).message
+    known = message.removeprefix("unknown config key 'threshold' (known: ").removesuffix(")")
+    names = known.split(", ")
+    assert names[:4] == ["thresholds", "include", "exclude", "argumentsPreviewChars"]
+    for name in names:
+        error = error_of(parse_config({name: object()}))
+        assert (error.key, error.message.startswith("unknown")) == (name, False)
 
 
 def test_a_non_string_key_and_a_non_mapping_fail() -> None:
