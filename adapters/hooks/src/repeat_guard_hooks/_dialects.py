@@ -33,7 +33,8 @@ kept apart from any response, and ``failed`` (an interrupted call's result is un
 not a failure). Codex 0.171.0 reports a command that exited non-zero with ``PostToolUse``, whose
 ``tool_response`` is the command's output alone (what it printed, nothing of its exit status:
 ``"pre-commit: ruff failed\\n"`` for ``echo 'pre-commit: ruff failed' >&2; exit 1``, ``""`` for
-``false``), so its results are never ``failed``. Copilot CLI reports it with ``PostToolUse``
+``false``), so its results are never ``failed`` (an MCP tool's call that returned an error fires
+no ``PostToolUse`` at all). Copilot CLI reports it with ``PostToolUse``
 too, ``result_type: "success"``, and the exit code at the end of the text (``copilot_result``).
 
 Agents: a session's main agent is the session id; a call made inside a subagent carries
