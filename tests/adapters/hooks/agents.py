@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -90,6 +91,11 @@ def _npm_version(executable: Path, package: str) -> str:
     return str(version)
 
 
+# The resident guard's line as it stops, idle (``REPEAT_GUARD_DAEMON_IDLE`` seconds) or asked
+# to: ``<time> pid=<pid> daemon: stopped: idle for 20 s``.
+_GUARD_STOPPED = re.compile(r" daemon: stopped: (idle for [0-9.]+ s|asked to stop)$")
+
+
 @dataclass(frozen=True, slots=True)
 class Sandbox:
     """A temporary home, a project in it, and the state file the hooks use."""
@@ -139,6 +145,15 @@ class Sandbox:
         path = Path(f"{self.state}.log")
         lines = path.read_text().splitlines(keepends=True) if path.exists() else []
         return "".join(line for line in lines if " daemon: stopped: idle for " not in line)
+
+    def errors(self) -> list[str]:
+        """The state log's lines that say something went wrong: a hook that stood aside (its
+        host, event and why) or the resident guard's own trouble. Not the guard's stopping,
+        once idle or when asked: when a run on a busy machine leaves it idle long enough is
+        timing, not an error."""
+        path = Path(f"{self.state}.log")
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [line for line in lines if not _GUARD_STOPPED.search(line)]
 
 
 def installed(root: Path, host: str, config: str | None = None, *, git: bool = False) -> Sandbox:

@@ -162,7 +162,7 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, claud
         # The tag's opening and closing (or, in a system message, no tag, not even escaped).
         assert (role, text.count("system-reminder")) in {("user", 2), ("system", 0)}
     assert "You are repeating the exact same tool call." in gentle[1]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, claude: Host) -> None:
@@ -184,7 +184,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, claude: Host) -> None:
     # Since 2.1.332 (at the latest) a subagent runs in the background, and the parent is told in
     # a turn of its own when it is done: a turn after its last call, with nothing to remind of.
     assert main[5:] in ([], [(4, [])])
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_parallel_identical_calls_lose_no_count(tmp_path: Path, claude: Host) -> None:
@@ -206,7 +206,7 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path, claude: Host) ->
         (4, [_wrapped(claude, LOOP.reminder(3, config))]),
         (6, [_wrapped(claude, LOOP.reminder(6, config))]),
     ]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, claude: Host) -> None:
@@ -236,7 +236,7 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, claude: Host) -> 
         (2, 2, []),
         (2, 3, [gentle]),
     ]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def _results(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -268,7 +268,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, claude
     fifth_reason = "refused: this would be the 5th identical call"
     assert str(fifth["content"]).startswith(_refused(claude, fifth_reason))
     assert _contexts(turns[5]) == [_wrapped(claude, LOOP.reminder(5))]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, claude: Host) -> None:
@@ -305,7 +305,7 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, cl
     # output last changed) is a loop; without the results it would have been the third.
     gentle = _wrapped(claude, Repeated("Bash", poll).reminder(3))
     assert seen == [(0, []), (1, []), (2, []), (3, []), (4, []), (5, [gentle]), (6, [])]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
@@ -336,4 +336,4 @@ def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
     said = "has now failed 3 times the same way"
     seen = [(_results_since_prompt(r), said in str(list(_since_answer(r)))) for r in _turns(model)]
     assert seen == [(n, n == 6) for n in range(7)]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []

@@ -77,7 +77,7 @@ def test_a_loop_gets_the_gentle_reminder_before_clines_own_stop(
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, [])]
     assert "<system-reminder>" not in gentle
     assert "Detected 5 consecutive identical calls to `run_commands`" in done.stdout
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, cline: Host) -> None:
@@ -95,7 +95,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, cline: Host) -> None:
     assert main == [(0, False), (1, False), (2, False), (3, False), (4, True)]
     (last,) = _contexts(requests[-1])
     assert LOOP.reminder(3).body in last
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_deny_at_stops_the_task(tmp_path: Path, cline: Host) -> None:
@@ -107,4 +107,4 @@ def test_deny_at_stops_the_task(tmp_path: Path, cline: Host) -> None:
     assert [_results_since_prompt(r) for r in model.model_requests()] == [0, 1, 2, 3]
     result = [json.loads(line) for line in done.stdout.splitlines() if '"run_result"' in line]
     assert [r["finishReason"] for r in result] == ["aborted"]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []

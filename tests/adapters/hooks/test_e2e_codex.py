@@ -98,7 +98,7 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, codex
     assert [_outputs(r) for r in requests] == [0, 1, 2, 3, 4, 5, 6]
     assert [len(_reminders(r)) for r in requests] == [0, 0, 0, 1, 1, 2, 2]
     assert _reminders(requests[-1]) == [(3, _reminder(3)), (5, _reminder(5))]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_parallel_identical_calls_lose_no_count(tmp_path: Path, codex: Host) -> None:
@@ -112,7 +112,7 @@ def test_parallel_identical_calls_lose_no_count(tmp_path: Path, codex: Host) -> 
     final = model.model_requests()[-1]
     assert _outputs(final) == 6
     assert [text for _, text in _reminders(final)] == [_reminder(3, config), _reminder(6, config)]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, codex: Host) -> None:
@@ -149,7 +149,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, codex: Host) -> None:
     # started with) neither added to the parent's chain nor reset it.
     assert _outputs(main[-1], whole=True) == 5
     assert _reminders(main[-1], whole=True) == [(5, _reminder(3))]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_resumed_session_starts_the_chain_over(tmp_path: Path, codex: Host) -> None:
@@ -161,7 +161,7 @@ def test_a_resumed_session_starts_the_chain_over(tmp_path: Path, codex: Host) ->
     assert [_outputs(r) for r in requests] == [0, 1, 2, 0, 1, 2]
     # Four identical calls in one session, two per prompt: no reminder.
     assert [_reminders(r) for r in requests] == [[]] * 6
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, codex: Host) -> None:
@@ -183,7 +183,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, codex:
         assert output.endswith(". Command: ls")
     # The refused fourth counted: the fifth, refused too, carries the detailed reminder.
     assert _reminders(final) == [(3, _reminder(3)), (5, _reminder(5))]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, codex: Host) -> None:
@@ -213,4 +213,4 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, co
     assert [output.strip().splitlines()[-1] for output in read] == outputs
     # The output changed twice: only the fifth call (the third since it last changed) loops.
     assert _reminders(final) == [(5, _reminder(3))]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []

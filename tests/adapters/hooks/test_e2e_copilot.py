@@ -103,7 +103,7 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, copil
     gentle, detailed = _wrapped(LOOP.reminder(3)), _wrapped(LOOP.reminder(5))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     assert gentle.count("<system-reminder>") == 1
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, copilot: Host) -> None:
@@ -120,7 +120,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, copilot: Host) -> None:
     assert sub == [(0, []), (1, []), (2, []), (3, [gentle])]
     # One shared chain would have made the parent's last ls the 6th in a row (detailed).
     assert main == [(0, []), (1, []), (2, []), (3, []), (4, [gentle])]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, copilot: Host) -> None:
@@ -146,7 +146,7 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, copilot: Host) ->
         (2, 2, []),
         (2, 3, [_wrapped(LOOP.reminder(3))]),
     ]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, copilot: Host) -> None:
@@ -163,7 +163,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, copilo
     # The refused fourth counted: the fifth carries the detailed reminder beside its refusal.
     assert _seen(requests[4])[1] == []
     assert _seen(requests[5])[1] == [_wrapped(LOOP.reminder(5))]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_bad_configuration_lets_every_call_run(tmp_path: Path, copilot: Host) -> None:
@@ -211,7 +211,7 @@ def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
     # Copilot's own line, then the core's reminder, whole (Copilot adds no envelope).
     assert last.startswith("pre-commit: ruff failed\n<shellId: 5 completed with exit code 1>")
     assert f"{guidance}<system-reminder>\n" in last
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_tool_failing_the_same_way_gets_the_retry_reminder(tmp_path: Path, copilot: Host) -> None:
@@ -245,4 +245,4 @@ def test_a_tool_failing_the_same_way_gets_the_retry_reminder(tmp_path: Path, cop
     assert [n for n, _ in seen] == list(range(7))
     assert [len(said) for _, said in seen] == [0, 0, 0, 0, 0, 0, 1]
     assert seen[6][1][0].startswith(reminder)
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []

@@ -104,7 +104,7 @@ def test_a_loop_gets_the_gentle_then_the_detailed_reminder(tmp_path: Path, gemin
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     assert "You are repeating the exact same tool call." in gentle
     assert "<system-reminder>" not in gentle
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, gemini: Host) -> None:
@@ -131,7 +131,7 @@ def test_a_second_prompt_starts_the_chain_over(tmp_path: Path, gemini: Host) -> 
     ]
     # Both prompts were one session: BeforeAgent, not a new session, reset the chain.
     assert json.loads(first.stdout)["session_id"] == json.loads(second.stdout)["session_id"]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, gemini: Host) -> None:
@@ -149,7 +149,7 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, gemini
     fifth = str(responses[4]["error"])
     assert fifth.startswith("Tool execution blocked: refused: this would be the 5th")
     assert fifth.endswith(f"\n\n{LOOP.reminder(5).body}")
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_bad_configuration_is_a_warning_and_every_call_runs(tmp_path: Path, gemini: Host) -> None:
@@ -173,4 +173,4 @@ def test_gemini_clis_own_loop_detection_stops_the_fifth_call(tmp_path: Path, gem
     assert seen == [(0, []), (1, []), (2, []), (3, [_wrapped(LOOP.reminder(3))]), (4, [])]
     notice = requests[5]["contents"][-1]["parts"][0]["text"]
     assert notice.startswith("System: Potential loop detected.")
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []

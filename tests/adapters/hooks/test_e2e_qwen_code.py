@@ -109,7 +109,7 @@ def test_a_loop_gets_the_gentle_reminder_before_qwen_code_halts_it(
     # Qwen Code's own guard stops the fifth identical call before any hook sees it.
     assert result["is_error"] is True
     assert "consecutive_identical_tool_calls" in result["error"]["message"]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_the_detailed_reminder_reaches_the_model_at_its_threshold(
@@ -125,7 +125,7 @@ def test_the_detailed_reminder_reaches_the_model_at_its_threshold(
     seen = [_seen(r) for r in _turns(model)]
     gentle = _labelled(LOOP.reminder(3))
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, [detailed])]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_subagent_keeps_its_own_chain(tmp_path: Path, qwen: Host) -> None:
@@ -142,7 +142,7 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, qwen: Host) -> None:
     # subagent runs in the background: the parent gets a turn of its own when it ends.
     assert main[:5] == [(0, []), (1, []), (2, []), (3, []), (4, [gentle])]
     assert all(turn == (4, []) for turn in main[5:])
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_new_prompt_starts_the_chain_over(tmp_path: Path, qwen: Host) -> None:
@@ -165,7 +165,7 @@ def test_a_new_prompt_starts_the_chain_over(tmp_path: Path, qwen: Host) -> None:
     # Without the reset the second prompt's first call would be the third in a row.
     gentle = _labelled(LOOP.reminder(3))
     assert [_seen(r) for r in turns[first:]] == [(0, []), (1, []), (2, []), (3, [gentle])]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, qwen: Host) -> None:
@@ -180,4 +180,4 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, qwen: 
     assert results[2] == f"{LOOP.refusal(3)}\n\n{_labelled(LOOP.reminder(3))}"
     assert results[3].startswith("refused: this would be the 4th identical call")
     assert _guard_text(results[3]) == []
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []

@@ -218,7 +218,7 @@ def test_the_gentle_then_the_detailed_reminder_reach_the_model(
     requests = _after_results(model)
     assert [len(host.reminders(requests[n])) for n in range(7)] == [0, 0, 0, 1, 1, 2, 2]
     assert host.reminders(requests[6]) == [gentle.text, detailed.text]
-    assert sandbox.log() == ""
+    assert sandbox.errors() == []
 
 
 def test_a_new_prompt_starts_over_in_a_continued_session(host: Release, tmp_path: Path) -> None:
