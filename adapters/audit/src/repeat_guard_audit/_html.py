@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
-from html import escape
 from typing import Literal
 
 from ._render import clean, reminders_by_form, share
@@ -35,6 +34,9 @@ _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 def _text(value: str) -> str:
+    # Imported here: ``html`` loads its table of entities, which no other report needs.
+    from html import escape  # noqa: PLC0415
+
     return escape(clean(value))
 
 

@@ -8,7 +8,6 @@ with undecodable bytes) is written as a backslash escape, which in JSON is the s
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -149,6 +148,8 @@ def check_lines(summary: FileSummary, computed: Sequence[Fired]) -> list[str]:
     old = [_recorded_key(item) for item in recorded]
     new = [_computed_key(item) for item in computed]
     lines: list[str] = []
+    import difflib  # noqa: PLC0415  # only --check compares: every report imports this module
+
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
         if tag == "equal":

@@ -5,14 +5,14 @@ compressed when the name of the file written ends in ``.gz``, ``.bz2`` or ``.xz`
 Whatever the compressed data holds (cut short, corrupt, trailing garbage), reading it raises
 ``OSError`` only, as reading any file does, so the line reader turns it into a diagnostic at
 the line where it happened and the lines before it still count.
+
+Each decompressor's module is imported when a file of its compression is read or written: most
+inputs are plain, and telling one from a compressed one needs only its first bytes.
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
-import lzma
 import zlib
 from typing import BinaryIO, Final
 
@@ -23,9 +23,6 @@ _SUFFIXES: Final = ((".gz", "gzip"), (".bz2", "bzip2"), (".xz", "xz"))
 
 MAGIC_BYTES: Final = max(len(magic) for magic, _ in _MAGIC)
 """How many first bytes tell a compressed input from a plain one."""
-
-# What the decompressors raise for bad data besides OSError (gzip.BadGzipFile is one).
-_DATA_ERRORS = (EOFError, zlib.error, lzma.LZMAError)
 
 
 def compression_of(head: bytes) -> str | None:
@@ -50,9 +47,15 @@ def compressing(stream: BinaryIO, compression: str) -> io.BufferedIOBase:
     (``compression_for``). Closing it ends the compressed data and leaves ``stream`` open.
     A gzip member records no file name and no time, so the same data compresses the same."""
     if compression == "gzip":
+        import gzip  # noqa: PLC0415  # see the module's docstring
+
         return gzip.GzipFile(filename="", fileobj=stream, mode="wb", mtime=0)
     if compression == "bzip2":
+        import bz2  # noqa: PLC0415
+
         return bz2.BZ2File(stream, "wb")
+    import lzma  # noqa: PLC0415
+
     return lzma.LZMAFile(stream, "wb")
 
 
@@ -62,13 +65,23 @@ class _Decompressed(io.RawIOBase):
     def __init__(self, stream: BinaryIO, compression: str) -> None:
         # Each closed by close() below; none closes ``stream``, which its opener closes.
         inner: io.BufferedIOBase
+        # What the decompressor raises for bad data besides OSError (gzip.BadGzipFile is one).
+        errors: tuple[type[Exception], ...] = (EOFError, zlib.error)
         if compression == "gzip":
+            import gzip  # noqa: PLC0415  # see the module's docstring
+
             inner = gzip.GzipFile(fileobj=stream, mode="rb")
         elif compression == "bzip2":
+            import bz2  # noqa: PLC0415
+
             inner = bz2.BZ2File(stream)
         else:
+            import lzma  # noqa: PLC0415
+
             inner = lzma.LZMAFile(stream)  # noqa: SIM115
+            errors = (*errors, lzma.LZMAError)
         self._inner = inner
+        self._errors = errors
         self._compression = compression
         self._failure: OSError | None = None
 
@@ -88,7 +101,7 @@ class _Decompressed(io.RawIOBase):
         except OSError as error:
             self._failure = OSError(f"{self._compression} data: {error.strerror or error}")
             raise self._failure from error
-        except _DATA_ERRORS as error:
+        except self._errors as error:
             self._failure = OSError(f"{self._compression} data: {error}")
             raise self._failure from error
         buffer[: len(data)] = data
