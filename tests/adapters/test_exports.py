@@ -13,6 +13,7 @@ PACKAGES = [
     "repeat_guard_cli",
     "repeat_guard_entry",
     "repeat_guard_hookcall",
+    "repeat_guard_hookcall.config_file",
     "repeat_guard_hooks",
     "repeat_guard_hooks.installer",
     "repeat_guard_hooks.resident",

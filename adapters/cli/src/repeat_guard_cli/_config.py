@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Mapping
 
 from repeat_guard import ConfigError, GuardConfig
-from repeat_guard_hooks import load_config_file
+from repeat_guard_hookcall.config_file import load_config_file
 
 from ._errors import UsageError
 

@@ -14,7 +14,8 @@ entries in the agent's settings) and ``repeat_guard_hooks.resident`` (the reside
 
 from __future__ import annotations
 
-from ._config_file import CONFIG_LIMIT, load_config_file, read_config_file
+from repeat_guard_hookcall.config_file import CONFIG_LIMIT, load_config_file, read_config_file
+
 from ._dialects import (
     CLAUDE_CODE,
     CLINE,

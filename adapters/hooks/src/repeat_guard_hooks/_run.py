@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from repeat_guard import NO_PRESET, PRESETS, ConfigError, Event, GuardConfig, ToolCallReturned
 from repeat_guard_hookcall import resolve_state
+from repeat_guard_hookcall.config_file import load_config_file
 
-from ._config_file import load_config_file
 from ._dialects import (
     AfterCall,
     AgentEvent,

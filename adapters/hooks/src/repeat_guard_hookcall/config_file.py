@@ -1,5 +1,10 @@
 """Loading a configuration file: the one loader the hook and every command use.
 
+A module of its own, which ``import repeat_guard_hookcall`` does not load (it imports the core):
+a command that reads a configuration but runs no hook (``audit``, ``replay``) imports it without
+``repeat_guard_hooks`` and its hosts' dialects, and ``repeat_guard_hooks`` names the same
+functions.
+
 ``load_config_file`` reads the file (``read_config_file``) and hands its bytes, with any
 overrides, to the core's one parser (``load_config_or_error``, which needs no ``returns``); each
 caller only words the answer for its user.
