@@ -29,9 +29,12 @@ from ._errors import (
 from ._hooks import HOOK_COMMANDS, HookHelpFormatter, add_hook_commands, run_hook_command
 from ._resident import add_daemon_command, run_daemon_command
 from ._streams import Streams
+from ._subcommands import DeferredParser, add_command
 
 if TYPE_CHECKING:
     from repeat_guard import GuardConfig
+
+    from ._subcommands import Commands
 
 __all__ = ["build_parser", "run_command_line"]
 
@@ -146,31 +149,10 @@ def _add_format_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _subparser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    summary: str,
-    epilog: str,
-) -> argparse.ArgumentParser:
-    return commands.add_parser(
-        name,
-        help=summary,
-        description=summary,
-        epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-
-
-def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser], epilog: str) -> None:
+def _fill_replay(replay: argparse.ArgumentParser) -> None:
     from repeat_guard_transcripts import READERS  # noqa: PLC0415  # see _replay_epilog
 
-    replay = _subparser(
-        commands,
-        "replay",
-        "Replay recorded agent transcripts (in the formats below) and report where the guard "
-        "fires.",
-        epilog,
-    )
+    replay.epilog = _replay_epilog()
     replay.add_argument(
         "files", nargs="+", metavar="FILE", help="transcript or directory; - reads stdin"
     )
@@ -200,17 +182,70 @@ def _add_replay(commands: argparse._SubParsersAction[argparse.ArgumentParser], e
     add_override_arguments(replay)
 
 
-def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    audit = _subparser(
+def _fill_demo(demo: argparse.ArgumentParser) -> None:
+    demo.epilog = _replay_epilog()
+    _add_format_argument(demo)
+    _add_config_file_argument(demo)
+    add_override_arguments(demo)
+
+
+def _fill_audit(audit: argparse.ArgumentParser) -> None:
+    audit.epilog = f"{AUDIT_EPILOG}{_audit_places()}\n{CONFIG_HELP}"
+    add_audit_arguments(audit)
+    _add_config_file_argument(audit)
+    add_override_arguments(audit)
+
+
+def _fill_serve(served: argparse.ArgumentParser) -> None:
+    served.epilog = _SERVE_EPILOG
+    _add_config_file_argument(served)
+    served.add_argument(
+        "--state",
+        metavar="PATH",
+        nargs="?",
+        const="",
+        help="keep the agents' chains in this SQLite file (the hook's store; without PATH, "
+        "the hook's default), not in memory",
+    )
+    add_override_arguments(served)
+
+
+def _fill_check_config(check: argparse.ArgumentParser) -> None:
+    check.epilog = _CHECK_CONFIG_EPILOG
+    check.add_argument("file", metavar="FILE", help="JSON or TOML configuration file")
+    add_override_arguments(check)
+
+
+def _add_commands(commands: Commands) -> None:
+    add_command(
+        commands,
+        "replay",
+        "Replay recorded agent transcripts (in the formats below) and report where the guard "
+        "fires.",
+        _fill_replay,
+    )
+    add_command(
+        commands,
+        "demo",
+        "Replay the looping transcript shipped with the package and print the report.",
+        _fill_demo,
+    )
+    add_command(
         commands,
         "audit",
         "Read every transcript under the given paths and report where agents looped and what "
         "it cost.",
-        f"{AUDIT_EPILOG}{_audit_places()}\n{CONFIG_HELP}",
+        _fill_audit,
     )
-    add_audit_arguments(audit)
-    _add_config_file_argument(audit)
-    add_override_arguments(audit)
+    add_command(
+        commands, "serve", "Run the guard as a JSONL sidecar on stdin and stdout.", _fill_serve
+    )
+    add_command(
+        commands,
+        "check-config",
+        "Validate a configuration file and print it normalized.",
+        _fill_check_config,
+    )
 
 
 _MAIN_EPILOG = """\
@@ -250,6 +285,7 @@ class _Version(argparse.Action):
 def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
     """Return the parser for every subcommand (only ``hook``, ``install`` and ``uninstall``
     when ``hooks_only``: a hook process runs once per tool call and need not build the rest).
+    Each subcommand's parser gets its arguments when it is used (``DeferredParser``).
     """
     parser = argparse.ArgumentParser(
         prog="repeat-guard",
@@ -260,43 +296,13 @@ def build_parser(*, hooks_only: bool = False) -> argparse.ArgumentParser:
         formatter_class=HookHelpFormatter if hooks_only else argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=DeferredParser
+    )
     if hooks_only:
         add_hook_commands(commands)
         return parser
-    epilog = _replay_epilog()
-    _add_replay(commands, epilog)
-    demo = _subparser(
-        commands,
-        "demo",
-        "Replay the looping transcript shipped with the package and print the report.",
-        epilog,
-    )
-    _add_format_argument(demo)
-    _add_config_file_argument(demo)
-    add_override_arguments(demo)
-    _add_audit(commands)
-    served = _subparser(
-        commands, "serve", "Run the guard as a JSONL sidecar on stdin and stdout.", _SERVE_EPILOG
-    )
-    _add_config_file_argument(served)
-    served.add_argument(
-        "--state",
-        metavar="PATH",
-        nargs="?",
-        const="",
-        help="keep the agents' chains in this SQLite file (the hook's store; without PATH, "
-        "the hook's default), not in memory",
-    )
-    add_override_arguments(served)
-    check = _subparser(
-        commands,
-        "check-config",
-        "Validate a configuration file and print it normalized.",
-        _CHECK_CONFIG_EPILOG,
-    )
-    check.add_argument("file", metavar="FILE", help="JSON or TOML configuration file")
-    add_override_arguments(check)
+    _add_commands(commands)
     add_hook_commands(commands)
     add_daemon_command(commands)
     return parser

@@ -1,12 +1,14 @@
 """The ``hook``, ``install`` and ``uninstall`` commands: repeat-guard inside an agent host.
 
 Only argument parsing lives here; ``repeat_guard_hooks`` does the work and is imported when one
-of these commands runs (its table of hosts, ``DIALECTS``, when the parser is built).
+of these commands runs (its table of hosts, ``DIALECTS``, when the command's parser is filled
+in, ``DeferredParser``).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -17,6 +19,7 @@ from repeat_guard_hookcall import HookArguments, run_hook_process
 
 from ._errors import UsageError
 from ._streams import Streams
+from ._subcommands import add_command
 
 __all__ = ["HOOK_COMMANDS", "HookHelpFormatter", "add_hook_commands", "run_hook_command"]
 
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
     from repeat_guard import GuardConfig
     from repeat_guard_hooks import Dialect, SettingsFile
     from repeat_guard_hooks.installer import HookFilesChange, HttpInstall, Place, SettingsChange
+
+    from ._subcommands import Commands
 
 HOOK_COMMANDS = frozenset({"hook", "install", "uninstall"})
 
@@ -135,25 +140,32 @@ def _scopes_help(dialects: Mapping[str, Dialect]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_hook_commands(commands: Commands) -> None:
     """Add ``hook``, ``install`` and ``uninstall`` to the command's subparsers."""
-    from repeat_guard_hooks import (  # noqa: PLC0415  # see the module's docstring
-        DIALECTS,
-        PLUGIN_HOSTS,
-    )
-
-    hosts = tuple(DIALECTS)
-    # Cline's hook files are written into the folder its ``settings`` name (``hook_files``).
-    installable = {name: d for name, d in {**DIALECTS, **PLUGIN_HOSTS}.items() if d.settings}
-    scope_names = sorted({file.scope for d in installable.values() for file in d.settings})
-    hook = commands.add_parser(
+    add_command(
+        commands,
         "hook",
-        help="Run as an agent host's hook (one event on stdin, the answer on stdout).",
-        description="Run as an agent host's hook: one event on stdin, the answer on stdout.",
-        epilog=_HOOK_EPILOG,
-        formatter_class=HookHelpFormatter,
+        "Run as an agent host's hook (one event on stdin, the answer on stdout).",
+        _fill_hook,
+        HookHelpFormatter,
+        "Run as an agent host's hook: one event on stdin, the answer on stdout.",
     )
-    hook.add_argument("agent", choices=hosts, help="which host's hook dialect")
+    for name, verb in (("install", "Add"), ("uninstall", "Remove")):
+        add_command(
+            commands,
+            name,
+            f"{verb} the repeat-guard hook entries or plugin in a host's settings.",
+            functools.partial(_fill_settings, install=name == "install"),
+            HookHelpFormatter,
+            f"{verb} the repeat-guard hook entries in an agent's settings file.",
+        )
+
+
+def _fill_hook(hook: argparse.ArgumentParser) -> None:
+    from repeat_guard_hooks import DIALECTS  # noqa: PLC0415  # see the module's docstring
+
+    hook.epilog = _HOOK_EPILOG
+    hook.add_argument("agent", choices=tuple(DIALECTS), help="which host's hook dialect")
     hook.add_argument("--state", metavar="PATH", help="the SQLite state file")
     hook.add_argument("--config", metavar="FILE", help="JSON or TOML configuration file")
     hook.add_argument(
@@ -165,41 +177,45 @@ def add_hook_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     _add_preset(
         hook, "the preset to use where the configuration file names none (default: the host's own)"
     )
-    for name, verb in (("install", "Add"), ("uninstall", "Remove")):
-        parser = commands.add_parser(
-            name,
-            help=f"{verb} the repeat-guard hook entries or plugin in a host's settings.",
-            description=f"{verb} the repeat-guard hook entries in an agent's settings file.",
-            epilog=_scopes_help(installable) + _INSTALL_EPILOG,
-            formatter_class=HookHelpFormatter,
-        )
-        parser.add_argument("agent", choices=tuple(installable), help="which host")
-        parser.add_argument("--scope", choices=scope_names, help="which settings file")
+
+
+def _fill_settings(parser: argparse.ArgumentParser, *, install: bool) -> None:
+    from repeat_guard_hooks import (  # noqa: PLC0415  # see the module's docstring
+        DIALECTS,
+        PLUGIN_HOSTS,
+    )
+
+    # Cline's hook files are written into the folder its ``settings`` name (``hook_files``).
+    installable = {name: d for name, d in {**DIALECTS, **PLUGIN_HOSTS}.items() if d.settings}
+    scope_names = sorted({file.scope for d in installable.values() for file in d.settings})
+    parser.epilog = _scopes_help(installable) + _INSTALL_EPILOG
+    parser.add_argument("agent", choices=tuple(installable), help="which host")
+    parser.add_argument("--scope", choices=scope_names, help="which settings file")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the change instead of making it"
+    )
+    if install:
         parser.add_argument(
-            "--dry-run", action="store_true", help="print the change instead of making it"
+            "--results",
+            action="store_true",
+            help="also run on PostToolUse (and Claude Code's PostToolUseFailure) for every "
+            'tool, so that progress = "result" and retryWindow see each call\'s result (one '
+            "more hook process per tool call); without it, those entries match the preset's "
+            "polling tools alone (see --preset), or are taken out",
         )
-        if name == "install":
-            parser.add_argument(
-                "--results",
-                action="store_true",
-                help="also run on PostToolUse (and Claude Code's PostToolUseFailure) for every "
-                'tool, so that progress = "result" and retryWindow see each call\'s result (one '
-                "more hook process per tool call); without it, those entries match the preset's "
-                "polling tools alone (see --preset), or are taken out",
-            )
-            _add_preset(
-                parser,
-                "the preset the hooks use where the configuration file names none (default: the "
-                "host's own; seed: none); the installed command carries it, and without "
-                "--results the hooks see the results of its polling tools alone, where the "
-                "host's hook entries take a tool matcher",
-            )
-            parser.add_argument(
-                "--http",
-                action="store_true",
-                help="claude-code only: http hooks to the resident guard's listener instead of "
-                "command hooks (no process per call; see http hooks below)",
-            )
+        _add_preset(
+            parser,
+            "the preset the hooks use where the configuration file names none (default: the "
+            "host's own; seed: none); the installed command carries it, and without "
+            "--results the hooks see the results of its polling tools alone, where the "
+            "host's hook entries take a tool matcher",
+        )
+        parser.add_argument(
+            "--http",
+            action="store_true",
+            help="claude-code only: http hooks to the resident guard's listener instead of "
+            "command hooks (no process per call; see http hooks below)",
+        )
 
 
 def _add_preset(parser: argparse.ArgumentParser, text: str) -> None:

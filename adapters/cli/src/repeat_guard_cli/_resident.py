@@ -8,11 +8,16 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import TYPE_CHECKING
 
 from repeat_guard_hookcall import daemon_command
 
 from ._hooks import HookHelpFormatter
 from ._streams import Streams
+from ._subcommands import add_command
+
+if TYPE_CHECKING:
+    from ._subcommands import Commands
 
 __all__ = ["IDLE_VARIABLE", "add_daemon_command", "run_daemon_command"]
 
@@ -50,15 +55,20 @@ def _seconds(text: str) -> float:
     return value
 
 
-def add_daemon_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_daemon_command(commands: Commands) -> None:
     """Add ``daemon`` to the command's subparsers."""
-    parser = commands.add_parser(
+    add_command(
+        commands,
         "daemon",
-        help="The resident guard that answers hook calls without starting a process for each.",
-        description="Run, start, look at or stop the resident guard of a state file.",
-        epilog=_EPILOG,
-        formatter_class=HookHelpFormatter,
+        "The resident guard that answers hook calls without starting a process for each.",
+        _fill_daemon,
+        HookHelpFormatter,
+        "Run, start, look at or stop the resident guard of a state file.",
     )
+
+
+def _fill_daemon(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = _EPILOG
     parser.add_argument("action", choices=("serve", "start", "status", "stop"))
     parser.add_argument("--state", metavar="PATH", help="the SQLite state file it serves")
     parser.add_argument(
