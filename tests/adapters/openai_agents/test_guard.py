@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from agents import Agent, RunConfig, RunContextWrapper, RunHooks, Runner, Tool
+from agents import (
+    Agent,
+    FunctionTool,
+    RunConfig,
+    RunContextWrapper,
+    RunHooks,
+    Runner,
+    Tool,
+    default_tool_error_function,
+    function_tool,
+)
 from agents.run_config import CallModelData, ModelInputData
+from agents.tool import ToolErrorFunction
 from agents.tool_context import ToolContext
 from agents.tool_guardrails import ToolInputGuardrailData
 
@@ -351,3 +363,106 @@ def test_a_handoff_ends_the_chain_before_it() -> None:
     assert result.last_agent is helper
     assert result.final_output == "stopped after 6 calls"  # the handoff is a function call too
     assert [len(reminder_texts(items)) for items in helper_script.seen] == [0, 0, 0, 1]
+
+
+RETRY_MARK = "has now failed 3 times the same way, with other calls between"
+MAKE = ("make", {"target": "all"})
+EDIT = ("edit", {"path": "main.c"})
+
+
+def build_tools(
+    ran: list[str], failure: ToolErrorFunction, message: Callable[[int], str]
+) -> list[FunctionTool]:
+    """``make``, which raises ``message(n)`` on its ``n``-th run (answered by ``failure``, a
+    tool error function), and ``edit``."""
+
+    @function_tool(failure_error_function=failure)
+    def make(target: str) -> str:
+        """Build a target."""
+        ran.append("make")
+        raise RuntimeError(message(ran.count("make")))
+
+    @function_tool
+    def edit(path: str) -> str:
+        """Edit a file."""
+        ran.append("edit")
+        return f"{path} edited"
+
+    return [make, edit]
+
+
+def located(n: int) -> str:
+    return f"main.c:{n}: undefined reference to `main'"
+
+
+def test_a_raised_tool_fails_and_its_third_failure_between_edits_is_a_retry() -> None:
+    guard, ran = RepeatGuard({"retryWindow": 8}), list[str]()
+    script = LoopingModel(calls=(MAKE, EDIT), stop_at="has now failed")
+    tools = build_tools(ran, guard.failure_error_function(), located)
+    agent = Agent(name="main", model=script.model(), tools=list(tools))
+    result = run(agent, "Build it.", guard)
+    assert result.final_output == "stopped after 5 calls"
+    assert ran == ["make", "edit"] * 2 + ["make"]
+    *_, output, reminder = script.seen[-1]
+    # the model reads the SDK's own message, and the guard's reminder after it
+    assert output["output"] == (
+        "An error occurred while running the tool. Please try again. Error: " + located(3)
+    )
+    assert RETRY_MARK in reminder["content"]
+    assert "`make`" in reminder["content"]
+    assert reminder_texts(script.seen[-2]) == []  # not at the second failure
+
+
+def test_without_the_guards_failure_function_the_same_loop_is_not_a_retry() -> None:
+    guard, ran = RepeatGuard({"retryWindow": 8}), list[str]()
+    script = LoopingModel(calls=(MAKE, EDIT), stop_at="has now failed", limit=8)
+    agent = Agent(
+        name="main",
+        model=script.model(),
+        tools=list(build_tools(ran, default_tool_error_function, located)),
+    )
+    assert run(agent, "Build it.", guard).final_output == "stopped after 8 calls"
+
+
+def test_a_failure_is_no_progress_over_the_last_failure_of_the_same_call() -> None:
+    words = ["alpha", "beta", "gamma", "delta"]
+    guard, ran = RepeatGuard({"progress": "result"}), list[str]()
+
+    async def own_message(context: RunContextWrapper[Any], error: Exception) -> str:
+        return f"build failed: {error}"
+
+    script = LoopingModel(calls=(MAKE,))
+    failure = guard.failure_error_function(own_message)
+    tools = build_tools(ran, failure, lambda n: words[n - 1])
+    agent = Agent(name="main", model=script.model(), tools=list(tools))
+    # each failure's text differs, yet a failure is no progress over a failure
+    assert run(agent, "Build it.", guard).final_output == "stopped after 3 calls"
+    outputs = [i["output"] for i in script.seen[-1] if i.get("type") == "function_call_output"]
+    assert outputs == ["build failed: alpha", "build failed: beta", "build failed: gamma"]
+    assert GENTLE_MARK in reminder_texts(script.seen[-1])[-1]
+
+
+def test_noting_a_failure_outside_the_guards_runs_fails_open(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    failure = RepeatGuard().failure_error_function()
+    context = ToolContext(
+        context=None,
+        tool_name="make",
+        tool_call_id="c1",
+        tool_arguments="{}",
+        run_config=RepeatGuard().run_config(),  # another guard's run
+    )
+
+    async def answer(context: RunContextWrapper[Any]) -> str:
+        text = failure(context, RuntimeError("boom"))
+        assert not isinstance(text, str)  # the guard's function is async
+        return await text
+
+    with caplog.at_level(logging.ERROR, logger="repeat_guard_openai_agents"):
+        text = asyncio.run(answer(context))
+        plain = asyncio.run(answer(RunContextWrapper(None)))
+    assert (
+        text == plain == "An error occurred while running the tool. Please try again. Error: boom"
+    )
+    assert [m.endswith("; the call's failure is not noted") for m in caplog.messages] == [True] * 2

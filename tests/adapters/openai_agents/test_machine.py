@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from agents import Agent, RunConfig
+from agents import Agent, RunConfig, RunContextWrapper
 from agents.run_config import CallModelData, ModelInputData
 from agents.tool_context import ToolContext
 from agents.tool_guardrails import ToolInputGuardrailData
@@ -24,10 +24,20 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
+    ToolCallReturned,
     reduce,
 )
 from repeat_guard_openai_agents import RepeatGuard, reminder_message
-from repeat_guard_testing import HarnessMachine, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    FAILED,
+    RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
 from ._support import filtered
 
@@ -40,6 +50,32 @@ class Conversation:
         self.config: RunConfig = guard.run_config()
         self.items: list[Any] = []
         self.calls = 0
+
+
+# every output comes with its call (no result reported later), and is text
+KNOWN_RESULTS = [result for result in RESULTS if result is not None]
+
+
+def with_its_call(event: Event) -> Event:
+    """A result drawn as reported later is a call with its result: the SDK has no other kind.
+    A call is never drawn refused: the guard's own refusals are its guardrail's (below)."""
+    if isinstance(event, ToolCallReturned):
+        return ToolCallFinished(
+            event.agent, event.tool, event.arguments, result=event.result, failed=event.failed
+        )
+    return replace(event, denied=False) if isinstance(event, ToolCallFinished) else event
+
+
+def without_refusals(config: GuardConfig) -> GuardConfig:
+    """``config`` with nothing that refuses a call. The guardrail decides before the output
+    exists, and a refused call's output is the reason, so with results drawn a refusal would
+    leave the drawn result unread; refusals are checked by the machine above."""
+    tools = tuple((pattern, replace(policy, deny_at=None)) for pattern, policy in config.tools)
+    return replace(config, deny_at=None, cycle_deny_at=None, budgets=(), tools=tools)
+
+
+def _message(context: RunContextWrapper[Any], error: Exception) -> str:
+    return str(error)
 
 
 class AgentsSdkHarness(HarnessMachine):
@@ -100,9 +136,30 @@ class AgentsSdkHarness(HarnessMachine):
                     "name": event.tool,
                     "arguments": arguments,
                 },
-                {"type": "function_call_output", "call_id": call_id, "output": "done"},
+                {
+                    "type": "function_call_output",
+                    "call_id": call_id,
+                    "output": self._output(conversation, call_id, event),
+                },
             ]
         return self._fold(conversation)
+
+    def _output(self, conversation: Conversation, call_id: str, event: ToolCallFinished) -> str:
+        """The call's output: the result as text; a failure's through the guard's failure
+        function, as the SDK calls it when the tool raises."""
+        text = json.dumps(event.result)
+        if not event.failed or event.denied:
+            return text
+        context = ToolContext(
+            context=None,
+            tool_name=event.tool,
+            tool_call_id=call_id,
+            tool_arguments=json.dumps(event.arguments),
+            run_config=conversation.config,
+        )
+        answer = self.guard.failure_error_function(_message)(context, RuntimeError(text))
+        assert not isinstance(answer, str)  # the guard's function is async
+        return self.loop.run_until_complete(answer)
 
     def _fold(self, conversation: Conversation) -> tuple[Reminder, ...]:
         self.produced = ()
@@ -126,3 +183,24 @@ AgentsSdkHarness.TestCase.settings = settings(
     max_examples=40, stateful_step_count=40, deadline=None
 )
 TestAgentsSdkHarness = AgentsSdkHarness.TestCase
+
+
+class AgentsSdkFailuresHarness(AgentsSdkHarness):
+    """The same with results and failures drawn, over one agent's calls of two tools with one
+    argument each: the same call comes back often, failing or not, so progress and the retry
+    window decide most steps."""
+
+    configs = policy_configs().map(without_refusals)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=FAILED,
+    ).map(with_its_call)
+
+
+AgentsSdkFailuresHarness.TestCase.settings = settings(
+    max_examples=40, stateful_step_count=40, deadline=None
+)
+TestAgentsSdkFailuresHarness = AgentsSdkFailuresHarness.TestCase

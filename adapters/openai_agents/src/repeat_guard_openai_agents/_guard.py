@@ -10,7 +10,8 @@ every turn; no state of the guard's own outlives a turn. Items map to core event
 * a ``function_call_output`` item is a finished call: its tool and arguments come from the
   ``function_call`` item with the same ``call_id`` (arguments are JSON text, parsed with the
   core's ``arguments_from_text``), its ``output`` is the result that ``progress = "result"``
-  compares; a call the guard refused counts as denied;
+  compares; a call the guard refused counts as denied, and one whose tool raised (the guard's
+  ``failure_error_function`` turned the error into that output) as failed;
 * a user's message (``role`` ``"user"``) starts the chain over, unless it is a harness
   reminder (its text opens with ``<system-reminder>``): the guard's own, should one ever come
   back in the input, or another harness's;
@@ -28,19 +29,27 @@ its output, and the refused attempt counts at once.
 The guardrail finds its run's fold through the ``RunConfig`` that ``run_config()`` made, which
 the SDK hands to every tool call of the run (``ToolContext.run_config``).
 
+A function tool that raises is answered by its ``failure_error_function``, whose text becomes the
+call's output; the output item carries nothing else. The guard's ``failure_error_function()``
+wraps a formatter (the SDK's default one unless given another): it notes the call's id in its
+run, found the same way, and returns the formatter's text, so the fold marks that output failed.
+
 Fail open: an exception from the guard's own code is logged in one line; the model is sent the
 input unchanged, or the call runs.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
-from agents import RunConfig
+from agents import RunConfig, RunContextWrapper, default_tool_error_function
 from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
+from agents.tool import ToolErrorFunction
+from agents.tool_context import ToolContext
 from agents.tool_guardrails import (
     ToolGuardrailFunctionOutput,
     ToolInputGuardrail,
@@ -121,6 +130,32 @@ class RepeatGuard:
         run = _RunFilter(self, base.call_model_input_filter)
         return replace(base, call_model_input_filter=run)
 
+    def failure_error_function(
+        self, formatter: ToolErrorFunction = default_tool_error_function
+    ) -> ToolErrorFunction:
+        """Return a tool error function (``@function_tool(failure_error_function=...)``) that
+        marks the call's output failed in its run and answers the model with ``formatter``'s
+        text (the SDK's default message unless given another)."""
+
+        async def failure(context: RunContextWrapper[Any], error: Exception) -> str:
+            try:
+                run = self._run(context)  # raises unless the context is a ToolContext
+                run.failed.add(cast(ToolContext[Any], context).tool_call_id)
+            except Exception as guard_error:
+                _fail_open(guard_error, "the call's failure is not noted")
+            text = formatter(context, error)
+            return await text if inspect.isawaitable(text) else text
+
+        return failure
+
+    def _run(self, context: RunContextWrapper[Any]) -> _RunFilter:
+        """The run ``context`` belongs to, if ``run_config()`` of this guard made its config."""
+        config = context.run_config if isinstance(context, ToolContext) else None
+        run = None if config is None else config.call_model_input_filter
+        if not isinstance(run, _RunFilter) or run.guard is not self:
+            raise LookupError("the run's RunConfig was not made by this guard's run_config()")
+        return run
+
     async def _check_call(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         try:
             reason = self._refusal(data)
@@ -133,9 +168,7 @@ class RepeatGuard:
 
     def _refusal(self, data: ToolInputGuardrailData) -> str | None:
         context = data.context
-        run = None if context.run_config is None else context.run_config.call_model_input_filter
-        if not isinstance(run, _RunFilter) or run.guard is not self:
-            raise LookupError("the run's RunConfig was not made by this guard's run_config()")
+        run = self._run(context)
         turn = run.turn(data.agent)
         event = ToolCallFinished(
             AGENT, context.tool_name, arguments_from_text(context.tool_arguments)
@@ -169,6 +202,7 @@ class _RunFilter:
         # the SDK may give the same RunConfig) each keep their own turn.
         self.turns: dict[int, _Turn] = {}
         self.denied: set[str] = set()
+        self.failed: set[str] = set()
 
     def turn(self, agent: object) -> _Turn:
         """The agent's turn (an empty one before its first model call)."""
@@ -196,14 +230,17 @@ class _RunFilter:
         sent: list[Any] = []
         for item in items:
             sent.append(item)
-            for event in _events(item, calls, self.denied):
+            for event in _events(item, calls, self.denied, self.failed):
                 state, reminders = self.guard.reducer(state, event)
                 sent.extend(reminder_message(reminder) for reminder in reminders)
         return state, sent
 
 
 def _events(
-    item: object, calls: dict[object, tuple[str, object]], denied: Container[object]
+    item: object,
+    calls: dict[object, tuple[str, object]],
+    denied: Container[object],
+    failed: Container[object],
 ) -> list[Event]:
     """The core events one input item stands for; remembers the function calls it sees."""
     if not isinstance(item, Mapping):
@@ -218,9 +255,10 @@ def _events(
             return []
         name, arguments = call
         refused = item.get("call_id") in denied
+        raised = not refused and item.get("call_id") in failed
         parsed = arguments_from_text(arguments) if isinstance(arguments, str) else arguments
         result = None if refused else item.get("output")
-        return [ToolCallFinished(AGENT, name, parsed, denied=refused, result=result)]
+        return [ToolCallFinished(AGENT, name, parsed, refused, result, raised)]
     if item.get("role") == "user" and kind in (None, "message"):
         return [] if _is_reminder(item.get("content")) else [PromptSubmitted(AGENT)]
     return []
