@@ -452,3 +452,57 @@ def test_gemini_polls_are_a_loop_until_their_output_changes() -> None:
     assert reminders("gemini-cli", same, PROGRESS) == [("gh", 3)]
     moving = [_gemini_shell(n, f"Output: step {n}\nProcess Group PGID: {40 + n}") for n in range(3)]
     assert reminders("gemini-cli", moving, PROGRESS) == []
+
+
+def _gemini_calls(tool: str, results: Sequence[object]) -> list[bytes]:
+    lines = [_line({"sessionId": "s", "projectHash": "h", "kind": "main"})]
+    for n, result in enumerate(results):
+        call = {"id": f"c{n}", "name": tool, "args": {"command": "make"}, "result": result}
+        message = {"id": f"m{n}", "type": "gemini", "toolCalls": [{**call, "status": "success"}]}
+        lines.append(_line(message))
+    return lines
+
+
+def _failed(fmt: str, lines: list[bytes]) -> list[bool]:
+    items = READERS[fmt].read(lines, "t")
+    return [
+        i.event.failed
+        for i in items
+        if isinstance(i, Located) and isinstance(i.event, ToolCallFinished)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tool", "output", "failed"),
+    [
+        ("run_shell_command", "Output: boom\nExit Code: 2\nProcess Group PGID: 7", True),
+        ("run_shell_command", "Output: killed\nExit Code: -9", True),
+        ("run_shell_command", "Output: still running\nExit Code: -1", False),
+        ("run_shell_command", "Output: fine\nProcess Group PGID: 7", False),
+        ("run_shell_command", "Output: it said Exit Code: 2", False),
+        ("grep_search", "Output: boom\nExit Code: 2", False),
+    ],
+)
+def test_a_gemini_shell_call_whose_output_says_a_failing_exit_code_failed(
+    tool: str, output: str, failed: bool
+) -> None:
+    assert _failed("gemini-cli", _gemini_calls(tool, [_gemini_shell(1, output)])) == [failed]
+
+
+def test_a_gemini_shell_result_of_another_shape_is_not_a_failure() -> None:
+    odd: list[object] = ["text", [{"functionResponse": {"response": {"output": 3}}}, "part"]]
+    assert _failed("gemini-cli", _gemini_calls("run_shell_command", odd)) == [False, False]
+
+
+def test_a_failing_gemini_test_run_whose_timing_changes_stays_a_loop() -> None:
+    # Recorded in tests/data/eval/gemini-cli/loops.jsonl: unittest says "Ran 1 test in 0.003s",
+    # then 0.006s, 0.007s: different results, but each a failure after a failure.
+    runs = [
+        _gemini_shell(n, f"Output: FAIL\nRan 1 test in 0.00{n}s\n\nFAILED\nExit Code: 1")
+        for n in range(3, 6)
+    ]
+    lines = _gemini_calls("run_shell_command", runs)
+    assert fired(run_reader("gemini-cli", lines, PROGRESS)) != []
+    passing = [_gemini_shell(n, f"Output: OK\nRan 1 test in 0.00{n}s") for n in range(3, 6)]
+    lines = _gemini_calls("run_shell_command", passing)
+    assert fired(run_reader("gemini-cli", lines, PROGRESS)) == []

@@ -11,7 +11,9 @@ they are done: a call counts at the first line where its ``status`` is ``success
 ``error`` (failed) or ``cancelled`` (denied: the user declined or cancelled it), with its
 ``result`` (the function responses the model read, less what Gemini CLI makes new for every
 call: see ``comparable_result``) as the result; one seen only with another status never
-finished. A ``user`` message whose content is text (not function responses, not
+finished. A ``run_shell_command`` recorded as a ``success`` whose output has an ``Exit
+Code:`` line other than 0 failed too: Gemini CLI writes that line only for a command that
+exited with another status. A ``user`` message whose content is text (not function responses, not
 the ``<session_context>`` the CLI injects) is a prompt; ``$set`` lists of messages (history
 rewritten) add the calls not yet seen, and no prompts. One file is one session
 (``sessionId``) and one agent.
@@ -30,9 +32,9 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 from ._calls import DONE_MARKS, OPEN_CALLS, RecentMarks
 from ._document import Cursor, Element, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
-from ._reading import document_items, file_session, object_items, string
+from ._reading import document_items, exit_failed, file_session, object_items, string
 
-__all__ = ["DONE", "GeminiCliReader", "comparable_result"]
+__all__ = ["DONE", "SHELL", "GeminiCliReader", "comparable_result", "exited_failing"]
 
 DONE: Final = {"success": (False, False), "error": (False, True), "cancelled": (True, False)}
 """A finished call's status: (denied, failed)."""
@@ -43,6 +45,9 @@ _PROCESS_LINE: Final = re.compile(
     r"^(?:Background PIDs: [0-9][0-9, ]*|Process Group PGID: [0-9]+)$\n?", re.MULTILINE
 )
 _BACKGROUND_PID: Final = re.compile(r"\(PID: [0-9]+\)")
+_EXIT_CODE: Final = re.compile(r"^Exit Code: (-?[0-9]{1,9})$", re.MULTILINE)
+SHELL: Final = "run_shell_command"
+"""Gemini CLI's shell tool, whose output says the command's exit status."""
 
 
 def comparable_result(result: object) -> object:
@@ -69,6 +74,19 @@ def _comparable_part(part: object) -> object:
     if isinstance(inner, dict):
         kept["response"] = {key: _without_pids(value) for key, value in inner.items()}
     return {**part, "functionResponse": kept}
+
+
+def exited_failing(result: object) -> bool:
+    """Whether a ``run_shell_command`` result's output says the command exited with a failing
+    status (its ``Exit Code:`` line)."""
+    for part in result if isinstance(result, list) else ():
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        inner = response.get("response") if isinstance(response, dict) else None
+        output = inner.get("output") if isinstance(inner, dict) else None
+        found = _EXIT_CODE.search(output) if isinstance(output, str) else None
+        if found is not None and exit_failed(int(found[1])):
+            return True
+    return False
 
 
 def _without_pids(value: object) -> object:
@@ -169,12 +187,14 @@ class _GeminiFile:
         self.pending.pop(ident, None)
         self.done.mark(ident)
         denied, failed = DONE[status]
+        result = call.get("result")
+        failed = failed or (tool == SHELL and exited_failing(result))
         event = ToolCallFinished(
             self.session,
             tool,
             call.get("args"),
             denied,
-            comparable_result(call.get("result")),
+            comparable_result(result),
             failed,
         )
         return [Located(where, event, timestamp=_stamp(call))]
