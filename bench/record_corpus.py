@@ -1,11 +1,15 @@
-"""Record the corpus's polls with the real Codex CLI, Claude Code and Gemini CLI, scripted model.
+"""Record the corpus's polls and loops with the real Codex CLI, Claude Code and Gemini CLI,
+scripted model.
 
-``python -m bench.record_polls OUT [NAME ...]`` (after ``make e2e`` has installed the pinned
+``python -m bench.record_corpus OUT [NAME ...]`` (after ``make e2e`` has installed the pinned
 hosts under ``.tools/npm``) records the transcripts named (all when none is): it runs each host
 headless, offline, against the test suite's stand-in for its model API on 127.0.0.1
-(``tests/adapters/hooks/standins.py``). The scripted model starts a slow job and polls it with
-the same call until the job says it is done; the job, the host and every output are real, so
-each poll's output is what the host really returned. It writes four transcripts into ``OUT``
+(``tests/adapters/hooks/standins.py``). In a poll the scripted model starts a slow job and polls
+it with the same call until the job says it is done; in a loop it makes the same failing or
+unchanged call again and again, as the loops of real trajectories do (a missing command or
+module, an edit whose text is not in the file, a failing test run, the same file read again).
+The jobs, the host and every output are real, so each output, with whatever the host writes
+afresh for every call, is what the host really returned. It writes the transcripts into ``OUT``
 with the temporary paths rewritten to ``/home/dev``; Claude Code's records that carry its own
 prompt and tool definitions (``attachment``, ``api-request-shape``, ``api-request-blob``) are
 left out (the reader uses none of them).
@@ -18,7 +22,8 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +43,7 @@ from tests.adapters.hooks.standins import (
     MessagesStandIn,
     ResponsesStandIn,
     Say,
+    Script,
     Step,
 )
 
@@ -47,6 +53,8 @@ GEMINI = Host(ROOT / ".tools/npm/gemini/0.61.0/node_modules/.bin/gemini", "0.61.
 BUILD = (
     "for i in $(seq 1 12); do echo compiling module $i of 12; sleep 2; done; echo build finished"
 )
+# Gemini CLI refuses a command holding a command substitution ("command injection detected").
+LISTED_BUILD = BUILD.replace("$(seq 1 12)", " ".join(str(n) for n in range(1, 13)))
 # A job that outlives the command that starts it (setsid), writing a line every two seconds.
 JOB = (
     "setsid nohup sh -c 'for i in $(seq 1 6); do echo {line} $i of 6 >> {log}; sleep 2; done;"
@@ -127,25 +135,172 @@ def gemini_deploy(request: Mapping[str, Any]) -> Step:
     return (Call("run_shell_command", {"command": "sleep 2 && tail -n 1 deploy.log"}),)
 
 
-def _gemini(sandbox: Sandbox) -> Path:
+def gemini_background(request: Mapping[str, Any]) -> Step:
+    """Start the build in the background, then read its output with ``read_background_output``
+    (the same pid, one line, after a second) until it says it finished."""
+    responses = _responses(request)
+    if not responses:
+        return (Call("run_shell_command", {"command": LISTED_BUILD, "is_background": True}),)
+    pid = re.search(r"PID: (\d+)", responses[0])
+    if pid is None or "build finished" in responses[-1] or len(responses) > MAX_POLLS:
+        return Say("The build finished.")
+    poll = {"pid": int(pid.group(1)), "lines": 1, "delay_ms": 2000}
+    return (Call("read_background_output", poll),)
+
+
+def planned(calls: Sequence[Call], done: Callable[[Mapping[str, Any]], int]) -> Script:
+    """A model that makes ``calls`` one after the other, whatever they return (``done``: how
+    many results the request holds), then gives up; a request without tools (Claude Code's
+    own side question) gets a title."""
+
+    def script(request: Mapping[str, Any]) -> Step:
+        if not request.get("tools") and "contents" not in request:
+            return Say("A title")
+        count = done(request)
+        return (calls[count],) if count < len(calls) else Say("I could not get it to work.")
+
+    return script
+
+
+def _claude_bash(command: str) -> Call:
+    return Call("Bash", {"command": command, "description": "Run it"})
+
+
+CALC = "def total(xs):\n    return sum(xs)\n"
+TEST = (
+    "import unittest\nfrom calc import total\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_total(self):\n        self.assertEqual(total([1, 2]), 4)\n\n\n"
+    "unittest.main()\n"
+)
+SETUP = f"printf '{CALC}' > calc.py && printf '{TEST}' > test_calc.py"
+GIT = "git -c user.name=dev -c user.email=dev@example.com"
+GIT_SETUP = f"{SETUP} && git init -q && git add -A && {GIT} commit -qm start"
+COMMIT = f"{GIT} commit -m 'Fix total'"
+
+CLAUDE_LOOPS: list[Call] = [
+    _claude_bash(GIT_SETUP),
+    *[_claude_bash("python3 -c 'import yaml_config'")] * 4,
+    Call("Read", {"file_path": "{project}/calc.py"}),
+    *[
+        Call(
+            "Edit",
+            {
+                "file_path": "{project}/calc.py",
+                "old_string": "return sum(x)",
+                "new_string": "return sum(xs) or 0",
+            },
+        )
+    ]
+    * 4,
+    *[_claude_bash("python3 test_calc.py")] * 4,
+    *[Call("Read", {"file_path": "{project}/calc.py"})] * 3,
+    *[_claude_bash(COMMIT)] * 4,
+]
+"""Claude Code: a module that is not installed imported 4 times, an edit whose text is not in
+the file 4 times, a failing test run 4 times, the same file read 3 more times, a commit with
+nothing to commit 4 times."""
+
+CODEX_LOOPS: list[Call] = [
+    Call("exec_command", {"cmd": SETUP}),
+    *[Call("exec_command", {"cmd": "javac Main.java"})] * 5,
+    *[Call("exec_command", {"cmd": "python3 test_calc.py"})] * 4,
+    *[Call("exec_command", {"cmd": "cat config/settings.yaml"})] * 4,
+    *[Call("write_stdin", {"session_id": 7, "chars": "", "yield_time_ms": 1000})] * 4,
+]
+"""Codex: a source file that is not there compiled 5 times, a failing test run 4 times, a
+missing file read 4 times, a session that does not exist polled 4 times."""
+
+GEMINI_LOOPS: list[Call] = [
+    Call("run_shell_command", {"command": SETUP}),
+    *[Call("run_shell_command", {"command": "javac Main.java"})] * 4,
+    Call("read_file", {"file_path": "calc.py"}),
+    *[
+        Call(
+            "replace",
+            {
+                "file_path": "calc.py",
+                "old_string": "return sum(x)",
+                "new_string": "return sum(xs) or 0",
+                "instruction": "Make total return 0 for an empty list.",
+            },
+        )
+    ]
+    * 4,
+    *[Call("run_shell_command", {"command": "python3 test_calc.py"})] * 4,
+    *[Call("read_file", {"file_path": "config/settings.yaml"})] * 4,
+]
+"""Gemini CLI: a source file that is not there compiled 4 times, an edit whose text is not in
+the file 4 times, a failing test run 4 times, a missing file read 4 times (Gemini CLI's own
+loop detection, on as it ships, ends the turn at the 5th identical call, so each loop stops at
+4)."""
+
+
+def claude_read_log(request: Mapping[str, Any]) -> Step:
+    """Start the export in the background, then read its log with ``Read`` (Claude Code 2.1.332
+    says to read a background task's output file with it) until it says it is done."""
+    if not request.get("tools"):
+        return Say("A title")
+    results = _results(request)
+    if not results:
+        job = JOB.format(line="exported batch", last="export complete", log="export.log")
+        return (Call("Bash", {"command": job, "description": "Start the export"}),)
+    if "export complete" in results[-1] or len(results) > MAX_POLLS:
+        return Say("The export is complete.")
+    time.sleep(2)  # a model's own time between reads; Read itself does not wait
+    return (Call("Read", {"file_path": "{project}/export.log"}),)
+
+
+def _in_project(calls: Sequence[Call], sandbox: Sandbox) -> list[Call]:
+    """``calls`` with ``{project}`` in a string argument made the sandbox's project folder."""
+    folder = str(sandbox.project)
+    return [
+        Call(
+            call.tool,
+            {
+                k: v.replace("{project}", folder) if isinstance(v, str) else v
+                for k, v in call.arguments.items()
+            },
+        )
+        for call in calls
+    ]
+
+
+def _project_script(script: Script, sandbox: Sandbox) -> Script:
+    """``script`` with ``{project}`` in its calls' string arguments made the project folder."""
+
+    def in_project(request: Mapping[str, Any]) -> Step:
+        step = script(request)
+        return step if isinstance(step, Say) else tuple(_in_project(step, sandbox))
+
+    return in_project
+
+
+def _gemini(script: Script, sandbox: Sandbox) -> Path:
     """Gemini CLI with its own loop detection on, as it ships."""
-    with GeminiStandIn(gemini_deploy) as standin:
-        run_gemini(GEMINI, sandbox, standin.url, "run the deploy and wait", detect_loops=True)
+    with GeminiStandIn(script) as standin:
+        run_gemini(GEMINI, sandbox, standin.url, "get it working", detect_loops=True)
     return next((sandbox.home / ".gemini").rglob("session-*.json*"))
 
 
-def _codex(script: Callable[[Mapping[str, Any]], Step], sandbox: Sandbox) -> Path:
+def _codex(script: Script, sandbox: Sandbox) -> Path:
     with ResponsesStandIn(script) as standin:
         configure_codex(sandbox, standin.url)
         run_codex(CODEX, sandbox, "run it and wait for it")
     return next((sandbox.home / ".codex" / "sessions").rglob("*.jsonl"))
 
 
-def _claude(sandbox: Sandbox) -> Path:
+def _claude(script: Script, sandbox: Sandbox) -> Path:
     trust_project(sandbox)
-    with MessagesStandIn(claude_migration) as standin:
-        run_claude(CLAUDE, sandbox, standin.url, "run the migration and wait", allowed=("Bash",))
+    with MessagesStandIn(script) as standin:
+        allowed = ("Bash", "Read", "Edit")
+        run_claude(CLAUDE, sandbox, standin.url, "get it working", allowed=allowed)
     return next((sandbox.home / ".claude" / "projects").rglob("*.jsonl"))
+
+
+def _counted(
+    results: Callable[[Mapping[str, Any]], list[str]],
+) -> Callable[[Mapping[str, Any]], int]:
+    return lambda request: len(results(request))
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -165,8 +320,23 @@ def main(out: Path, names: list[str]) -> None:
     recordings: dict[str, Callable[[Sandbox], Path]] = {
         "codex/poll_write_stdin.jsonl": lambda sandbox: _codex(codex_build, sandbox),
         "codex/poll_sleep_tail.jsonl": lambda sandbox: _codex(codex_tests, sandbox),
-        "claude-code/poll_sleep_tail.jsonl": _claude,
-        "gemini-cli/poll_sleep_tail.jsonl": _gemini,
+        "claude-code/poll_sleep_tail.jsonl": lambda sandbox: _claude(claude_migration, sandbox),
+        "gemini-cli/poll_sleep_tail.jsonl": lambda sandbox: _gemini(gemini_deploy, sandbox),
+        "gemini-cli/poll_background_output.jsonl": lambda sandbox: _gemini(
+            gemini_background, sandbox
+        ),
+        "claude-code/poll_read_log.jsonl": lambda sandbox: _claude(
+            _project_script(claude_read_log, sandbox), sandbox
+        ),
+        "claude-code/loops.jsonl": lambda sandbox: _claude(
+            planned(_in_project(CLAUDE_LOOPS, sandbox), _counted(_results)), sandbox
+        ),
+        "codex/loops.jsonl": lambda sandbox: _codex(
+            planned(CODEX_LOOPS, _counted(_outputs)), sandbox
+        ),
+        "gemini-cli/loops.jsonl": lambda sandbox: _gemini(
+            planned(GEMINI_LOOPS, _counted(_responses)), sandbox
+        ),
     }
     for name, record in recordings.items():
         if names and name not in names:
