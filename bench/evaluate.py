@@ -46,18 +46,10 @@ CONFIGS: dict[str, Mapping[str, object]] = {
 """Each option as a user would write it in ``.repeat-guard.toml``, parsed by the core."""
 
 PRESETS: dict[str, Mapping[str, object]] = {
-    **{f'preset="{host}"': {"preset": host} for host, tools in HOST_PRESETS.items() if tools},
-    **{
-        f'preset="{host}", tools={{shells={{progress="result"}}}}': {
-            "preset": host,
-            "tools": SHELL_POLICY,
-        }
-        for host in ("claude-code", "codex", "gemini")
-    },
+    f'preset="{host}"': {"preset": host} for host, tools in HOST_PRESETS.items() if tools
 }
 """Each host's preset that names polling tools (``repeat-guard install HOST`` sets it; the
-others add nothing to the defaults), and the three whose hosts' shells are in the corpus with
-the shells reading results too."""
+others add nothing to the defaults)."""
 
 
 NOT_DATA = ("README.md", "labels.txt")
@@ -88,19 +80,18 @@ HOST_FOLDERS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemin
 
 
 def host_presets(files: list[str], labels: list[Label]) -> list[list[str]]:
-    """Each host's preset scored on that host's own files only: progress labels reminded
-    (reminders) under the defaults, the preset, and the preset with the shells reading
-    results."""
-    rows = [["host", "files", "defaults", "preset", "preset + shells"]]
+    """Each host's preset scored on that host's own files only, under the defaults and under
+    the preset: progress labels reminded (reminders), and loops of 3 or more calls reminded by
+    call ``CAUGHT_BY``."""
+    rows = [["host", "files", "defaults: progress", "preset: progress", "preset: 3+ loops"]]
     for host, folder in HOST_FOLDERS.items():
         own = [file for file in files if file.startswith(folder + "/")]
-        settings: list[Mapping[str, object]] = [
-            {},
-            {"preset": host},
-            {"preset": host, "tools": SHELL_POLICY},
-        ]
-        scores = [score_corpus(own, labels, parse_config(raw).unwrap()) for raw in settings]
-        rows.append([host, str(len(own)), *(_ratio(score, "progress") for score in scores)])
+        default, preset = (
+            score_corpus(own, labels, parse_config(raw).unwrap()) for raw in ({}, {"preset": host})
+        )
+        caught, long = preset.caught_by()
+        row = [host, str(len(own)), _ratio(default, "progress"), _ratio(preset, "progress")]
+        rows.append([*row, f"{caught}/{long}"])
     return rows
 
 
@@ -171,7 +162,7 @@ def main() -> None:
     print(_table(rows))
     print("columns: " + "; ".join(f"{n} {name}" for n, name in enumerate(names, 1)))
     print()
-    print("Each host's preset on its own files: progress labels reminded (reminders):")
+    print("Each host's preset on its own files:")
     print(_table(host_presets(files, labels)))
     mismatches = sorted({m for score in scores.values() for m in score.mismatches})
     for mismatch in mismatches:

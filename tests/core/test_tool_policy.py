@@ -82,10 +82,13 @@ def test_deny_at_per_tool_refuses_only_that_tool() -> None:
 
 def test_a_host_preset_makes_its_polling_tools_follow_results() -> None:
     config = GuardConfig(preset="codex")
-    assert config.tool_policies == (("write_stdin", ToolPolicy(progress="result")),)
+    polling = ToolPolicy(progress="result")
+    assert config.tool_policies == (("write_stdin", polling), ("exec_command", polling))
     state = GuardState.initial(config)
     assert polls(state, "write_stdin", ["1", "2", "3", "4", "5"]) == []
-    assert polls(state, "exec_command", ["1", "2", "3"]) == [("gentle", 3)]
+    assert polls(state, "exec_command", ["1", "2", "3", "4", "5"]) == []
+    assert polls(state, "exec_command", ["same", "same", "same"]) == [("gentle", 3)]
+    assert polls(state, "apply_patch", ["1", "2", "3"]) == [("gentle", 3)]
     # The user's own tools come first: they can say otherwise for a preset's tool.
     mine = GuardConfig(preset="codex", tools=(("write_stdin", ToolPolicy(progress="off")),))
     assert polls(GuardState.initial(mine), "write_stdin", ["1", "2", "3"]) == [("gentle", 3)]
@@ -99,6 +102,20 @@ def test_the_seed_preset_and_a_host_with_no_polling_tool_add_nothing() -> None:
     assert set(PRESETS) == {"seed", *HOST_PRESETS}
     assert "write_stdin" in HOST_PRESETS["codex"]
     assert "BashOutput" in HOST_PRESETS["claude-code"]
+
+
+@pytest.mark.parametrize(
+    ("host", "shell"),
+    [("claude-code", "Bash"), ("codex", "exec_command"), ("gemini", "run_shell_command")],
+)
+def test_a_hosts_shell_is_in_its_preset_a_poll_through_it_is_progress_a_loop_is_not(
+    host: str, shell: str
+) -> None:
+    # make eval: the polls through each host's shell (sleep 2 && tail) drew reminders under
+    # the preset without it; with it, none, and every labelled loop still at its third call.
+    state = GuardState.initial(GuardConfig(preset=host))
+    assert polls(state, shell, ["batch 1 of 4", "batch 2 of 4", "batch 3 of 4", "done"]) == []
+    assert polls(state, shell, ["no such file"] * 3) == [("gentle", 3)]
 
 
 def test_tools_and_preset_round_trip_through_the_mapping() -> None:

@@ -1,13 +1,20 @@
-"""Host presets: the tools each supported host uses to poll a command that is still running.
+"""Host presets: the tools through which each supported host polls a command that is still
+running.
 
 A poll repeats the same call while the command's output grows, which the back-to-back rule
 takes for a loop. ``preset = HOST`` (which ``repeat-guard install HOST`` sets) gives the tools
 listed here ``progress = "result"``: a poll whose output changed is progress, an unchanged one
-still counts. Everything else keeps the configuration's own settings, and ``preset = "seed"``
-(the default) adds nothing: the design note's rule, exactly.
+still counts (a failure after a failure too, whatever its text). Everything else keeps the
+configuration's own settings, and ``preset = "seed"`` (the default) adds nothing: the design
+note's rule, exactly.
 
-Each entry says where its names were found. A host with no entry here has no polling tool
-that was found (its preset adds nothing); its name is still a valid preset.
+A host's list holds its tools made to read a running command's output, and the tools its agents
+poll through in the labelled corpus (``tests/data/eval``, ``make eval``): the shell
+(``sleep 2 && tail -n 1 build.log``) and, for Claude Code, ``Read`` of a log that grows. Those
+join only where ``make eval`` shows the preset meets both targets on that host's files: every
+loop of three identical calls or more reminded by its fifth call, and no reminder on a poll whose
+output made progress. Each entry says where its names were found. A host with no entry here has
+no polling tool that was found (its preset adds nothing); its name is still a valid preset.
 """
 
 from __future__ import annotations
@@ -21,17 +28,35 @@ HOST_PRESETS: dict[str, tuple[str, ...]] = {
     # Claude Code: BashOutput read a background shell's output (releases up to 2.0), then
     # TaskOutput; 2.1.332's binary lists TaskOutput, AgentOutputTool, BashOutputTool, AgentOutput
     # and BashOutput among removed tool names, and says a background task's output file is
-    # read with Read instead (not listed: a file re-read unchanged is a loop worth seeing).
-    "claude-code": ("BashOutput", "TaskOutput", "BashOutputTool", "AgentOutputTool", "AgentOutput"),
+    # read with Read instead. Bash and Read: the polls of tests/data/eval/claude-code
+    # (sleep 2 && tail; Read of a growing log, recorded with 2.1.332) are reminded without
+    # them, and its five loops (Bash, Edit, Read: an unchanged re-read has an equal result)
+    # are reminded at their third call with them.
+    "claude-code": (
+        "BashOutput",
+        "TaskOutput",
+        "BashOutputTool",
+        "AgentOutputTool",
+        "AgentOutput",
+        "Bash",
+        "Read",
+    ),
     # Codex CLI: write_stdin polls an exec_command session (empty chars: read what it printed
-    # since), as recorded with Codex CLI 0.171.0 in tests/data/eval.
-    "codex": ("write_stdin",),
+    # since), as recorded with Codex CLI 0.171.0 in tests/data/eval; exec_command: its
+    # sleep 2 && tail poll there, and its four loops (exec_command, write_stdin) still reminded
+    # at their third call: the reader leaves out Codex's Chunk ID and Wall time, and its
+    # PostToolUse hook carries the command's output alone.
+    "codex": ("write_stdin", "exec_command"),
     # GitHub Copilot CLI: read_bash reads an async bash session's output (github/copilot-cli
-    # issue 4110, release 1.0.70); on Windows the family is read_powershell.
+    # issue 4110, release 1.0.70); on Windows the family is read_powershell. Its shell (bash)
+    # is not listed: no Copilot CLI poll or loop is in tests/data/eval to decide it.
     "copilot": ("read_bash", "read_powershell"),
     # Gemini CLI 0.61.0: read_background_output (static Name in its bundle) reads the output of
-    # a process started with run_shell_command in the background.
-    "gemini": ("read_background_output",),
+    # a process started with run_shell_command in the background; run_shell_command: its
+    # sleep 2 && tail poll in tests/data/eval, and its loops there still reminded at their third
+    # call (the reader leaves out the response id and process ids, and marks a failing Exit
+    # Code as failed). Gemini CLI's hooks send no results: through them nothing changes.
+    "gemini": ("read_background_output", "run_shell_command"),
     # Qwen Code 0.24.4, Cline 3.0.65, Crush, pi, opencode 1.18.33, OpenClaw: no tool that reads
     # a running command's output again was found in their packages or docs.
     "qwen-code": (),

@@ -151,7 +151,7 @@ def test_install_notes_when_results_and_the_configuration_disagree(
     assert main(["install", "claude-code"]) == 0
     assert capsys.readouterr().err == (
         f'note: {config} sets preset = "codex", but the hooks see the results of its polls '
-        "(write_stdin) only when installed with --preset codex or --results\n"
+        "(write_stdin, exec_command) only when installed with --preset codex or --results\n"
     )
     for argv in (["--preset", "codex"], ["--results"]):
         assert main(["install", "claude-code", *argv]) == 0
@@ -159,8 +159,9 @@ def test_install_notes_when_results_and_the_configuration_disagree(
     config.write_text("thresholds = [3]\n")
     assert main(["install", "gemini"]) == 0
     assert capsys.readouterr().err == (
-        "note: the gemini preset counts a poll (read_background_output) whose output changed "
-        "as progress, but gemini's hooks hear no call's result: it changes nothing\n"
+        "note: the gemini preset counts a poll (read_background_output, run_shell_command) whose "
+        "output changed as progress, but gemini's hooks hear no call's result: it changes "
+        "nothing\n"
     )
     assert main(["install", "gemini", "--preset", "seed"]) == 0
     assert capsys.readouterr().err == ""
@@ -185,7 +186,8 @@ def test_a_host_whose_entries_take_no_matcher_needs_results_for_its_preset(
     unmatched = CLAUDE_CODE._replace(tool_matcher=None)
     assert _results_note(str(tmp_path), False, unmatched, None) == (
         "note: the claude-code preset counts a poll (BashOutput, TaskOutput, BashOutputTool, "
-        "AgentOutputTool, AgentOutput) whose output changed as progress only when the hooks see "
+        "AgentOutputTool, AgentOutput, Bash, Read) whose output changed as progress only when the "
+        "hooks see "
         "each call's result, and claude-code's hook entries take no tool matcher: install with "
         "--results for it, or --preset seed to turn it off"
     )
@@ -201,7 +203,7 @@ def test_install_writes_the_preset_and_its_polls_result_entries(
     hooks = json.loads(settings.read_text())["hooks"]
     command = hooks["PreToolUse"][0]["hooks"][0]["command"]
     assert command.endswith(" hook claude-code")
-    polls = "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput"
+    polls = "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput|Bash|Read"
     assert hooks["PostToolUse"][0]["matcher"] == polls
     assert hooks["PostToolUseFailure"][0]["matcher"] == polls
     assert main(["install", "claude-code", "--preset", "seed"]) == 0
@@ -209,7 +211,8 @@ def test_install_writes_the_preset_and_its_polls_result_entries(
     assert hooks["PreToolUse"][0]["hooks"][0]["command"] == f"{command} --preset seed"
     assert "PostToolUse" not in hooks
     assert main(["install", "claude-code", "--preset", "codex"]) == 0
-    assert json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["matcher"] == "write_stdin"
+    codex_polls = json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["matcher"]
+    assert codex_polls == "write_stdin|exec_command"
     assert main(["uninstall", "claude-code"]) == 0
     assert settings.read_text() == "{}\n"
     capsys.readouterr()

@@ -162,8 +162,8 @@ def _groups(path: Path) -> dict[str, list[dict[str, object]]]:
 @pytest.mark.parametrize(
     ("dialect", "matcher"),
     [
-        (CLAUDE_CODE, "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput"),
-        (CODEX, "write_stdin"),
+        (CLAUDE_CODE, "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput|Bash|Read"),
+        (CODEX, "write_stdin|exec_command"),
         (COPILOT, "^(?:read_bash|read_powershell)$"),
     ],
 )

@@ -25,12 +25,12 @@ from repeat_guard_hooks import (
 )
 
 
-def _pre(cwd: Path | str, session: str = "s", command: str = "ls") -> bytes:
+def _pre(cwd: Path | str, session: str = "s", command: str = "ls", tool: str = "Bash") -> bytes:
     payload = {
         "session_id": session,
         "cwd": str(cwd),
         "hook_event_name": "PreToolUse",
-        "tool_name": "Bash",
+        "tool_name": tool,
         "tool_input": {"command": command},
     }
     return json.dumps(payload).encode()
@@ -354,8 +354,8 @@ def test_deny_at_from_the_config_file_refuses_the_call_before_it_runs(tmp_path: 
     assert _log(tmp_path) == []
 
 
-def _post(cwd: Path | str, output: str, command: str = "ls") -> bytes:
-    payload = json.loads(_pre(cwd, command=command))
+def _post(cwd: Path | str, output: str, command: str = "ls", tool: str = "Bash") -> bytes:
+    payload = json.loads(_pre(cwd, command=command, tool=tool))
     payload.update(hook_event_name="PostToolUse", tool_response={"stdout": output})
     return json.dumps(payload).encode()
 
@@ -374,11 +374,16 @@ def test_results_at_post_tool_use_are_progress_under_progress_result(tmp_path: P
 
 
 def test_without_progress_result_a_post_tool_use_leaves_the_store_shut(tmp_path: Path) -> None:
+    # Grep is in no preset (Claude Code's names its shell, Bash, and Read among its polls).
     options = _options(tmp_path)
-    assert run_hook(options, _post(tmp_path, "x"), 100.0) == HookOutcome(0)
+    assert run_hook(options, _post(tmp_path, "x", tool="Grep"), 100.0) == HookOutcome(0)
     assert list(tmp_path.iterdir()) == []
     # Without it, changing results are not progress: the third identical call reminds.
-    calls = [data for output in "abc" for data in (_pre(tmp_path), _post(tmp_path, output))]
+    calls = [
+        data
+        for output in "abc"
+        for data in (_pre(tmp_path, tool="Grep"), _post(tmp_path, output, tool="Grep"))
+    ]
     assert _forms(options, calls) == [[], [], [], [], ["gentle"], []]
 
 

@@ -113,8 +113,8 @@ def test_a_hook_uses_its_hosts_preset_unless_the_configuration_says_seed(tmp_pat
     (tmp_path / ".git").mkdir()
     # Codex's write_stdin polls a running command: its changing output is progress.
     assert _codex_forms(tmp_path, "write_stdin") == [False] * 4
-    # Any other tool keeps the design note's rule: the third identical call reminds.
-    assert _codex_forms(tmp_path, "exec_command") == [False, False, True, False]
+    # A tool outside the preset keeps the design note's rule: the third identical call reminds.
+    assert _codex_forms(tmp_path, "apply_patch") == [False, False, True, False]
     (tmp_path / ".repeat-guard.toml").write_text('preset = "seed"\n')
     (tmp_path / "st.db").unlink()
     assert _codex_forms(tmp_path, "write_stdin") == [False, False, True, False]
