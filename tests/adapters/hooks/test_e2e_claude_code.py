@@ -8,6 +8,8 @@ reminder, and in what envelope.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -337,3 +339,84 @@ def test_the_same_failure_with_calls_between_gets_the_retry_reminder(
     seen = [(_results_since_prompt(r), said in str(list(_since_answer(r)))) for r in _turns(model)]
     assert seen == [(n, n == 6) for n in range(7)]
     assert sandbox.errors() == []
+
+
+# A background process that prints the files step1, step2... each once it appears, until a file
+# ``stop`` does.
+_FEED = (
+    "n=1; while [ ! -f stop ]; do if [ -f step$n ]; then cat step$n; n=$((n+1)); fi; "
+    "sleep 0.05; done"
+)
+
+
+@pytest.mark.parametrize(("flags", "reminded"), [((), []), (("--preset", "seed"), [4])])
+def test_a_task_output_poll_follows_the_installed_preset(
+    tmp_path: Path, claude: Host, flags: tuple[str, ...], reminded: list[int]
+) -> None:
+    # Bash starts a background task that prints a new line before each of four TaskOutput polls
+    # with the same arguments. A plain install sends TaskOutput's results alone to the hook
+    # (Claude Code's preset, a PostToolUse matcher): each poll made progress, and none is
+    # reminded of. With --preset seed no result is sent and the third identical poll is a loop.
+    # A release that does not offer the model TaskOutput (2.1.332: a background task's output
+    # is read with Read on its file) refuses the call before any hook runs: no reminder either
+    # way, and the preset has no poll to act on there (the hooks README says so).
+    sandbox = _installed(tmp_path, None, *flags)
+    start = {"command": _FEED, "description": "Watch the build", "run_in_background": True}
+    task: list[str] = []
+    final: list[Mapping[str, Any]] = []
+    polls = 4
+
+    def script(request: Mapping[str, Any]) -> Step:
+        if not request.get("tools") or final:
+            return Say("done")  # a side question, or the task's end notified after the polls
+        done = _results_since_prompt(request)
+        if done == 0:
+            return (Call("Bash", start),)
+        if done > polls:
+            final.append(request)
+            (sandbox.project / "stop").write_text("")
+            return Say("done")
+        if done == 1:
+            said = str(_results(request)[0]["content"])
+            found = re.search(r"with ID: (\w+)\. Output is being written to: (\S+)\. ", said)
+            assert found is not None, said
+            task.extend(found.groups())
+        (sandbox.project / f"step{done}").write_text(f"step {done}\n")
+        _printed(Path(task[1]), f"step {done}\n")  # before the poll reads it
+        return (Call("TaskOutput", {"task_id": task[0], "block": False, "timeout": 1000}),)
+
+    with MessagesStandIn(script) as model:
+        allowed = ("Bash", "TaskOutput")
+        result = run_claude(claude, sandbox, model.url, "watch the build", allowed=allowed)
+    assert result["result"] == "done"
+    (last,) = final
+    offered = any(tool["name"] == "TaskOutput" for tool in last["tools"])
+    read = [str(b["content"]) for b in _results_in(last)]
+    assert "Command running in background with ID" in read[0]
+    if offered:
+        # Each poll read all the task printed so far: one line more each time.
+        printed = ["".join(f"step {n}\n" for n in range(1, k + 1)) for k in range(1, polls + 1)]
+        assert len(read) == polls + 1
+        polled = [f"<output>\n{p}</output>" in t for p, t in zip(printed, read[1:], strict=True)]
+        assert polled == [True] * polls
+        seen = [_results_since_prompt(r) for r in _turns(model) if _contexts(r)]
+        assert seen == reminded
+    else:
+        refused = "<tool_use_error>Error: No such tool available: TaskOutput</tool_use_error>"
+        assert read[1:] == [refused] * polls
+        assert not any(_contexts(r) for r in _turns(model))
+    assert sandbox.errors() == []
+
+
+def _printed(output: Path, line: str, limit: float = 20.0) -> None:
+    # Wait until the background task's output file ends with ``line``.
+    waited = 0.0
+    while not (output.exists() and output.read_text().endswith(line)):
+        assert waited < limit, f"{output} never printed {line!r}"
+        time.sleep(0.05)
+        waited += 0.05
+
+
+def _results_in(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    # Every tool result of the request, in order.
+    return [b for m in request["messages"] for b in blocks(m) if b.get("type") == "tool_result"]

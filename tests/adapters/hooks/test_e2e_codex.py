@@ -8,6 +8,7 @@ into the next request as a developer message just before the call's output.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -213,4 +214,58 @@ def test_a_poll_whose_output_changes_is_progress_with_results(tmp_path: Path, co
     assert [output.strip().splitlines()[-1] for output in read] == outputs
     # The output changed twice: only the fifth call (the third since it last changed) loops.
     assert _reminders(final) == [(5, _reminder(3))]
+    assert sandbox.errors() == []
+
+
+# A process that prints the files step1, step2... each once it appears, until a file ``stop`` does.
+_FEED = (
+    "n=1; while [ ! -f stop ]; do if [ -f step$n ]; then cat step$n; n=$((n+1)); fi; "
+    "sleep 0.05; done"
+)
+
+
+def test_codex_runs_no_hook_for_a_write_stdin_poll(tmp_path: Path, codex: Host) -> None:
+    # Codex's preset names write_stdin, and a plain install sends its results to the hook (a
+    # PostToolUse matcher), but Codex 0.171.0 runs no hook for write_stdin at all: four
+    # identical polls under --preset seed draw no reminder, and a hook of the test's own beside
+    # ours, matching every tool, hears the exec_command that started the process (as Bash) and
+    # nothing of the polls. So the
+    # preset cannot act on Codex's polls through its hooks (the hooks README says so).
+    project: list[Path] = []
+    polls = 4
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _outputs(request)
+        if done == 0:
+            return (Call("exec_command", {"cmd": _FEED, "yield_time_ms": 500}),)
+        if done > polls:
+            (project[0] / "stop").write_text("")
+            return Say("done")
+        first = next(i for i in _since_prompt(request) if i["type"] == "function_call_output")
+        session = re.search(r"session ID (\d+)", str(first["output"]))
+        assert session is not None, first
+        (project[0] / f"step{done}").write_text(f"step {done}\n")
+        chars = {"session_id": int(session[1]), "chars": "", "yield_time_ms": 1500}
+        return (Call("write_stdin", chars),)
+
+    heard = tmp_path / "heard.jsonl"
+    with ResponsesStandIn(script) as model:
+        sandbox = Sandbox.create(tmp_path)
+        project.append(sandbox.project)
+        configure_codex(sandbox, model.url)
+        sandbox.install("codex", "--preset", "seed", "--results")
+        hooks_json = sandbox.home / ".codex" / "hooks.json"
+        settings = json.loads(hooks_json.read_text())
+        listen = {"type": "command", "command": f"cat >> {heard}; echo >> {heard}"}
+        for event in ("PreToolUse", "PostToolUse"):
+            settings["hooks"][event].append({"matcher": "*", "hooks": [listen]})
+        hooks_json.write_text(json.dumps(settings))
+        run_codex(codex, sandbox, "watch the build")
+    final = model.model_requests()[-1]
+    read = [str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"]
+    assert [f"step {n}" in output for n, output in enumerate(read)] == [False] + [True] * polls
+    assert _reminders(final) == []
+    events = [json.loads(line) for line in heard.read_text().splitlines() if line.strip()]
+    # The start, as Bash; no PostToolUse for it either, since it was still running.
+    assert [(e["hook_event_name"], e["tool_name"]) for e in events] == [("PreToolUse", "Bash")]
     assert sandbox.errors() == []
