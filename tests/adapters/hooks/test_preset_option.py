@@ -53,6 +53,7 @@ def test_the_short_way_in_reads_the_preset_and_leaves_a_bad_one_to_argparse() ->
     assert hook_shape(["hook", "codex", "--preset", "nope"]) is not None
     assert parse(["hook", "codex", "--preset", "nope"]) is None
     assert parse(["hook", "codex", "--preset"]) is None
+    assert hook_shape(["hook", "codex", "--preset", ""]) is None
     assert parse(["hook", "codex", "--preset", "seed", "--preset", "seed"]) is None
 
 

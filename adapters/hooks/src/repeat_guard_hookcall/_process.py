@@ -92,6 +92,8 @@ def hook_shape(arguments: Sequence[str]) -> HookArguments | None:
         if option not in _OPTIONS or option in values or value.startswith("-"):
             return None
         values[option] = value
+    if values.get("--preset") == "":
+        return None  # no preset's name: the resident guard would read it as none given
     expire_days = None
     if "--expire-days" in values:
         try:
