@@ -26,34 +26,15 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
-    ToolCallReturned,
     reduce,
 )
 from repeat_guard_adk import PLUGIN_NAME, REFUSED_BY, RepeatGuard
-from repeat_guard_testing import (
-    AGENTS,
-    ARGUMENTS,
-    FAILED,
-    RESULTS,
-    TOOLS,
-    HarnessMachine,
-    events,
-    policy_configs,
-)
+from repeat_guard_testing import ARGUMENTS, FAILED, HarnessMachine, events, policy_configs
+
+from ..failing import KNOWN_RESULTS, failing_events, with_its_call, without_refusals
 
 # ADK hands tools their arguments as a dict, always
 DICT_ARGUMENTS = [arguments for arguments in ARGUMENTS if isinstance(arguments, dict)]
-# every ADK call has a response, and it comes with the call (no result reported later)
-KNOWN_RESULTS = [result for result in RESULTS if result is not None]
-
-
-def with_its_call(event: Event) -> Event:
-    """A result drawn as reported later is a call with its result: ADK has no other kind."""
-    if isinstance(event, ToolCallReturned):
-        return ToolCallFinished(
-            event.agent, event.tool, event.arguments, result=event.result, failed=event.failed
-        )
-    return event
 
 
 @dataclass
@@ -75,7 +56,7 @@ class AdkHarness(HarnessMachine):
     configs = policy_configs()
     events = events(arguments=DICT_ARGUMENTS, results=KNOWN_RESULTS, failed=FAILED).map(
         with_its_call
-    )
+    )  # refusals too: the harness answers a call as drawn, refused or not
     produced: tuple[Reminder, ...] = ()
 
     def start(self, config: GuardConfig) -> None:
@@ -190,13 +171,8 @@ class AdkFailuresHarness(AdkHarness):
     """The same, over one agent's calls of two tools with one argument each: the same call
     comes back often, failing or not, so progress and the retry window decide most steps."""
 
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=DICT_ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=FAILED,
-    ).map(with_its_call)
+    configs = policy_configs().map(without_refusals)
+    events = failing_events(DICT_ARGUMENTS[:1])
 
 
 AdkFailuresHarness.TestCase.settings = settings(

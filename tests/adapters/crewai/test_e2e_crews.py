@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from crewai import Agent, Crew, Task
 from crewai.crews.crew_output import CrewOutput
 from crewai.hooks import (
     register_after_tool_call_hook,
@@ -15,6 +16,7 @@ from crewai.hooks import (
     unregister_before_tool_call_hook,
 )
 from crewai.hooks.tool_hooks import ToolCallHookContext
+from crewai.tools import tool
 
 from repeat_guard_crewai import RepeatGuard
 
@@ -119,3 +121,68 @@ def test_other_hooks_still_see_every_call_and_a_deny_says_why() -> None:
     assert "4th identical" in results[3]
     assert "5th identical" in results[4]
     assert DETAILED_MARK in reminders(llm.seen[-1])[-1]
+
+
+RETRY_MARK = "has now failed 3 times the same way, with other calls between"
+MAKE = ("make", {"target": "all"})
+EDIT = ("edit", {"path": "main.c"})
+
+
+def building_crew(llm: LoopingLLM, ran: list[str], failure: Any) -> Crew:
+    """A crew whose agent has ``make``, failing as ``failure(n)`` does on its ``n``-th run (by
+    raising or returning a ``ToolFailure``), and ``edit``."""
+
+    @tool("make")
+    def make(target: str) -> Any:
+        """Build a target."""
+        ran.append("make")
+        return failure(ran.count("make"))
+
+    @tool("edit")
+    def edit(path: str) -> str:
+        """Edit a file."""
+        ran.append("edit")
+        return f"{path} edited"
+
+    agent = Agent(role="builder", goal="Build.", backstory="Careful.", llm=llm, tools=[make, edit])
+    task = Task(description="Build it.", expected_output="An answer.", agent=agent)
+    return Crew(agents=[agent], tasks=[task])
+
+
+def test_a_tool_that_raises_fails_and_its_third_failure_between_edits_is_a_retry() -> None:
+    def raises(n: int) -> str:
+        raise RuntimeError(f"main.c:{n}: undefined reference to `main'")
+
+    llm = LoopingLLM(model="looping", calls=(MAKE, EDIT), stop_at="has now failed")
+    ran: list[str] = []
+    with RepeatGuard({"retryWindow": 8}):
+        output = building_crew(llm, ran, raises).kickoff()
+    assert raw(output) == "stopped after 5 calls"
+    assert ran == ["make", "edit"] * 2 + ["make"]
+    *_, result, reminder = llm.seen[-1]
+    assert result["content"] == "Error executing tool: main.c:3: undefined reference to `main'"
+    assert RETRY_MARK in reminder["content"]
+    assert reminders(llm.seen[-2]) == []  # not at the second failure
+    # what the guard read is what CrewAI reports of the task
+    assert isinstance(output, CrewOutput)
+    assert [r.failure.reason.value for r in output.tasks_output[0].tool_failures] == [
+        "exception"
+    ] * 3
+
+
+def test_a_reported_failure_is_no_progress_over_the_last_one() -> None:
+    from crewai.tools.tool_failure import ToolFailure
+
+    words = ["alpha", "beta", "gamma", "delta"]
+
+    def reports(n: int) -> ToolFailure:
+        return ToolFailure(message=f"build failed: {words[n - 1]}")
+
+    llm, ran = LoopingLLM(model="looping", calls=(MAKE,)), list[str]()
+    with RepeatGuard({"progress": "result"}):
+        output = building_crew(llm, ran, reports).kickoff()
+    # each failure's text differs, yet a failure is no progress over a failure
+    assert raw(output) == "stopped after 3 calls"
+    results = [m["content"] for m in llm.seen[-1] if m["role"] == "tool"]
+    assert results == ["build failed: alpha", "build failed: beta", "build failed: gamma"]
+    assert GENTLE_MARK in reminders(llm.seen[-1])[-1]

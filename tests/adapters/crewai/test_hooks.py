@@ -140,15 +140,18 @@ def test_the_guard_fails_open_when_its_own_code_raises(caplog: pytest.LogCapture
         unreadable = run.tool_call("grep", dict(GREP))
         unreadable.tool_input = None  # type: ignore[assignment]  # what a broken caller might send
         assert guard.before_tool_call(unreadable) is None
+        unreadable.tool_result = "x"
+        assert guard.after_tool_call(unreadable) is None
     assert caplog.messages == [
-        "repeat-tool-guard failed (RuntimeError: boom); the call's result is kept as it is",
-        # the run's first model call: the kickoff's prompt goes through the reducer too
+        # the finished call is counted at the next model call, and the reducer raises there
         "repeat-tool-guard failed (RuntimeError: boom); the model is called with its messages as"
         " they are",
         "repeat-tool-guard failed (AttributeError: 'NoneType' object has no attribute 'extend');"
         " the model is called with its messages as they are",
         "repeat-tool-guard failed (TypeError: 'NoneType' object is not iterable); the call runs"
         " unguarded",
+        "repeat-tool-guard failed (TypeError: 'NoneType' object is not iterable); the call's"
+        " result is kept as it is",
     ]
 
 
@@ -159,3 +162,57 @@ def test_reminder_message_is_a_user_message() -> None:
     call = ToolCallFinished("a", "grep", {})
     _, (reminder,) = reduce(reduce(state, call)[0], call)
     assert reminder_message(reminder) == {"role": "user", "content": reminder.text}
+
+
+MAKE = {"target": "all"}
+
+
+def failed_step(guard: RepeatGuard, run: Run, text: str, records: list[Any], **of: Any) -> None:
+    """A call of ``make`` whose result is ``text``, and the failure CrewAI records for it after
+    the hooks (``of``: the agent's role and the task's id it writes), then the model call."""
+    from crewai.tools.tool_failure import ToolFailure, ToolFailureRecord
+
+    assert guard.before_tool_call(run.tool_call("make", dict(MAKE))) is None
+    assert guard.after_tool_call(run.tool_call("make", dict(MAKE), text)) is None
+    failure = ToolFailure(message=text)
+    records.append(ToolFailureRecord(tool_name="make", failure=failure, tool_args=dict(MAKE), **of))
+    guard.before_llm_call(run.model_call())
+
+
+def test_a_call_crewai_records_as_failed_is_a_failed_result() -> None:
+    from crewai.tools.tool_failure import tool_failure_collector
+
+    guard, run = RepeatGuard({"thresholds": [2], "progress": "result"}), Run()
+    guard.before_llm_call(run.model_call())
+    with tool_failure_collector() as records:
+        failed_step(guard, run, "Error executing tool: alpha", records)
+        failed_step(guard, run, "Error executing tool: beta", records)
+    # the texts differ, yet a failure is no progress over a failure
+    assert len(reminders(run.messages)) == 1
+
+
+def test_records_of_other_runs_or_of_no_collector_mark_nothing() -> None:
+    from crewai.tools.tool_failure import tool_failure_collector
+
+    guard, run = RepeatGuard({"thresholds": [2], "progress": "result"}), Run()
+    guard.before_llm_call(run.model_call())
+    with tool_failure_collector() as records:
+        failed_step(guard, run, "alpha", records, agent_role="coworker")
+        failed_step(guard, run, "beta", records, task_id="another task")
+    failed_step(guard, run, "gamma", [])  # outside an execution: CrewAI collects nothing
+    # each result differs and none is this run's failure: progress each time
+    assert reminders(run.messages) == []
+
+
+def test_a_failure_record_is_read_once_and_marks_one_call() -> None:
+    from crewai.tools.tool_failure import tool_failure_collector
+
+    guard, run = RepeatGuard({"thresholds": [2], "progress": "result"}), Run()
+    guard.before_llm_call(run.model_call())
+    with tool_failure_collector() as records:
+        failed_step(guard, run, "same", records)
+        # the same text, not failed: a success after a failure is progress
+        assert guard.before_tool_call(run.tool_call("make", dict(MAKE))) is None
+        assert guard.after_tool_call(run.tool_call("make", dict(MAKE), "same")) is None
+        guard.before_llm_call(run.model_call())
+    assert reminders(run.messages) == []

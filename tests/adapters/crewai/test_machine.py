@@ -5,9 +5,11 @@ call for call against the reference model."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import replace
 
+from crewai.tools.tool_failure import ToolFailure, ToolFailureRecord, tool_failure_collector
 from hypothesis import settings
 
 from repeat_guard import (
@@ -23,6 +25,7 @@ from repeat_guard import (
 from repeat_guard_crewai import RepeatGuard, reminder_message
 from repeat_guard_testing import ARGUMENTS, HarnessMachine, events, policy_configs
 
+from ..failing import failing_events, without_refusals
 from ._support import Run
 
 # CrewAI hands tools their arguments as a dict, always
@@ -43,6 +46,7 @@ class CrewAIHarness(HarnessMachine):
         self.runs: dict[str, Run] = {}
         self.retired: list[Run] = []  # kept alive, so no new run reuses their objects' ids
         self.blocked: set[str] = set()
+        self.failures: list[ToolFailureRecord] | None = None
 
     def _run(self, agent: str) -> Run:
         if agent not in self.runs:
@@ -80,10 +84,23 @@ class CrewAIHarness(HarnessMachine):
         if not blocked:
             self.produced = ()
         result = f"Tool execution blocked by hook. Tool: {event.tool}" if blocked else "done"
+        if event.result is not None:  # drawn with its result (the failures' machine)
+            result = json.dumps(event.result)
         self.guard.after_tool_call(run.tool_call(event.tool, dict(event.arguments), result))
-        produced: tuple[Reminder, ...] = self.produced
+        if event.failed and self.failures is not None:  # CrewAI records it after the hooks
+            self.failures.append(
+                ToolFailureRecord(
+                    tool_name=event.tool,
+                    failure=ToolFailure(message=result),
+                    tool_args=dict(event.arguments),
+                    agent_role=None,  # what CrewAI writes for the stand-in's agent and task
+                    task_id=None,
+                )
+            )
         before = len(run.messages)
+        # a finished call is counted at the next model call (a refused one when refused)
         self.guard.before_llm_call(run.model_call())
+        produced: tuple[Reminder, ...] = self.produced
         # the call's reminders are exactly the messages the next model call was given
         assert run.messages[before:] == [reminder_message(reminder) for reminder in produced]
         return tuple(replace(each, agent=event.agent) for each in produced)
@@ -93,3 +110,25 @@ class CrewAIHarness(HarnessMachine):
 # deadline, since a loaded machine may take longer than Hypothesis's default for one
 CrewAIHarness.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 TestCrewAIHarness = CrewAIHarness.TestCase
+
+
+class CrewAIFailuresHarness(CrewAIHarness):
+    """The same with results drawn, and a failure recorded in CrewAI's collector for each call
+    drawn failed, over one agent's calls of two tools (see ``failing``)."""
+
+    configs = policy_configs().map(without_refusals)
+    events = failing_events(DICT_ARGUMENTS[:1])
+
+    def start(self, config: GuardConfig) -> None:
+        super().start(config)
+        self.collector = tool_failure_collector()  # one execution: the whole run
+        self.failures = self.collector.__enter__()
+
+    def teardown(self) -> None:
+        self.collector.__exit__(None, None, None)
+
+
+CrewAIFailuresHarness.TestCase.settings = settings(
+    max_examples=40, stateful_step_count=40, deadline=None
+)
+TestCrewAIFailuresHarness = CrewAIFailuresHarness.TestCase

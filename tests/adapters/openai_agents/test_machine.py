@@ -24,21 +24,12 @@ from repeat_guard import (
     PromptSubmitted,
     Reminder,
     ToolCallFinished,
-    ToolCallReturned,
     reduce,
 )
 from repeat_guard_openai_agents import RepeatGuard, reminder_message
-from repeat_guard_testing import (
-    AGENTS,
-    ARGUMENTS,
-    FAILED,
-    RESULTS,
-    TOOLS,
-    HarnessMachine,
-    events,
-    policy_configs,
-)
+from repeat_guard_testing import HarnessMachine, policy_configs
 
+from ..failing import failing_events, without_refusals
 from ._support import filtered
 
 
@@ -50,28 +41,6 @@ class Conversation:
         self.config: RunConfig = guard.run_config()
         self.items: list[Any] = []
         self.calls = 0
-
-
-# every output comes with its call (no result reported later), and is text
-KNOWN_RESULTS = [result for result in RESULTS if result is not None]
-
-
-def with_its_call(event: Event) -> Event:
-    """A result drawn as reported later is a call with its result: the SDK has no other kind.
-    A call is never drawn refused: the guard's own refusals are its guardrail's (below)."""
-    if isinstance(event, ToolCallReturned):
-        return ToolCallFinished(
-            event.agent, event.tool, event.arguments, result=event.result, failed=event.failed
-        )
-    return replace(event, denied=False) if isinstance(event, ToolCallFinished) else event
-
-
-def without_refusals(config: GuardConfig) -> GuardConfig:
-    """``config`` with nothing that refuses a call. The guardrail decides before the output
-    exists, and a refused call's output is the reason, so with results drawn a refusal would
-    leave the drawn result unread; refusals are checked by the machine above."""
-    tools = tuple((pattern, replace(policy, deny_at=None)) for pattern, policy in config.tools)
-    return replace(config, deny_at=None, cycle_deny_at=None, budgets=(), tools=tools)
 
 
 def _message(context: RunContextWrapper[Any], error: Exception) -> str:
@@ -191,13 +160,7 @@ class AgentsSdkFailuresHarness(AgentsSdkHarness):
     window decide most steps."""
 
     configs = policy_configs().map(without_refusals)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=FAILED,
-    ).map(with_its_call)
+    events = failing_events()
 
 
 AgentsSdkFailuresHarness.TestCase.settings = settings(

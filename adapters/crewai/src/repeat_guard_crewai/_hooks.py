@@ -8,20 +8,28 @@ one agent is one run: its messages start with the task's prompt and grow with ev
 the hooks of both kinds see the same agent and task objects. The guard keeps one state per run
 (keyed by those two objects) and maps:
 
-* ``before_llm_call`` at the run's first iteration: a new run, whose task prompt is the user's
-  message: the run's state gets ``PromptSubmitted``, so the chain starts over (and, with
-  ``budgetScope = "session"``, the same agent's budgets go on counting across its task's
-  kickoffs); at every iteration, the reminders the run's finished calls
-  produced are appended to the messages, each a user message of its own, after the tool's
-  result the executor appended before it;
+* ``before_llm_call``: first the calls that finished since the last model call are counted, in
+  the order they finished, each failed if CrewAI recorded a tool failure for it (below); at the
+  run's first iteration, a new run, whose task prompt is the user's message: the run's state
+  gets ``PromptSubmitted``, so the chain starts over (and, with ``budgetScope = "session"``, the
+  same agent's budgets go on counting across its task's kickoffs); at every iteration, the
+  reminders the run's calls produced are appended to the messages, each a user message of its
+  own, after the tool's result the executor appended before it;
 * ``before_tool_call``: the core's ``attempt``, with the run's calls admitted and not yet
   finished (``Running``) counted in; a ``Deny`` counts the refused attempt at once, returns
   ``False`` (CrewAI does not run the tool) and remembers the reason;
-* ``after_tool_call``: the finished call, with the tool's result for ``progress = "result"``;
-  for a call the guard refused (its result is CrewAI's fixed "Tool execution blocked by hook."
-  text, and the guard kept a reason for it) that result is replaced with the core's reason, so
-  the model reads why. Calls are matched by tool and arguments, so parallel
-  calls of one response pair up whichever finishes first.
+* ``after_tool_call``: the finished call, with the tool's result for ``progress = "result"``,
+  kept to be counted at the next model call; for a call the guard refused (its result is
+  CrewAI's fixed "Tool execution blocked by hook." text, and the guard kept a reason for it)
+  that result is replaced with the core's reason, so the model reads why. Calls are matched by
+  tool and arguments, so parallel calls of one response pair up whichever finishes first.
+
+CrewAI records a call's failure (a ``ToolFailureRecord``: the tool raised, returned a
+``ToolFailure``, was unknown or used up) after the ``after_tool_call`` hooks, in the
+execution's collector (``active_tool_failures()``, what ``TaskOutput.tool_failures`` is made
+of), before its next model call. That is why a call is counted at the next ``before_llm_call``:
+each record of the run's agent and task not read before marks the earliest call waiting with
+its tool and arguments failed.
 
 Fail open: an exception from the guard's own code is logged in one line; the call runs, its
 result is kept, the model call goes ahead with its messages as they are.
@@ -43,6 +51,7 @@ from crewai.hooks import (
     unregister_before_llm_call_hook,
     unregister_before_tool_call_hook,
 )
+from crewai.tools.tool_failure import ToolFailureRecord, active_tool_failures
 
 from repeat_guard import (
     PLUGIN_NAME,
@@ -120,6 +129,10 @@ class _Run:
     refused: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     pending: list[Reminder] = field(default_factory=list)
     admitted: int = 0
+    # Finished calls (with their ids among the running ones), counted at the next model call,
+    # once CrewAI has recorded their failures; the ids of the failure records already read.
+    finished: list[tuple[ToolCallFinished, str | None]] = field(default_factory=list)
+    read: set[int] = field(default_factory=set)
 
 
 class RepeatGuard:
@@ -172,9 +185,12 @@ class RepeatGuard:
         """Start a run at its first iteration; append the run's new reminders to the messages."""
         try:
             key = _key(context)
+            self._count(self._run(key), context)
             if context.iterations == 0:  # a kickoff: the task's prompt reaches the agent
-                state, _ = self.reducer(self._run(key).state, PromptSubmitted(AGENT))
-                self._runs[key] = _Run(state)
+                earlier = self._run(key)
+                state, _ = self.reducer(earlier.state, PromptSubmitted(AGENT))
+                # records already read stay read, should the execution's collector hold them
+                self._runs[key] = _Run(state, read=earlier.read)
             run = self._run(key)
             context.messages.extend(reminder_message(reminder) for reminder in run.pending)
             run.pending.clear()
@@ -211,15 +227,23 @@ class RepeatGuard:
             if reason is not None:
                 return reason  # counted when it was refused
             call_id = _earliest(run.waiting, call)
-            if call_id is not None:
-                run.running = run.running.finished(AGENT, call_id)
-            run.state, reminders = self.reducer(
-                run.state, replace(call, result=context.tool_result)
-            )
-            run.pending.extend(reminders)
+            run.finished.append((replace(call, result=context.tool_result), call_id))
         except Exception as error:
             _fail_open(error, "the call's result is kept as it is")
         return None
+
+    def _count(self, run: _Run, context: ModelCall) -> None:
+        """Count the run's finished calls, failed where CrewAI recorded a failure for them."""
+        failures = _new_failures(run, context)
+        finished, run.finished = run.finished, []  # counted once, even if the reducer raises
+        for call, call_id in finished:
+            if call_id is not None:
+                run.running = run.running.finished(AGENT, call_id)
+            failed = _call_key(call) in failures
+            if failed:
+                failures.remove(_call_key(call))
+            run.state, reminders = self.reducer(run.state, replace(call, failed=failed))
+            run.pending.extend(reminders)
 
     def _run(self, key: tuple[int, int]) -> _Run:
         run = self._runs.get(key)
@@ -235,6 +259,26 @@ def _key(context: ToolCall | ModelCall) -> tuple[int, int]:
 
 def _call_key(call: ToolCallFinished) -> tuple[str, str]:
     return call.tool, canonical_arguments(call.arguments)
+
+
+def _new_failures(run: _Run, context: ModelCall) -> list[tuple[str, str]]:
+    """The calls (tool, arguments) of the failure records of the run's agent and task that the
+    run has not read yet; they are read now."""
+    failures = []
+    for record in active_tool_failures() or ():
+        if id(record) not in run.read and _is_of(record, context):
+            run.read.add(id(record))
+            failures.append((record.tool_name, canonical_arguments(record.tool_args)))
+    return failures
+
+
+def _is_of(record: ToolFailureRecord, context: ModelCall) -> bool:
+    # CrewAI writes the agent's role and the task's id into each record (the collector may
+    # hold a delegated coworker's too).
+    task_id = getattr(context.task, "id", None)
+    return record.agent_role == getattr(context.agent, "role", None) and record.task_id == (
+        None if task_id is None else str(task_id)
+    )
 
 
 def _was_blocked(context: ToolCall) -> bool:
