@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Generator, Iterator
@@ -125,8 +127,30 @@ def test_the_pool_starts_no_more_processes_than_it_has_batches() -> None:
     assert list(results) == [9]
 
 
+def process_id(_: object) -> int:
+    return os.getpid()
+
+
+@pytest.mark.parametrize(("batches", "jobs"), [(1, 8), (0, 2), (9, 1)])
+def test_a_pool_of_one_process_is_this_process(batches: int, jobs: int) -> None:
+    # A lone batch, or one job: no process is started, and no pool is made for nothing.
+    assert list(run(process_id, range(batches), "processes", jobs)) == [os.getpid()] * batches
+    assert not multiprocessing.active_children()
+
+
+def test_the_pool_is_imported_only_when_it_starts() -> None:
+    code = (
+        "import sys\n"
+        "from repeat_guard_audit import run\n"
+        "assert list(run(abs, [-1], 'processes', 2)) == [1]\n"
+        "print(sorted({'multiprocessing', 'concurrent.futures'} & set(sys.modules)))\n"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout == "[]\n"
+
+
 def test_a_pool_left_early_drops_the_work_not_started() -> None:
-    results = run(square, range(1000), "processes", jobs=1)
+    results = run(square, range(1000), "processes", jobs=2)
     assert isinstance(results, Generator)
     assert next(results) == 0
     workers = multiprocessing.active_children()

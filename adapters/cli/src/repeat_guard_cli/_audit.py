@@ -236,7 +236,7 @@ def _tracked(
 
 def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, err: TextIO) -> int:
     """Run the audit ``args`` describe and write its report; return the exit status."""
-    from repeat_guard_audit import AuditSettings, EngineError, audit, default_jobs, list_files
+    from repeat_guard_audit import AuditSettings, EngineError, audit, list_files
 
     if args.scheduler is not None and args.engine != "dask":
         # Only Dask has schedulers: running on the pool instead would hide the mistake.
@@ -245,12 +245,9 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     if args.html is not None:
         _check_page_target(args.html, paths, args.config)
     settings = AuditSettings(config, args.since, args.top)
-    engine = args.engine
-    if engine == "processes" and (args.jobs or default_jobs()) == 1:
-        engine = "local"  # a pool of one process is this process with extra copying
 
     def run(jobs: Iterable[FileJob]) -> Iterable[FileAudit]:
-        return audit(jobs, settings, engine, args.jobs, args.scheduler)
+        return audit(jobs, settings, args.engine, args.jobs, args.scheduler)
 
     # SIGTERM and SIGHUP raise, as Ctrl-C does, and exit 128 + the signal: the engines stop
     # their workers on the way out (the signals' default would end this process alone and
