@@ -1,0 +1,90 @@
+"""The corpus recorder (``bench.record_corpus``) with the real hosts ``make e2e`` installs
+(Codex CLI 0.171.0, Claude Code 2.1.332) against the scripted model: each poll it records into a
+temporary folder reads back through the project's readers as the corpus's copy does, with the
+calls its label names, and scores as that label says (reminded at the defaults, not under
+``progress = "result"``). ``e2e``: each recording runs a host for half a minute."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from bench.record_corpus import main
+from bench.scoring import Label, agent_calls, parse_labels, score_file
+
+from repeat_guard import GuardConfig, ToolCallFinished, canonical_arguments
+from repeat_guard_transcripts import READERS, Step, sniff_format, steps
+
+pytestmark = pytest.mark.e2e
+
+CORPUS = Path(__file__).parents[1] / "data" / "eval"
+POLLS = ["codex/poll_write_stdin.jsonl", "claude-code/poll_sleep_tail.jsonl"]
+
+
+def read_back(path: Path, config: GuardConfig) -> list[Step]:
+    """The replay's steps of the transcript at ``path``, read by the reader its format names."""
+    reader = READERS[sniff_format(str(path)) or "unknown"]
+    with path.open("rb") as stream:
+        return [
+            item for item in steps(reader.read(stream, path.name), config) if isinstance(item, Step)
+        ]
+
+
+def calls(path: Path) -> list[tuple[int, ToolCallFinished]]:
+    """The transcript's tool calls (one agent's in these files) with their lines."""
+    return [
+        (step.located.where.line, step.located.event)
+        for step in read_back(path, GuardConfig())
+        if isinstance(step.located.event, ToolCallFinished)
+    ]
+
+
+def label_of(name: str) -> Label:
+    labels, errors = parse_labels((CORPUS / "labels.txt").read_text(encoding="utf-8"))
+    assert errors == []
+    (label,) = [label for label in labels if label.file == name]
+    return label
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("corpus")
+    main(out, POLLS)
+    return out
+
+
+@pytest.mark.parametrize("name", POLLS)
+def test_a_recorded_poll_reads_back_with_its_labels_calls(recorded: Path, name: str) -> None:
+    label, fresh, kept = label_of(name), calls(recorded / name), calls(CORPUS / name)
+    assert label.kind == "progress"
+    first = label.calls[0]
+    # as in the corpus's copy: the calls before the label's start the job, then one call polls
+    assert [event.tool for _, event in fresh[: first - 1]] == [e.tool for _, e in kept[: first - 1]]
+    polls = [event for _, event in fresh[first - 1 :]]
+    assert len(polls) >= 3  # enough identical calls for the defaults' first reminder
+    assert {event.tool for event in polls} == {kept[first - 1][1].tool}
+    assert len({canonical_arguments(event.arguments) for event in polls}) == 1
+    # the label's kind: each poll's output is new (the job moved on), and none failed
+    outputs = [canonical_arguments(event.result) for event in polls]
+    assert all(before != after for before, after in pairwise(outputs))
+    assert not any(event.failed for event in polls)
+
+
+@pytest.mark.parametrize("name", POLLS)
+def test_a_recorded_poll_scores_as_its_label_says(recorded: Path, name: str) -> None:
+    fresh = calls(recorded / name)
+    label = label_of(name)
+    first = label.calls[0]
+    # the label, with the calls and lines of this recording (its polls may number otherwise)
+    relabelled = replace(
+        label,
+        calls=tuple(range(first, len(fresh) + 1)),
+        lines=(fresh[first - 1][0], fresh[-1][0]),
+    )
+    for config, reminded in ((GuardConfig(), 1), (GuardConfig(progress="result"), 0)):
+        score = score_file([relabelled], agent_calls(read_back(recorded / name, config)))
+        assert score.mismatches == []
+        assert score.other == 0  # no reminder on a call the label does not name
+        assert (score.labels["progress"], score.reminded["progress"]) == (1, reminded)
