@@ -466,3 +466,27 @@ def test_noting_a_failure_outside_the_guards_runs_fails_open(
         text == plain == "An error occurred while running the tool. Please try again. Error: boom"
     )
     assert [m.endswith("; the call's failure is not noted") for m in caplog.messages] == [True] * 2
+
+
+def test_a_timed_out_tool_fails_too_when_the_guards_function_answers_its_timeout() -> None:
+    guard, ran = RepeatGuard({"retryWindow": 8}), list[str]()
+
+    @function_tool(timeout=0.05, timeout_error_function=guard.failure_error_function())
+    async def make(target: str) -> str:
+        """Build a target."""
+        ran.append("make")
+        await asyncio.sleep(5)
+        return "built"
+
+    @function_tool
+    def edit(path: str) -> str:
+        """Edit a file."""
+        ran.append("edit")
+        return f"{path} edited"
+
+    script = LoopingModel(calls=(MAKE, EDIT), stop_at="has now failed")
+    agent = Agent(name="main", model=script.model(), tools=[make, edit])
+    assert run(agent, "Build it.", guard).final_output == "stopped after 5 calls"
+    *_, output, reminder = script.seen[-1]
+    assert "timed out after 0.05 seconds" in output["output"]
+    assert RETRY_MARK in reminder["content"]
