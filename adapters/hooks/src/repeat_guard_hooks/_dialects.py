@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -61,6 +60,7 @@ from repeat_guard import (
     ToolCallReturned,
     json_type_name,
 )
+from repeat_guard.exits import copilot_shell_exit
 from repeat_guard_hookcall import INPUT_LIMIT
 
 if TYPE_CHECKING:
@@ -438,10 +438,6 @@ CODEX = CLAUDE_CODE._replace(
     ),
 )
 
-# How Copilot CLI ends its bash tool's result: "<shellId: N completed with exit code K>", N
-# a new number for every command.
-_COPILOT_SHELL_END = re.compile(r"<shellId: \d+ (completed with exit code (-?\d{1,9}))>\s*\Z")
-
 
 def copilot_result(response: object) -> tuple[object, bool]:
     """Copilot CLI's ``tool_result`` (``result_type``, ``text_result_for_llm``) as a result,
@@ -450,18 +446,18 @@ def copilot_result(response: object) -> tuple[object, bool]:
 
     Copilot CLI 1.0.102 gives a command exiting non-zero ``result_type: "success"`` and says
     the exit code only at the end of the text, after the shell's id, which differs on every
-    command: the result keeps the exit code and drops the id, so that the same output of the
-    same command is the same result."""
+    command: the result keeps the exit code and drops the id (``copilot_shell_exit``, which the
+    transcript reader shares), so that the same output of the same command is the same
+    result."""
     if not isinstance(response, dict):
         return response, False
     failed = response.get("result_type") == "failure"
     text = response.get("text_result_for_llm")
-    ended = _COPILOT_SHELL_END.search(text) if isinstance(text, str) else None
+    ended = copilot_shell_exit(text) if isinstance(text, str) else None
     if ended is None:
         return response, failed
-    assert isinstance(text, str)  # ended is None otherwise
-    kept = f"{text[: ended.start()]}<{ended[1]}>"
-    return {**response, "text_result_for_llm": kept}, failed or int(ended[2]) != 0
+    kept, code = ended
+    return {**response, "text_result_for_llm": kept}, failed or code != 0
 
 
 def copilot_answer(hook_event: str, context: str | None, denied: str | None) -> object:

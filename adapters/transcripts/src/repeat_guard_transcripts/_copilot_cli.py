@@ -7,9 +7,20 @@ from files the real Copilot CLI 1.0.102 wrote). ``session.start`` names the sess
 prompt; ``tool.execution_start`` (``toolCallId``, ``toolName``, ``arguments``) opens a call,
 which counts at its ``tool.execution_complete``: ``success`` false is a failure, and an
 ``error.code`` of ``denied`` (or a ``permission.completed`` for the call whose result's
-``kind`` starts with ``denied``) a denial; its ``result.content`` is the result. A call still
-open at the next prompt or at the file's end never finished. One file is one session and one
-agent.
+``kind`` starts with ``denied``) a denial; its ``result.content`` is the result. A ``bash``
+command that exited non-zero is ``success: true`` too: its exit code is in
+``shellExecution.exitCode`` and at the end of the text (``<shellId: N completed with exit
+code K>``, read by ``repeat_guard.exits.copilot_shell_exit``, as the hooks read it); such a
+call is failed, and its result drops the shell's id, new for every command, so that the same
+output of the same command is the same result. A call still open at the next prompt or at the
+file's end never finished.
+
+Tokens: a ``session.usage_record`` (``usage.inputTokens``, ``outputTokens``, ``apiCallId``)
+comes before the ``assistant.message`` of the same ``apiCallId``, whose ``toolRequests`` name
+the calls that model step made; its first call carries the step's ``outputTokens`` and, as
+input, ``inputTokens``, which already counts the tokens read from the cache (1.0.102 wrote
+``inputTokens`` 1000 and ``cacheReadTokens`` 600 for a request of 1000 prompt tokens, 600
+of them cached). One file is one session and one agent.
 """
 
 from __future__ import annotations
@@ -18,10 +29,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
+from repeat_guard.exits import copilot_shell_exit
 
 from ._calls import DONE_MARKS, OpenCall, OpenCalls, RecentMarks
 from ._items import Item, Located, Location, SessionSeen
-from ._reading import file_session, object_items, string
+from ._reading import exit_failed, file_session, object_items, string
 from ._registry import head_objects
 
 __all__ = ["CopilotCliReader"]
@@ -29,14 +41,34 @@ __all__ = ["CopilotCliReader"]
 _TYPES = frozenset({"session.start", "user.message", "assistant.message", "tool.execution_start"})
 
 
-def _result(data: Mapping[str, object]) -> object:
-    """What a completed call returned: its result's ``content``, else its error's message."""
-    result, error = data.get("result"), data.get("error")
+def _result(data: Mapping[str, object]) -> tuple[object, bool]:
+    """What a completed call returned (its result's ``content``, else its error's message),
+    and whether its command exited non-zero (``shellExecution.exitCode``, or the code at the
+    end of the text, which the result keeps without the shell's id)."""
+    result, error, shell = data.get("result"), data.get("error"), data.get("shellExecution")
+    failed = isinstance(shell, dict) and exit_failed(shell.get("exitCode"))
     if isinstance(result, dict) and "content" in result:
-        return result["content"]
+        content = result["content"]
+        ended = copilot_shell_exit(content) if isinstance(content, str) else None
+        if ended is None:
+            return content, failed
+        return ended[0], failed or ended[1] != 0
     if isinstance(error, dict) and "message" in error:
-        return error["message"]
-    return result
+        return error["message"], failed
+    return result, failed
+
+
+def _usage(data: Mapping[str, object]) -> tuple[str | None, int | None, int | None]:
+    """A usage record's ``apiCallId``, output tokens and input tokens."""
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return None, None, None
+    output, input_ = usage.get("outputTokens"), usage.get("inputTokens")
+    return (
+        string(usage, "apiCallId"),
+        output if type(output) is int else None,
+        input_ if type(input_) is int else None,
+    )
 
 
 class _CopilotFile:
@@ -49,6 +81,10 @@ class _CopilotFile:
         self.seen = False
         self.calls: OpenCalls[str] = OpenCalls()
         self.denied: RecentMarks[str] = RecentMarks(DONE_MARKS)
+        # The last usage record (its apiCallId, output and input tokens), then the call that
+        # carries them: the first its step made.
+        self.usage: tuple[str | None, int | None, int | None] = (None, None, None)
+        self.charged: tuple[str | None, int | None, int | None] = (None, None, None)
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
         yield from object_items(lines, self.file, self._event)
@@ -73,9 +109,28 @@ class _CopilotFile:
             items += self._start_call(where, data, stamp)
         elif kind == "tool.execution_complete":
             items += self._complete(where, data, stamp)
-        elif kind == "permission.completed":
-            self._permission(data)
+        else:
+            self._remember(kind, data)
         return items
+
+    def _remember(self, kind: object, data: Mapping[str, object]) -> None:
+        """Keep what an event that is no item says about the calls to come."""
+        if kind == "permission.completed":
+            self._permission(data)
+        elif kind == "session.usage_record":
+            self.usage = _usage(data)
+        elif kind == "assistant.message":
+            self._message(data)
+
+    def _message(self, data: Mapping[str, object]) -> None:
+        """Give the step's tokens to its first call, if its usage record came before it."""
+        step, tokens, input_tokens = self.usage
+        requests = data.get("toolRequests")
+        first = requests[0] if isinstance(requests, list) and requests else None
+        ident = string(first, "toolCallId") if isinstance(first, dict) else None
+        if ident is not None and step is not None and step == string(data, "apiCallId"):
+            self.charged = (ident, tokens, input_tokens)
+            self.usage = (None, None, None)
 
     def _start(self, data: Mapping[str, object]) -> None:
         session, context = string(data, "sessionId"), data.get("context")
@@ -91,7 +146,13 @@ class _CopilotFile:
         if ident is None or tool is None:
             return ()
         arguments = data.get("arguments")
-        call = OpenCall(where, self.session, tool, arguments, string(data, "turnId"), None, stamp)
+        charged, tokens, input_tokens = self.charged
+        if charged != ident:
+            tokens = input_tokens = None
+        turn = string(data, "turnId")
+        call = OpenCall(
+            where, self.session, tool, arguments, turn, tokens, stamp, None, input_tokens
+        )
         return self.calls.add(ident, call)
 
     def _complete(
@@ -104,11 +165,19 @@ class _CopilotFile:
         error = data.get("error")
         code = error.get("code") if isinstance(error, dict) else None
         denied = code == "denied" or ident in self.denied
-        failed = data.get("success") is False and not denied
-        event = ToolCallFinished(
-            self.session, call.tool, call.arguments, denied, _result(data), failed
+        result, exited = _result(data)
+        failed = (data.get("success") is False or exited) and not denied
+        event = ToolCallFinished(self.session, call.tool, call.arguments, denied, result, failed)
+        located = Located(
+            where,
+            event,
+            call.turn,
+            call.tokens,
+            stamp,
+            self.project,
+            input_tokens=call.input_tokens,
         )
-        return [Located(where, event, call.turn, timestamp=stamp, project=self.project)]
+        return [located]
 
     def _permission(self, data: Mapping[str, object]) -> None:
         ident, result = string(data, "toolCallId"), data.get("result")
