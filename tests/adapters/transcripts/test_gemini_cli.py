@@ -39,6 +39,30 @@ def test_a_recorded_chat_of_identical_calls_resumed_with_a_second_prompt() -> No
         ("read_file", {"file_path": "/nonexistent/x.txt"})
     ]
     assert [i.where.line for i in items if isinstance(i.event, PromptSubmitted)] == [3, 36]
+    # Each gemini message says "tokens": {"input": 10, "output": 5, "cached": 0, "thoughts": 0,
+    # "tool": 0, "total": 15}: 10 input and 5 output tokens for each of the 7 calls.
+    calls = [i for i in items if isinstance(i.event, ToolCallFinished)]
+    assert [(i.tokens, i.input_tokens) for i in calls] == [(5, 10)] * 7
+
+
+def test_a_messages_tokens_go_with_its_first_call() -> None:
+    tokens = {"input": 900, "output": 30, "cached": 600, "thoughts": 12, "tool": 40, "total": 982}
+    lines = [
+        _line({"sessionId": "s1", "projectHash": "h", "kind": "main"}),
+        # The second call finishes first: the tokens still go with the first, when it does.
+        _line({**_gemini("m1", _call("a", "executing"), _call("b", "success")), "tokens": tokens}),
+        _line({**_gemini("m1", _call("a", "success"), _call("b", "success")), "tokens": tokens}),
+        _line({**_gemini("m2", _call("c", "error")), "tokens": {"output": 7, "input": "x"}}),
+        _line({**_gemini("m3", _call("d", "success")), "tokens": []}),
+    ]
+    items = [i for i in READERS["gemini-cli"].read(lines, "c") if isinstance(i, Located)]
+    # Output 30 + 12 thoughts, input 900 + 40 tool-use prompt (the 600 cached are part of 900).
+    assert [(i.where.line, i.tokens, i.input_tokens) for i in items] == [
+        (2, None, None),
+        (3, 42, 940),
+        (4, 7, None),
+        (5, None, None),
+    ]
 
 
 def _line(record: object) -> bytes:

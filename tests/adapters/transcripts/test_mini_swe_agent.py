@@ -224,3 +224,47 @@ def test_broken_documents_give_a_diagnostic_where_they_break(
 def test_a_file_named_only_for_its_extension_keeps_its_name() -> None:
     outcomes = run_reader("mini-swe-agent", [b"[]"], file=".traj.json")
     assert [s.session for s in summary(outcomes).sessions] == [".traj"]
+
+
+def _usage(prompt: object, completion: object) -> dict[str, object]:
+    # As litellm's ModelResponse.model_dump() gives it (format 1.1 keeps it whole).
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": 0}
+    return {"id": "r", "choices": [], "usage": usage}
+
+
+def test_a_replys_tokens_go_with_its_first_call() -> None:
+    ls, keyed = {"command": "ls"}, {"command": "ls", "tool_call_id": "k"}
+    messages: list[object] = [
+        {"role": "user", "content": "task"},
+        # Two actions: the reply's 1200 prompt and 40 completion tokens go with the first.
+        {"role": "assistant", "extra": {"actions": [ls, ls], "response": _usage(1200, 40)}},
+        {"role": "user", "content": "one"},
+        {"role": "user", "content": "two"},
+        {"role": "assistant", "extra": {"actions": [keyed], "response": _usage(1300, "x")}},
+        {"role": "tool", "tool_call_id": "k", "content": "three"},
+        # A reply whose command is in its tool calls, with the response beside it.
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "t", "function": {"arguments": '{"command": "ls"}'}}],
+            "extra": {"response": _usage(1400, 42)},
+        },
+        {"role": "tool", "tool_call_id": "t", "content": "four"},
+        {"role": "assistant", "extra": {"actions": [ls], "response": {"usage": "none"}}},
+        {"role": "user", "content": "five"},
+        {"role": "assistant", "extra": {"actions": [ls], "response": "none"}},
+        {"role": "user", "content": "six"},
+        {"role": "assistant", "extra": {"actions": [ls], "response": _usage(1500, 44)}},
+        {"role": "exit", "content": "Submitted"},
+    ]
+    items = READERS["mini-swe-agent"].read(document(messages), "t")
+    located = [i for i in items if isinstance(i, Located)]
+    calls = [(i.tokens, i.input_tokens) for i in located if isinstance(i.event, ToolCallFinished)]
+    assert calls == [
+        (40, 1200),
+        (None, None),
+        (None, 1300),
+        (42, 1400),
+        (None, None),
+        (None, None),
+        (44, 1500),  # counted at the exit
+    ]

@@ -33,7 +33,7 @@ from repeat_guard.exits import copilot_shell_exit
 
 from ._calls import DONE_MARKS, OpenCall, OpenCalls, RecentMarks
 from ._items import Item, Located, Location, SessionSeen
-from ._reading import exit_failed, file_session, object_items, string
+from ._reading import exit_failed, file_session, object_items, string, token_count
 from ._registry import head_objects
 
 __all__ = ["CopilotCliReader"]
@@ -63,12 +63,8 @@ def _usage(data: Mapping[str, object]) -> tuple[str | None, int | None, int | No
     usage = data.get("usage")
     if not isinstance(usage, dict):
         return None, None, None
-    output, input_ = usage.get("outputTokens"), usage.get("inputTokens")
-    return (
-        string(usage, "apiCallId"),
-        output if type(output) is int else None,
-        input_ if type(input_) is int else None,
-    )
+    output, input_ = token_count(usage, "outputTokens"), token_count(usage, "inputTokens")
+    return string(usage, "apiCallId"), output, input_
 
 
 class _CopilotFile:

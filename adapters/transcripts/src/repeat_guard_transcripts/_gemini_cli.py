@@ -17,6 +17,13 @@ exited with another status. A ``user`` message whose content is text (not functi
 the ``<session_context>`` the CLI injects) is a prompt; ``$set`` lists of messages (history
 rewritten) add the calls not yet seen, and no prompts. One file is one session
 (``sessionId``) and one agent.
+
+A ``gemini`` message's ``tokens`` (``input``, ``output``, ``cached``, ``thoughts``, ``tool``,
+``total``: the response's ``usageMetadata`` ``promptTokenCount``, ``candidatesTokenCount``,
+``cachedContentTokenCount``, ``thoughtsTokenCount``, ``toolUsePromptTokenCount`` and
+``totalTokenCount``, as 0.61.0's ``recordMessageTokens`` writes them) go with its first call
+(``toolCalls[0]``): output tokens ``output`` + ``thoughts`` (the model wrote both), input
+tokens ``input`` + ``tool`` (``cached`` is part of ``input``, as the API counts it).
 """
 
 from __future__ import annotations
@@ -32,7 +39,14 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 from ._calls import DONE_MARKS, OPEN_CALLS, RecentMarks
 from ._document import Cursor, Element, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
-from ._reading import document_items, exit_failed, file_session, object_items, string
+from ._reading import (
+    document_items,
+    exit_failed,
+    file_session,
+    object_items,
+    string,
+    token_count,
+)
 
 __all__ = ["DONE", "SHELL", "GeminiCliReader", "comparable_result", "exited_failing"]
 
@@ -170,10 +184,17 @@ class _GeminiFile:
             if not isinstance(call, dict):
                 items.append(Diagnostic(self.file, line, "a tool call that is not an object"))
                 continue
-            items += self._call(where, call, f"{message.get('id')}#{index}")
+            cost = _tokens(message) if index == 0 else (None, None)
+            items += self._call(where, call, f"{message.get('id')}#{index}", cost)
         return items
 
-    def _call(self, where: Location, call: Mapping[str, object], fallback: str) -> list[Item]:
+    def _call(
+        self,
+        where: Location,
+        call: Mapping[str, object],
+        fallback: str,
+        cost: tuple[int | None, int | None],
+    ) -> list[Item]:
         ident, tool = string(call, "id") or fallback, string(call, "name")
         if tool is None:
             return [Diagnostic(self.file, where.line, "a tool call without a name")]
@@ -197,7 +218,17 @@ class _GeminiFile:
             comparable_result(result),
             failed,
         )
-        return [Located(where, event, timestamp=_stamp(call))]
+        tokens, input_tokens = cost
+        located = Located(where, event, None, tokens, _stamp(call), input_tokens=input_tokens)
+        return [located]
+
+
+def _tokens(message: Mapping[str, object]) -> tuple[int | None, int | None]:
+    """A ``gemini`` message's output tokens and input tokens."""
+    tokens = message.get("tokens")
+    if not isinstance(tokens, dict):
+        return None, None
+    return token_count(tokens, "output", "thoughts"), token_count(tokens, "input", "tool")
 
 
 def _stamp(record: Mapping[str, object]) -> str | None:

@@ -20,6 +20,9 @@ whichever way the model gave it, so the same command is the same call.
   are prompts, as is the task (a ``user`` message before any action). A reply that gave no
   action the agent could run (``FormatError``, or a 1.0 reply without exactly one block) is a
   note: data about the run, no call.
+- A reply's tokens (format 1.1: ``extra.response``, the model's response as litellm returns
+  it) go with its first call: ``usage.completion_tokens`` out, ``usage.prompt_tokens`` in
+  (litellm counts the cached tokens in it).
 
 One file is one session and one agent, named after the file (``<id>.traj.json`` is ``<id>``).
 """
@@ -37,7 +40,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 from ._calls import OpenCall, OpenCalls
 from ._document import Cursor, Element, document_array, walk_object
 from ._items import Diagnostic, Item, Located, Location, Unfinished
-from ._reading import document_items, file_session, string
+from ._reading import document_items, file_session, string, token_count
 
 __all__ = ["ACTION_PATTERNS", "MiniSweAgentReader", "actions_in_text"]
 
@@ -104,6 +107,17 @@ def _failed(extra: Mapping[str, object]) -> bool:
     return (type(code) is int and code != 0) or (isinstance(exception, str) and bool(exception))
 
 
+def _usage(extra: Mapping[str, object]) -> tuple[int | None, int | None]:
+    """A reply's output and input tokens: its ``extra.response`` (the model's response as
+    litellm gives it) ``usage.completion_tokens`` and ``usage.prompt_tokens`` (which count the
+    cached tokens too)."""
+    response = extra.get("response")
+    usage = response.get("usage") if isinstance(response, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    return token_count(usage, "completion_tokens"), token_count(usage, "prompt_tokens")
+
+
 def _session(file: str) -> str:
     name = file_session(file)
     return name.removesuffix(".traj") or name
@@ -118,6 +132,7 @@ class _MiniFile:
         self.keyed: OpenCalls[str] = OpenCalls()
         self.queued: deque[OpenCall] = deque()  # answered in order by the next user messages
         self.acted = False
+        self.step: tuple[int | None, int | None] = (None, None)  # a reply's tokens, not yet given
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
         yield from document_items(lines, self.file, self.session, _messages, self._element)
@@ -133,8 +148,10 @@ class _MiniFile:
         actions = extra.get("actions")
         role = message.get("role")
         if isinstance(actions, list):
+            self.step = _usage(extra)
             yield from self._actions(where, actions)
         elif role == "assistant":
+            self.step = _usage(extra)
             yield from self._reply(where, message)
         elif role == "tool" or message.get("type") == "function_call_output":
             if extra.get("exception_info") != NOT_EXECUTED:
@@ -172,7 +189,12 @@ class _MiniFile:
             yield from self._open(where, ident, command)
 
     def _open(self, where: Location, ident: str | None, command: object) -> Iterator[Item]:
-        call = OpenCall(where, self.session, TOOL, {"command": command})
+        tokens, input_tokens = self.step
+        self.step = (None, None)  # the reply's tokens go with its first call
+        arguments = {"command": command}
+        call = OpenCall(
+            where, self.session, TOOL, arguments, None, tokens, None, None, input_tokens
+        )
         if ident is None:
             self.queued.append(call)
         else:
@@ -191,8 +213,7 @@ class _MiniFile:
         yield from items
         if call is not None:
             result = message.get("content", message.get("output"))
-            finished = ToolCallFinished(self.session, TOOL, call.arguments, False, result, failed)
-            yield Located(where, finished)
+            yield self._finished(where, call, False, result, failed)
 
     def _user(
         self, where: Location, message: Mapping[str, object], extra: Mapping[str, object]
@@ -208,9 +229,7 @@ class _MiniFile:
             yield Located(where, PromptSubmitted(self.session))
         elif self.queued:
             call = self.queued.popleft()
-            result, failed = message.get("content"), _failed(extra)
-            finished = ToolCallFinished(self.session, TOOL, call.arguments, False, result, failed)
-            yield Located(where, finished)
+            yield self._finished(where, call, False, message.get("content"), _failed(extra))
 
     def _exit(self, where: Location) -> Iterator[Item]:
         yield from self._finish_open(where, denied=False)
@@ -220,7 +239,13 @@ class _MiniFile:
         calls = [*self.queued, *self.keyed.finish_all()]
         self.queued.clear()
         for call in calls:
-            yield Located(where, ToolCallFinished(self.session, TOOL, call.arguments, denied))
+            yield self._finished(where, call, denied, None, False)
+
+    def _finished(
+        self, where: Location, call: OpenCall, denied: bool, result: object, failed: bool
+    ) -> Located:
+        event = ToolCallFinished(self.session, TOOL, call.arguments, denied, result, failed)
+        return Located(where, event, None, call.tokens, input_tokens=call.input_tokens)
 
     def _drop(self) -> Iterator[Item]:
         """Report every open call unfinished (a new reply came, or the file ended)."""

@@ -18,7 +18,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
 from ._items import Item, Located, Location, SessionSeen
-from ._reading import file_session, object_items, string
+from ._reading import file_session, object_items, string, token_count
 from ._registry import head_objects
 
 __all__ = ["PiReader"]
@@ -37,10 +37,7 @@ def _tokens(message: Mapping[str, object]) -> tuple[int | None, int | None]:
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None, None
-    output = usage.get("output")
-    counts = [usage.get(key) for key in ("input", "cacheRead", "cacheWrite")]
-    known = [count for count in counts if type(count) is int]
-    return (output if type(output) is int else None), (sum(known) if known else None)
+    return token_count(usage, "output"), token_count(usage, "input", "cacheRead", "cacheWrite")
 
 
 class _PiFile:

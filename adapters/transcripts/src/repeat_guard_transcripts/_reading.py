@@ -15,13 +15,29 @@ from ._document import Cursor, Element
 from ._items import Diagnostic, Item, Location, SessionSeen
 from ._lines import json_lines
 
-__all__ = ["document_items", "exit_failed", "file_session", "object_items", "string"]
+__all__ = [
+    "document_items",
+    "exit_failed",
+    "file_session",
+    "object_items",
+    "string",
+    "token_count",
+]
 
 
 def string(record: Mapping[str, object], key: str) -> str | None:
     """``record[key]`` when it is a string, else ``None``."""
     value = record.get(key)
     return value if isinstance(value, str) else None
+
+
+def token_count(record: Mapping[str, object], *keys: str) -> int | None:
+    """The sum of the token counts ``record`` has under ``keys`` (integers; others are not
+    counts), ``None`` when it has none: a step's output or input tokens, from the fields the
+    format splits them into."""
+    counts = [record.get(key) for key in keys]
+    known = [count for count in counts if type(count) is int]
+    return sum(known) if known else None
 
 
 def exit_failed(code: object) -> bool:
