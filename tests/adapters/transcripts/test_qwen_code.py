@@ -33,6 +33,27 @@ def test_a_recorded_chat_of_identical_calls_and_a_failed_read() -> None:
     assert events[0].arguments == {"command": "ls"}
     assert [e.failed for e in events] == [False] * 4 + [True]
     assert items[1].project == "/home/dev/project"
+    # Each assistant record (lines 4, 8, 12, 16, 20) says promptTokenCount 10 and
+    # candidatesTokenCount 5; the one on line 24 is the closing text, no call's.
+    calls = [i for i in items if isinstance(i.event, ToolCallFinished)]
+    assert [(i.tokens, i.input_tokens) for i in calls] == [(5, 10)] * 5
+
+
+def test_a_records_usage_goes_with_its_first_call() -> None:
+    usage = {"promptTokenCount": 800, "candidatesTokenCount": 30, "thoughtsTokenCount": 12}
+    lines = [
+        _record("assistant", "s", _call("a"), _call("b"), usageMetadata=usage),
+        _record("tool_result", "s", _answer("b"), _answer("a")),
+        _record("assistant", "s", _call("c"), usageMetadata="none"),
+        _record("tool_result", "s", _answer("c")),
+    ]
+    items = [i for i in READERS["qwen-code"].read(lines, "q") if isinstance(i, Located)]
+    # The thoughts are part of the 30 (Qwen Code's OpenAI usage): not added.
+    assert [(i.where.line, i.tokens, i.input_tokens) for i in items] == [
+        (2, None, None),
+        (2, 30, 800),
+        (4, None, None),
+    ]
 
 
 def _record(kind: str, session: str = "s", *parts: object, **extra: object) -> bytes:

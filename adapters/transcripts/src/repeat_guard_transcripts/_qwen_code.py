@@ -8,6 +8,12 @@ record (``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, ``type``, ``cwd`
 ``toolCallResult.status`` ``error`` marks it failed, ``cancelled`` denied (the user declined
 or cancelled it). A ``user`` record with text is a prompt. The session is the record's
 ``sessionId``, one agent.
+
+An ``assistant`` record's ``usageMetadata`` goes with its first call: ``candidatesTokenCount``
+out, ``promptTokenCount`` in. Qwen Code fills them from the provider's usage: for an
+OpenAI-compatible API, ``prompt_tokens`` (cached ones included) and ``completion_tokens``
+(reasoning included; ``thoughtsTokenCount`` is the reasoning part of it, not added); for
+Anthropic, the input tokens with those read from and written to the cache, and the output.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
 from ._items import Item, Located, Location, SessionSeen
-from ._reading import object_items, string
+from ._reading import object_items, string, token_count
 from ._registry import head_objects
 
 __all__ = ["QwenCodeReader"]
@@ -67,13 +73,18 @@ class _QwenFile:
             items += self.calls.drop_agent(session)
             items.append(Located(where, PromptSubmitted(session), timestamp=stamp, project=project))
         elif kind == "assistant":
+            usage = _inner(record, "usageMetadata")
+            tokens = token_count(usage, "candidatesTokenCount")
+            input_tokens = token_count(usage, "promptTokenCount")
             for part in parts:
                 call = _inner(part, "functionCall")
                 ident, tool = string(call, "id"), string(call, "name")
                 if ident is not None and tool is not None:
+                    arguments = call.get("args")
                     opened = OpenCall(
-                        where, session, tool, call.get("args"), None, None, stamp, project
+                        where, session, tool, arguments, None, tokens, stamp, project, input_tokens
                     )
+                    tokens = input_tokens = None  # the step's tokens go with its first call
                     items += self.calls.add((session, ident), opened)
         elif kind == "tool_result":
             items += self._results(where, record, parts)
@@ -95,7 +106,16 @@ class _QwenFile:
                     where.session, call.tool, call.arguments, denied, result, failed
                 )
                 stamp = string(record, "timestamp")
-                items.append(Located(where, event, timestamp=stamp, project=call.project))
+                located = Located(
+                    where,
+                    event,
+                    None,
+                    call.tokens,
+                    stamp,
+                    call.project,
+                    input_tokens=call.input_tokens,
+                )
+                items.append(located)
         return items
 
 
