@@ -34,6 +34,44 @@ def test_a_recorded_cli_session_of_identical_calls_and_a_failed_read() -> None:
         ("read_files", True),
     ]
     assert calls[0].arguments == {"commands": ["ls"]}
+    # Every assistant message's metrics say inputTokens 10, outputTokens 5.
+    steps = [(i.tokens, i.input_tokens) for i in items if isinstance(i.event, ToolCallFinished)]
+    assert steps == [(5, 10)] * 5
+
+
+USAGE = FIXTURES / "cline" / "usage" / "1796535088269_dcfc6.messages.json"
+
+
+def test_a_recorded_session_whose_steps_read_from_the_cache() -> None:
+    outcomes = run_file("cline", USAGE)
+    # Tool results on lines 51, 97, 143 (`run_commands ls`) and 189 (`false`: exit code 1).
+    assert fired(outcomes) == [(143, "run_commands", 3, "gentle")]
+    total = summary(outcomes).tally
+    assert (total.calls, total.wasted, total.longest_run) == (4, 2, 3)
+    lines = USAGE.read_bytes().splitlines(keepends=True)
+    items = [i for i in READERS["cline"].read(lines, "m") if isinstance(i, Located)]
+    calls = [i.event for i in items if isinstance(i.event, ToolCallFinished)]
+    assert [c.failed for c in calls] == [False, False, False, True]
+    # The assistant messages' metrics (lines 44, 90, 136, 182; 223 is the closing text's):
+    # outputTokens 20-23, inputTokens 1000-1300, each with cacheReadTokens 600 inside it.
+    steps = [(i.tokens, i.input_tokens) for i in items if isinstance(i.event, ToolCallFinished)]
+    assert steps == [(20, 1000), (21, 1100), (22, 1200), (23, 1300)]
+
+
+def test_a_steps_metrics_go_with_its_first_call() -> None:
+    messages = [
+        {"role": "assistant", "content": [_use("a"), _use("b")], "metrics": {"inputTokens": 9}},
+        {"role": "user", "content": [_result("b", "x"), _result("a", "x")]},
+        {"role": "assistant", "content": [_use("c")], "metrics": "none"},
+        {"role": "user", "content": [_result("c", "x")]},
+    ]
+    lines = [json.dumps(messages).encode()]
+    items = [i for i in READERS["cline"].read(lines, "m") if isinstance(i, Located)]
+    assert [(i.event.tool, i.tokens, i.input_tokens) for i in items] == [
+        ("execute_command", None, None),
+        ("execute_command", None, 9),
+        ("execute_command", None, None),
+    ]
 
 
 def _use(ident: str) -> dict[str, object]:

@@ -11,6 +11,12 @@ the operation. A ``user`` message of text, without tool results, is a prompt. Ca
 extension wrote as XML in the assistant's text (its older tool format) are not read: a file
 with messages and no call gets a note. One file is one session (the task's folder, or the
 CLI's session id) and one agent.
+
+The CLI (3.0.65) gives each ``assistant`` message the ``metrics`` of its model step
+(``inputTokens``, ``outputTokens``, ``cacheReadTokens``, ``cacheWriteTokens``); they go with
+its first call: ``outputTokens`` out, ``inputTokens`` in, which already counts the cached
+tokens (the recorded run's requests of 1000 prompt tokens, 600 of them cached, say
+``inputTokens`` 1000 and ``cacheReadTokens`` 600: the CLI takes the AI SDK's total input).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 from ._calls import OpenCall, OpenCalls
 from ._document import Cursor, Element, document_array, walk_object
 from ._items import Diagnostic, Item, Located, Location
-from ._reading import document_items, file_session, string
+from ._reading import document_items, file_session, string, token_count
 
 __all__ = ["DENIED", "ClineReader"]
 
@@ -88,7 +94,7 @@ class _ClineFile:
         where = Location(self.file, line, self.session)
         role, blocks = message.get("role"), _blocks(message)
         if role == "assistant":
-            return self._calls(where, blocks)
+            return self._calls(where, blocks, message.get("metrics"))
         if role != "user":
             return []
         results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -99,13 +105,23 @@ class _ClineFile:
             return [*items, Located(where, PromptSubmitted(self.session))]
         return []
 
-    def _calls(self, where: Location, blocks: list[dict[str, object]]) -> list[Item]:
+    def _calls(
+        self, where: Location, blocks: list[dict[str, object]], metrics: object
+    ) -> list[Item]:
         items: list[Item] = []
+        tokens = input_tokens = None
+        if isinstance(metrics, dict):
+            tokens = token_count(metrics, "outputTokens")
+            input_tokens = token_count(metrics, "inputTokens")
         for block in blocks:
             ident, tool = string(block, "id"), string(block, "name")
             if block.get("type") == "tool_use" and ident is not None and tool is not None:
                 self.made_calls = True
-                call = OpenCall(where, self.session, tool, block.get("input"))
+                arguments = block.get("input")
+                call = OpenCall(
+                    where, self.session, tool, arguments, None, tokens, None, None, input_tokens
+                )
+                tokens = input_tokens = None  # the step's tokens go with its first call
                 items += self.calls.add(ident, call)
         return items
 
@@ -120,7 +136,9 @@ class _ClineFile:
                 event = ToolCallFinished(
                     self.session, call.tool, call.arguments, denied, result, failed
                 )
-                items.append(Located(where, event))
+                items.append(
+                    Located(where, event, None, call.tokens, input_tokens=call.input_tokens)
+                )
         return items
 
 
