@@ -1,8 +1,9 @@
 """The corpus recorder (``bench.record_corpus``) with the real hosts ``make e2e`` installs
-(Codex CLI 0.171.0, Claude Code 2.1.332) against the scripted model: each poll it records into a
-temporary folder reads back through the project's readers as the corpus's copy does, with the
-calls its label names, and scores as that label says (reminded at the defaults, not under
-``progress = "result"``). ``e2e``: each recording runs a host for half a minute."""
+(Codex CLI 0.171.0, Claude Code 2.1.332) against the scripted model: each poll and loop it
+records into a temporary folder reads back through the project's readers as the corpus's copy
+does, with the calls its labels name, and scores as they say (a poll reminded at the defaults
+and not under ``progress = "result"``; every loop reminded). ``e2e``: a poll's recording runs a
+host for half a minute."""
 
 from __future__ import annotations
 
@@ -88,3 +89,38 @@ def test_a_recorded_poll_scores_as_its_label_says(recorded: Path, name: str) -> 
         assert score.mismatches == []
         assert score.other == 0  # no reminder on a call the label does not name
         assert (score.labels["progress"], score.reminded["progress"]) == (1, reminded)
+
+
+LOOPS = ["codex/loops.jsonl", "claude-code/loops.jsonl"]
+
+
+@pytest.fixture(scope="module")
+def recorded_loops(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("corpus")
+    main(out, LOOPS)
+    return out
+
+
+@pytest.mark.parametrize("name", LOOPS)
+def test_recorded_loops_read_back_as_the_corpus_copy_and_score_as_labelled(
+    recorded_loops: Path, name: str
+) -> None:
+    fresh, kept = calls(recorded_loops / name), calls(CORPUS / name)
+    labels, errors = parse_labels((CORPUS / "labels.txt").read_text(encoding="utf-8"))
+    assert errors == []
+    own = [label for label in labels if label.file == name]
+    assert own
+    assert {label.kind for label in own} == {"loop"}
+    # the scripted calls are the same, and each answers as in the corpus's copy: failed or not
+    assert [(e.tool, canonical_arguments(e.arguments), e.failed) for _, e in fresh] == [
+        (e.tool, canonical_arguments(e.arguments), e.failed) for _, e in kept
+    ]
+    # the labels' calls, on this recording's lines (a host may write a record more up front)
+    relabelled = [
+        replace(label, lines=(fresh[label.calls[0] - 1][0], fresh[label.calls[-1] - 1][0]))
+        for label in own
+    ]
+    score = score_file(relabelled, agent_calls(read_back(recorded_loops / name, GuardConfig())))
+    assert score.mismatches == []
+    assert score.reminded["loop"] == score.labels["loop"] == len(own)
+    assert score.other == 0
