@@ -80,6 +80,29 @@ def test_opencode_tool_parts_are_calls_user_messages_prompts_a_rejection_a_denia
     assert (counts.calls, counts.wasted, counts.denied, counts.longest_run) == (6, 3, 1, 3)
     assert [(f.reminder.tool, f.reminder.count) for f in fired] == [("bash", 3)]
     assert summary.unfinished == 0
+    # Every assistant message with a call says tokens {"input": 10, "output": 5, "reasoning":
+    # 0, "cache": {"write": 0, "read": 0}}: each of the 6 calls carries 5 out and 10 in.
+    steps = [(i.tokens, i.input_tokens) for i in items if isinstance(i, Located)]
+    assert [step for step in steps if step != (None, None)] == [(5, 10)] * 6
+
+
+def test_opencode_a_messages_tokens_go_with_its_first_call_that_counts(tmp_path: Path) -> None:
+    running = {"type": "tool", "tool": "bash", "state": {"status": "running", "input": {}}}
+    done = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {}}}
+    parts = [("p1", json.dumps(running)), ("p2", json.dumps(done)), ("p3", json.dumps(done))]
+    # opencode keeps the cached tokens out of input and the reasoning out of output.
+    tokens = {"input": 50, "output": 7, "reasoning": 30, "cache": {"read": 900, "write": 40}}
+    expected: list[tuple[object, list[tuple[int | None, int | None]]]] = [
+        (tokens, [(37, 990), (None, None)]),
+        ({"output": 7, "cache": "none"}, [(7, None), (None, None)]),
+        ({"cache": {"read": 900}}, [(None, 900), (None, None)]),
+        ("none", [(None, None), (None, None)]),
+    ]
+    for n, (given, steps) in enumerate(expected):
+        message = json.dumps({"role": "assistant", "tokens": given})
+        path = _opencode_db(tmp_path / f"{n}.db", parts, message)
+        calls = [i for i in _read("opencode", path) if isinstance(i, Located)]
+        assert [(c.tokens, c.input_tokens) for c in calls] == steps
 
 
 def test_goose_requests_and_responses_pair_by_id_in_each_session(tmp_path: Path) -> None:

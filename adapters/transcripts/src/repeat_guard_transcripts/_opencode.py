@@ -10,6 +10,12 @@ ended: ``completed`` (the result is ``state.output``), ``error`` (the result is
 one agent (a subagent's session, with a ``parent_id``, is a session of its own). The "line" of
 an item is the ``rowid`` of its part in the ``part`` table.
 
+An assistant message's ``tokens`` (``input``, ``output``, ``reasoning``, ``cache.read``,
+``cache.write``) go with its first call that counts. opencode takes the cached tokens out of
+``input`` and the reasoning out of ``output`` to price each apart (its ``getUsage``), so the
+step's output tokens are ``output`` + ``reasoning`` and its input tokens ``input`` +
+``cache.read`` + ``cache.write``.
+
 Sessions are read in the order they were made, messages in the order they were made, parts in
 their id order, a chunk of rows at a time (``_sqlite``).
 """
@@ -24,6 +30,7 @@ from typing import Final
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
+from ._reading import token_count
 from ._sqlite import SQLITE_MAGIC, Chunks, database_items, stream_note, text
 
 __all__ = ["OpenCodeReader"]
@@ -90,6 +97,7 @@ class _Database:
             )
             return
         prompt = message.get("role") == "user"
+        cost = _tokens(message)
         for rowid, part in parts:
             reached[0] = _line(rowid)
             where = Location(self.file, reached[0], session)
@@ -97,10 +105,18 @@ class _Database:
                 prompt = False
                 when = _time(_dig(message, "time", "created"))
                 yield Located(where, PromptSubmitted(session), timestamp=when, project=project)
-            yield from self._part(where, session, project, part)
+            for item in self._part(where, session, project, part, cost):
+                if isinstance(item, Located):
+                    cost = (None, None)  # the step's tokens go with its first call
+                yield item
 
     def _part(
-        self, where: Location, session: str, project: str | None, data: object
+        self,
+        where: Location,
+        session: str,
+        project: str | None,
+        data: object,
+        cost: tuple[int | None, int | None],
     ) -> Iterator[Item]:
         part = _object(data)
         if isinstance(part, str):
@@ -123,7 +139,20 @@ class _Database:
         else:  # pending, running: it never finished in the database
             yield Unfinished(where, tool)
             return
-        yield Located(where, event, timestamp=when, project=project)
+        tokens, input_tokens = cost
+        yield Located(where, event, None, tokens, when, project, input_tokens)
+
+
+def _tokens(message: dict[str, object]) -> tuple[int | None, int | None]:
+    """An assistant message's output and input tokens (see the module's docstring)."""
+    tokens = message.get("tokens")
+    if not isinstance(tokens, dict):
+        return None, None
+    cache = tokens.get("cache")
+    cached = token_count(cache, "read", "write") if isinstance(cache, dict) else None
+    fresh = token_count(tokens, "input")
+    known = [count for count in (fresh, cached) if count is not None]
+    return token_count(tokens, "output", "reasoning"), (sum(known) if known else None)
 
 
 def _line(rowid: object) -> int:
