@@ -55,6 +55,12 @@ def test_two_recorded_runs_of_three_identical_calls_and_a_failure() -> None:
     failed = [(c.tool, c.arguments, c.result) for c in calls if c.failed]
     assert failed == [("read_file", {"path": "x"}, "no such file: x")] * 2
     assert all(i.timestamp and i.timestamp.startswith("2026-") for i in items)
+    # Each call goes with the chat span just before it under the same invoke_agent: run 1's
+    # gen_ai.usage.output_tokens / input_tokens 4/53, 8/57, 12/61, 17/65 (the 5th chat, 18/72,
+    # made no call), run 2's 4/52, 8/56, 12/60, 17/64. The invoke_agent spans' aggregated
+    # usage is no step's.
+    steps = [(i.tokens, i.input_tokens) for i in items if isinstance(i.event, ToolCallFinished)]
+    assert steps == [(4, 53), (8, 57), (12, 61), (17, 65), (4, 52), (8, 56), (12, 60), (17, 64)]
 
 
 def test_calls_without_recorded_arguments_count_and_never_repeat() -> None:
@@ -119,6 +125,42 @@ def _span(ident: str, name: str = "execute_tool", parent: str = "", **extra: obj
 
 def _op(operation: str) -> list[object]:
     return [{"key": "gen_ai.operation.name", "value": {"stringValue": operation}}]
+
+
+def _usage(**counts: int) -> list[object]:
+    return [
+        {"key": f"gen_ai.usage.{name}", "value": {"intValue": str(count)}}
+        for name, count in counts.items()
+    ]
+
+
+def test_a_model_calls_tokens_go_with_the_next_call_beside_it() -> None:
+    def at(start: int, ident: str, parent: str, attributes: list[object]) -> object:
+        name = "execute_tool" if not attributes else "chat"
+        return _span(ident, name, parent, startTimeUnixNano=start, attributes=attributes)
+
+    lines = [
+        _spans(
+            _span("run", "invoke_agent", startTimeUnixNano=1, attributes=_op("invoke_agent")),
+            at(2, "m1", "run", _op("chat") + _usage(output_tokens=7, input_tokens=900)),
+            at(3, "c1", "run", []),
+            at(4, "c2", "run", []),  # the same step's second call: no tokens
+            # the older names; a model call under another parent is not this run's step
+            at(5, "m2", "run", _op("chat") + _usage(completion_tokens=8, prompt_tokens=950)),
+            at(6, "m3", "other", _op("chat") + _usage(output_tokens=1, input_tokens=1)),
+            at(7, "c3", "run", []),
+            at(8, "m4", "run", _op("chat") + _usage(input_tokens=990)),
+            at(9, "m5", "run", _op("chat")),  # no usage: the step before still waits
+            at(10, "c4", "run", []),
+        )
+    ]
+    items = [i for i in _located(lines) if isinstance(i.event, ToolCallFinished)]
+    assert [(i.tokens, i.input_tokens) for i in items] == [
+        (7, 900),
+        (None, None),
+        (8, 950),
+        (None, 990),
+    ]
 
 
 def test_odd_lines_and_spans_give_diagnostics_and_the_rest_is_read() -> None:

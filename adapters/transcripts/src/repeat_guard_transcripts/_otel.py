@@ -17,6 +17,13 @@ as ``opentelemetry-semantic-conventions`` 0.65b0 names them):
   the span or its nearest ancestor, ``<session>/<agent>``, else the session;
 * a prompt is an ``invoke_agent`` span with no ``invoke_agent`` ancestor in the file (one run
   of the agent for the user), at its start;
+* a model call (a span of another operation, ``chat`` say, with ``gen_ai.usage.output_tokens``
+  or ``gen_ai.usage.input_tokens``, else the older ``gen_ai.usage.completion_tokens`` and
+  ``gen_ai.usage.prompt_tokens``) gives its tokens to the first call that starts after it
+  under the same parent span (the tools it asked for run beside it in the agent's run):
+  ``gen_ai.usage.input_tokens`` counts the cached tokens (the convention: it "SHOULD include
+  all types of input tokens, including cached tokens"). An agent run's own totals are not a
+  step's;
 * events are ordered by ``startTimeUnixNano`` (spans are exported as they end, children before
   their parents), so the reader holds the file's spans (the few attributes it reads, ``_READ``)
   and yields the events at its end.
@@ -39,7 +46,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._document import Cursor, Element, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
-from ._reading import document_items, object_items, string
+from ._reading import document_items, object_items, string, token_count
 
 __all__ = ["OtelGenAiReader", "any_value"]
 
@@ -56,6 +63,9 @@ _SPAN_ID: Final = r'"spanId"\s*:\s*"{}"'
 _ANCESTORS: Final = 256
 """How far up its parents the reader looks for a span's conversation, agent or agent run."""
 
+_USAGE: Final = ("output_tokens", "input_tokens", "completion_tokens", "prompt_tokens")
+"""A model call's output and input tokens under the convention's names, then its older ones."""
+
 _READ: Final = frozenset(
     {
         "gen_ai.operation.name",
@@ -66,6 +76,7 @@ _READ: Final = frozenset(
         "gen_ai.agent.id",
         "gen_ai.agent.name",
         "error.type",
+        *(f"gen_ai.usage.{name}" for name in _USAGE),
     }
 )
 """The attributes the reader reads: a span keeps these alone until the file's end (a model
@@ -261,24 +272,22 @@ class _OtelFile:
         return []
 
     def _finish(self) -> Iterator[Item]:
-        events: list[tuple[int, int, Located]] = []
+        events: list[Located] = []
         unrecorded: list[int] = []
-        for span in self.spans.values():
-            found = self._event(span, unrecorded)
+        steps: dict[tuple[str, str], tuple[int | None, int | None]] = {}
+        for span in sorted(self.spans.values(), key=lambda span: (span.start, span.order)):
+            found = self._event(span, unrecorded, steps)
             if found is not None:
-                events.append((span.start, span.order, found))
-        events.sort(key=lambda event: event[:2])
+                events.append(found)
         sessions: set[str] = set()
-        for _start, _order, located in events:
+        for located in events:
             if located.where.session not in sessions:
                 sessions.add(located.where.session)
                 yield SessionSeen(located.where)
             yield located
         yield from self._notes(events, unrecorded)
 
-    def _notes(
-        self, events: list[tuple[int, int, Located]], unrecorded: list[int]
-    ) -> Iterator[Item]:
+    def _notes(self, events: list[Located], unrecorded: list[int]) -> Iterator[Item]:
         if unrecorded:
             message = (
                 f"{len(unrecorded)} tool call(s) without gen_ai.tool.call.arguments (opt-in):"
@@ -289,17 +298,32 @@ class _OtelFile:
             message = f"{self.read_spans} span(s) read, none a GenAI tool call or agent run"
             yield Diagnostic(self.file, 1, message, "note")
 
-    def _event(self, span: _Span, unrecorded: list[int]) -> Located | None:
+    def _event(
+        self,
+        span: _Span,
+        unrecorded: list[int],
+        steps: dict[tuple[str, str], tuple[int | None, int | None]],
+    ) -> Located | None:
+        """The event ``span`` stands for, in the order of the spans' starts; a model call's
+        tokens wait in ``steps`` (by trace and parent) for the next call beside it."""
         operation = span.operation()
         if operation == EXECUTE_TOOL:
-            return self._call(span, unrecorded)
-        if operation == INVOKE_AGENT and self._ancestor(span, _is_agent_run) is None:
-            where = Location(self.file, span.line, self._session(span))
-            event = PromptSubmitted(self._agent(span, where.session))
-            return Located(where, event, timestamp=_stamp(span.start))
+            cost = steps.pop((span.trace, span.parent), (None, None))
+            return self._call(span, unrecorded, cost)
+        if operation == INVOKE_AGENT:
+            if self._ancestor(span, _is_agent_run) is None:
+                where = Location(self.file, span.line, self._session(span))
+                event = PromptSubmitted(self._agent(span, where.session))
+                return Located(where, event, timestamp=_stamp(span.start))
+            return None
+        cost = _usage(span.attributes)
+        if cost != (None, None):
+            steps[span.trace, span.parent] = cost
         return None
 
-    def _call(self, span: _Span, unrecorded: list[int]) -> Located:
+    def _call(
+        self, span: _Span, unrecorded: list[int], cost: tuple[int | None, int | None]
+    ) -> Located:
         where = Location(self.file, span.line, self._session(span))
         tool = span.own("gen_ai.tool.name") or span.name.removeprefix(EXECUTE_TOOL).strip()
         if "gen_ai.tool.call.arguments" in span.attributes:
@@ -310,7 +334,8 @@ class _OtelFile:
         result = span.attributes.get("gen_ai.tool.call.result")
         agent = self._agent(span, where.session)
         event = ToolCallFinished(agent, tool or EXECUTE_TOOL, arguments, False, result, span.failed)
-        return Located(where, event, timestamp=_stamp(span.start))
+        tokens, input_tokens = cost
+        return Located(where, event, None, tokens, _stamp(span.start), None, input_tokens)
 
     def _session(self, span: _Span) -> str:
         found = self._ancestor(span, lambda s: s.own("gen_ai.conversation.id") is not None, True)
@@ -335,6 +360,18 @@ class _OtelFile:
 
     def _parent(self, span: _Span) -> _Span | None:
         return self.spans.get((span.trace, span.parent)) if span.parent else None
+
+
+def _usage(attributes: Mapping[str, object]) -> tuple[int | None, int | None]:
+    """A model call's output and input tokens (the convention's names, else the older ones)."""
+    output, input_, completion, prompt = (f"gen_ai.usage.{name}" for name in _USAGE)
+    tokens = token_count(attributes, output)
+    input_tokens = token_count(attributes, input_)
+    if tokens is None:
+        tokens = token_count(attributes, completion)
+    if input_tokens is None:
+        input_tokens = token_count(attributes, prompt)
+    return tokens, input_tokens
 
 
 def _is_agent_run(span: _Span) -> bool:
