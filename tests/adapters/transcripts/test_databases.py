@@ -89,7 +89,11 @@ def test_opencode_tool_parts_are_calls_user_messages_prompts_a_rejection_a_denia
 def test_opencode_a_messages_tokens_go_with_its_first_call_that_counts(tmp_path: Path) -> None:
     running = {"type": "tool", "tool": "bash", "state": {"status": "running", "input": {}}}
     done = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {}}}
-    parts = [("p1", json.dumps(running)), ("p2", json.dumps(done)), ("p3", json.dumps(done))]
+    parts: list[tuple[object, object]] = [
+        ("p1", json.dumps(running)),
+        ("p2", json.dumps(done)),
+        ("p3", json.dumps(done)),
+    ]
     # opencode keeps the cached tokens out of input and the reasoning out of output.
     tokens = {"input": 50, "output": 7, "reasoning": 30, "cache": {"read": 900, "write": 40}}
     expected: list[tuple[object, list[tuple[int | None, int | None]]]] = [
