@@ -134,12 +134,17 @@ def test_no_path_audits_every_place_a_registered_reader_names(
     status, out, _ = run(["--format", "json", "--jobs", "1"])
     assert status == 0
     sessions = [json.loads(line) for line in out.splitlines()[:-1]]
-    assert [(s["format"], s["calls"]) for s in sessions] == [
-        ("opencode", 5),
-        ("opencode", 1),
-        ("goose", 4),
-        ("goose", 1),
-        ("openhands-events", 6),
+    # opencode's steps say 5 output and 10 input tokens (3 wasted calls); goose's and the
+    # OpenHands conversation's files hold no step's tokens.
+    found = [
+        (s["format"], s["calls"], s["wasted_tokens"], s["wasted_input_tokens"]) for s in sessions
+    ]
+    assert found == [
+        ("opencode", 5, 15, 30),
+        ("opencode", 1, 0, 0),
+        ("goose", 4, 0, 0),
+        ("goose", 1, 0, 0),
+        ("openhands-events", 6, 0, 0),
     ]
     totals = json.loads(out.splitlines()[-1])
     assert (totals["files"], totals["calls"], totals["wasted"]) == (3, 17, 8)
@@ -170,12 +175,18 @@ def test_no_path_finds_the_chats_of_gemini_copilot_pi_cline_and_qwen_code(
     status, out, _ = run(["--format", "json", "--jobs", "1"])
     assert status == 0
     sessions = [json.loads(line) for line in out.splitlines()[:-1]]
-    assert sorted((s["format"], s["calls"], s["wasted"]) for s in sessions) == [
-        ("cline", 5, 3),
-        ("copilot-cli", 5, 3),
-        ("gemini-cli", 7, 4),
-        ("pi", 7, 4),
-        ("qwen-code", 5, 3),
+    # The stand-in that recorded them answered each model request with 5 output and 10 input
+    # tokens: each wasted call's step cost that, and each reader reads it.
+    found = sorted(
+        (s["format"], s["calls"], s["wasted"], s["wasted_tokens"], s["wasted_input_tokens"])
+        for s in sessions
+    )
+    assert found == [
+        ("cline", 5, 3, 15, 30),
+        ("copilot-cli", 5, 3, 15, 30),
+        ("gemini-cli", 7, 4, 20, 40),
+        ("pi", 7, 4, 20, 40),
+        ("qwen-code", 5, 3, 15, 30),
     ]
 
 
@@ -640,3 +651,21 @@ def test_a_walked_fifo_socket_or_vanished_file_is_counted_and_named(
     start = lines.index("4 files found, 3 not a transcript:")
     named = [f"  {fifo_never_opened}", f"  {gone}", f"  {listening}"]
     assert lines[start + 1 : start + 4] == named
+
+
+def test_what_the_wasted_calls_of_recorded_failures_cost() -> None:
+    # Recorded with Copilot CLI 1.0.102 and Cline CLI 3.0.65, the stand-in answering request n
+    # with 1000 + 100 n prompt tokens (600 of them cached) and 20 + n completion tokens. The
+    # wasted calls are the 2nd and 3rd of a run of three: requests 1 and 2, so 21 + 22 = 43
+    # output and 1100 + 1200 = 2300 input tokens (the cached ones are part of the input).
+    fixtures = Path(__file__).parents[1] / "transcripts" / "fixtures"
+    copilot = fixtures / "copilot-cli" / "failures" / "events.jsonl"
+    (cline,) = (fixtures / "cline" / "usage").glob("*.messages.json")
+    status, out, _ = run([str(copilot), str(cline), "--format", "json", "--jobs", "1"])
+    assert status == 0
+    sessions = [json.loads(line) for line in out.splitlines()[:-1]]
+    found = sorted(
+        (s["format"], s["calls"], s["wasted"], s["wasted_tokens"], s["wasted_input_tokens"])
+        for s in sessions
+    )
+    assert found == [("cline", 4, 2, 43, 2300), ("copilot-cli", 4, 2, 43, 2300)]
