@@ -235,6 +235,21 @@ loop detection, on as it ships, ends the turn at the 5th identical call, so each
 4)."""
 
 
+SLOW_TEST = (
+    "import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_slow(self):\n        time.sleep(0.05)\n\n\nunittest.main()\n"
+)
+PASSING_SETUP = f"printf '{SLOW_TEST}' > test_slow.py"
+CLAUDE_PASSING: list[Call] = [
+    _claude_bash(PASSING_SETUP),
+    *[_claude_bash("python3 test_slow.py")] * 4,
+    *[_claude_bash("time python3 test_slow.py")] * 4,
+]
+"""Claude Code: a passing test run 4 times, then the same under the shell's ``time`` 4 times:
+each output differs from the last only in its durations (``Ran 1 test in 0.050s``, ``real
+0m0.081s``)."""
+
+
 def claude_read_log(request: Mapping[str, Any]) -> Step:
     """Start the export in the background, then read its log with ``Read`` (Claude Code 2.1.332
     says to read a background task's output file with it) until it says it is done."""
@@ -330,6 +345,9 @@ def main(out: Path, names: list[str]) -> None:
         ),
         "claude-code/loops.jsonl": lambda sandbox: _claude(
             planned(_in_project(CLAUDE_LOOPS, sandbox), _counted(_results)), sandbox
+        ),
+        "claude-code/loop_passing_tests.jsonl": lambda sandbox: _claude(
+            planned(CLAUDE_PASSING, _counted(_results)), sandbox
         ),
         "codex/loops.jsonl": lambda sandbox: _codex(
             planned(CODEX_LOOPS, _counted(_outputs)), sandbox

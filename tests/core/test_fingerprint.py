@@ -40,6 +40,17 @@ def key(result: object) -> str:
         ("a:1:2:3", "a:<n>:<n>:3"),
         ("trailing   \nspaces\t\r\nkept inside  here", "trailing\nspaces\nkept inside  here"),
         ("build 60% done, 12 of 40 tests", "build 60% done, 12 of 40 tests"),
+        ("Ran 1 test in 0.003s\n\nOK", "Ran 1 test in <n>s\n\nOK"),
+        ("=== 2 passed in 0.05s ===", "=== 2 passed in <n>s ==="),
+        ("took 1.2 s, then 12 ms", "took <n> s, then <n> ms"),
+        ("real\t0m0.003s\nuser\t1h2m", "real\t<n>m<n>s\nuser\t<n>h<n>m"),
+        ("Wall time: 5.0011 seconds", "Wall time: <n> seconds"),
+        ("215 nsec per loop, 3 µs, 2 hours, 1min", "<n> nsec per loop, <n> µs, <n> hours, <n>min"),
+        ("v1.2s x2s 10m 3 sheep 3 secrets", "v1.2s x2s 10m 3 sheep 3 secrets"),
+        ("Fetched 2460 kB in 1s (2365 kB/s)", "Fetched 2460 kB in <n>s (2365 kB/s)"),
+        ("processed line 100 of 400", "processed line 100 of 400"),
+        ("error at line 3, line 4 column 5", "error at line 3, line 4 column 5"),
+        ("SyntaxError ('x.py', line 3)", "SyntaxError ('x.py', line <n>)"),
         ("", ""),
     ],
 )
@@ -54,6 +65,23 @@ def test_a_bash_error_naming_another_line_each_time_is_one_fingerprint() -> None
     assert key(errors[0]) != key("./gradlew: line 12: java: command not found\n")
 
 
+def test_a_passing_run_that_only_took_another_time_is_one_fingerprint() -> None:
+    # Claude Code's Bash, recorded: the same passing test run, under the shell's ``time``.
+    runs = [
+        f".\nRan 1 test in 0.05{n}s\n\nOK\n\nreal\t0m0.{n}11s\nuser\t0m0.098s\nsys\t0m0.0{n}4s"
+        for n in (0, 1, 4)
+    ]
+    assert len({key(run) for run in runs}) == 1
+    assert key(runs[0]) != key(runs[0].replace("OK", "FAILED (failures=1)"))
+    assert key("Ran 1 test in 5ms") != key("Ran 1 test in 5s")  # the unit is kept
+
+
+def test_a_counter_naming_a_line_keeps_its_progress() -> None:
+    polls = [f"processed line {n} of 400" for n in (100, 200, 300)]
+    assert len({key(text) for text in polls}) == 3
+    assert len({key(f"reading line {n}") for n in (1, 2)}) == 2
+
+
 def test_a_file_that_grows_with_each_identical_edit_is_not_normalised_away() -> None:
     # The same append, three times: each result shows one line more. That is content.
     grown = ["x = 1\n" * n for n in (1, 2, 3)]
@@ -66,27 +94,36 @@ def test_a_poll_whose_output_moves_on_keeps_its_progress() -> None:
 
 
 def test_strings_inside_lists_and_dicts_are_normalised_to_a_depth() -> None:
-    result = {"stdout": "a.py:3: bad", "items": ["line 4", 5, None], 7: ("x  ",)}
+    result = {"stdout": "a.py:3: bad", "items": ["line 4: x", 5, None], 7: ("x  ",)}
     assert fingerprint(result) == {
         "stdout": "a.py:<n>: bad",
-        "items": ["line <n>", 5, None],
+        "items": ["line <n>: x", 5, None],
         7: ["x"],
     }
-    deep: object = "line 1"
+    deep: object = "line 1:"
     for _ in range(MAX_DEPTH + 2):
         deep = [deep]
     walked = fingerprint(deep)
     for _ in range(MAX_DEPTH):
         assert isinstance(walked, list)
         walked = walked[0]
-    assert walked == [["line 1"]]  # past MAX_DEPTH, as it was
-    assert fingerprint(b"line 1") == b"line 1"
+    assert walked == [["line 1:"]]  # past MAX_DEPTH, as it was
+    assert fingerprint(b"line 1:") == b"line 1:"
 
 
 _PIECES = st.sampled_from(
     [
         "line 12",
         "Line 3",
+        "line 4:",
+        '", line 5',
+        "', Line 6",
+        "0.003s",
+        "1 ms",
+        "0m0.5s",
+        "2 hours",
+        "s",
+        "m",
         "a.py:1:2",
         "x.c:7",
         ": 4:",

@@ -116,6 +116,11 @@ def test_a_hosts_shell_is_in_its_preset_a_poll_through_it_is_progress_a_loop_is_
     state = GuardState.initial(GuardConfig(preset=host))
     assert polls(state, shell, ["batch 1 of 4", "batch 2 of 4", "batch 3 of 4", "done"]) == []
     assert polls(state, shell, ["no such file"] * 3) == [("gentle", 3)]
+    # A passing test run again and again, only its durations changing (make eval's
+    # claude-code/loop_passing_tests.jsonl), is a loop too; a counter naming a line is a poll.
+    runs = [f"Ran 1 test in 0.05{n}s\n\nOK\n\nreal\t0m0.3{n}s" for n in (3, 8, 0)]
+    assert polls(state, shell, runs) == [("gentle", 3)]
+    assert polls(state, shell, [f"processed line {n} of 400" for n in (100, 200, 300)]) == []
 
 
 def test_tools_and_preset_round_trip_through_the_mapping() -> None:

@@ -13,14 +13,25 @@ as they are) passed through ``normalise``, which rewrites, in this order:
    chunk id): ``<hex>``;
 5. temporary paths (``/tmp/...``, ``/var/folders/...``, ``/private/var/folders/...``, up to a
    space or a quote): ``<tmp>``;
-6. numbers in error locations: ``line 12`` (any case), ``file.py:12`` and ``file.py:12:3``
-   (after a name with an extension), and a number between colons (``: 12:``, ``sh:12:``):
-   ``<n>``;
-7. spaces, tabs and carriage returns at the end of each line: removed.
+6. durations: the number of a number with a time unit (``ns``, ``us``, ``µs``, ``ms``, ``s``,
+   ``nsec``, ``usec``, ``msec``, ``sec``, ``secs``, ``second``, ``seconds``, ``min``, ``mins``,
+   ``minute``, ``minutes``, ``h``, ``hr``, ``hrs``, ``hour``, ``hours``; after one space or
+   none, ending a word; a number is digits with an optional fraction, ``12`` or ``0.003``), and
+   each number of two or more such parts written together with ``m`` also a unit (``1m30s``,
+   ``0m0.003s``, ``1h2m``): ``<n>``, the unit kept (``Ran 1 test in <n>s``, ``took <n> s``,
+   ``real <n>m<n>s``, ``passed in <n>s``). A number inside a word or after a dot is not one
+   (``v1.2s``, ``x2s``), nor a number with ``m`` alone (``10m``: minutes or metres);
+7. numbers in error locations: ``line 12`` after a quoted name and a comma (Python's
+   ``File "app.py", line 12``) or before a colon (the shell's ``./build.sh: line 12: ...``),
+   any case; ``file.py:12`` and ``file.py:12:3`` (after a name with an extension); and a
+   number between colons (``: 12:``, ``sh:12:``): ``<n>``. Other ``line 12``s stay, so a
+   poll printing ``line 100 of 400`` or ``processed line 100`` makes progress;
+8. spaces, tabs and carriage returns at the end of each line: removed.
 
 Nothing else changes: other numbers (a percentage, a count of tests, a file's size), words,
 and the lines themselves stay. So a build that fails at another line each time keeps one
-fingerprint, and a poll whose output says ``60%`` after ``10%`` makes progress. A file that
+fingerprint, a passing test run that only took another time keeps one too (time passing is
+not work done), and a poll whose output says ``60%`` after ``10%`` makes progress. A file that
 grows with each identical edit is not normalised away: its new lines are content, and telling
 a line that repeats from one that is new would need the previous result, which a fingerprint
 does not see.
@@ -52,7 +63,12 @@ _UUID = re.compile(
 )
 _HEX = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b")
 _TEMP = re.compile(r"(?<![\w/])(?:/private)?(?:/tmp|/var/folders)/[^\s'\"`]*")
-_LINE = re.compile(r"\b(line) \d+", re.IGNORECASE)
+_UNIT = r"(?:[nuµm]?s|[num]?sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?)"
+_DURATION = re.compile(
+    rf"(?<![\w.])(?:(?:\d+(?:\.\d+)?(?:{_UNIT}|m)){{2,}}|\d+(?:\.\d+)? ?{_UNIT})\b"
+)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_LINE = re.compile(r"(?:(?<=[\"'], )(line) \d+|\b(line) \d+(?=:))", re.IGNORECASE)
 _FILE_LOCATION = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?\b")
 _BETWEEN_COLONS = re.compile(r":( ?)\d+(?=:)")
 _TRAILING = re.compile(r"[ \t\r]+$", re.MULTILINE)
@@ -62,6 +78,14 @@ def _file_location(found: re.Match[str]) -> str:
     return (
         f"{found[1]}:<n>:<n>" if found[0].count(":") == 2 else f"{found[1]}:<n>"
     )  # a line and a column
+
+
+def _duration(found: re.Match[str]) -> str:
+    return _NUMBER.sub("<n>", found[0])  # the unit kept: 5 ms is not 5 s
+
+
+def _line(found: re.Match[str]) -> str:
+    return f"{found[1] or found[2]} <n>"
 
 
 def normalise(text: str) -> str:
@@ -84,7 +108,8 @@ def _pass(text: str) -> str:
     text = _UUID.sub("<uuid>", text)
     text = _HEX.sub("<hex>", text)
     text = _TEMP.sub("<tmp>", text)
-    text = _LINE.sub(r"\1 <n>", text)
+    text = _DURATION.sub(_duration, text)
+    text = _LINE.sub(_line, text)
     text = _FILE_LOCATION.sub(_file_location, text)
     text = _BETWEEN_COLONS.sub(r":\1<n>", text)
     return _TRAILING.sub("", text)

@@ -496,13 +496,17 @@ def test_a_gemini_shell_result_of_another_shape_is_not_a_failure() -> None:
 
 def test_a_failing_gemini_test_run_whose_timing_changes_stays_a_loop() -> None:
     # Recorded in tests/data/eval/gemini-cli/loops.jsonl: unittest says "Ran 1 test in 0.003s",
-    # then 0.006s, 0.007s: different results, but each a failure after a failure.
+    # then 0.006s, 0.007s (the fingerprint leaves durations out). Here the count of tests
+    # changes too: different results, but each a failure after a failure.
     runs = [
-        _gemini_shell(n, f"Output: FAIL\nRan 1 test in 0.00{n}s\n\nFAILED\nExit Code: 1")
+        _gemini_shell(n, f"Output: FAIL\nRan {n} tests in 0.00{n}s\n\nFAILED\nExit Code: 1")
         for n in range(3, 6)
     ]
     lines = _gemini_calls("run_shell_command", runs)
     assert fired(run_reader("gemini-cli", lines, PROGRESS)) != []
-    passing = [_gemini_shell(n, f"Output: OK\nRan 1 test in 0.00{n}s") for n in range(3, 6)]
+    passing = [_gemini_shell(n, f"Output: OK\nRan {n} tests in 0.00{n}s") for n in range(3, 6)]
     lines = _gemini_calls("run_shell_command", passing)
     assert fired(run_reader("gemini-cli", lines, PROGRESS)) == []
+    same = [_gemini_shell(n, f"Output: OK\nRan 1 test in 0.00{n}s") for n in range(3, 6)]
+    lines = _gemini_calls("run_shell_command", same)
+    assert fired(run_reader("gemini-cli", lines, PROGRESS)) != []  # only its duration changed
