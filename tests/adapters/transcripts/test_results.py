@@ -445,6 +445,10 @@ def test_a_gemini_response_that_is_not_an_object_loses_only_its_id() -> None:
     result = [{"functionResponse": {"id": "c7", "name": "n", "response": "done"}}]
     expected = [{"functionResponse": {"name": "n", "response": "done"}}]
     assert results_passed("gemini-cli", gemini_cli([result])) == [expected]
+    bare = [{"functionResponse": {"id": "c8", "name": "n"}}]
+    assert results_passed("gemini-cli", gemini_cli([bare])) == [
+        [{"functionResponse": {"name": "n"}}]
+    ]
 
 
 def test_gemini_polls_are_a_loop_until_their_output_changes() -> None:
@@ -510,3 +514,26 @@ def test_a_failing_gemini_test_run_whose_timing_changes_stays_a_loop() -> None:
     same = [_gemini_shell(n, f"Output: OK\nRan 1 test in 0.00{n}s") for n in range(3, 6)]
     lines = _gemini_calls("run_shell_command", same)
     assert fired(run_reader("gemini-cli", lines, PROGRESS)) != []  # only its duration changed
+
+
+def _qwen_shell(outputs: Sequence[str]) -> list[bytes]:
+    return qwen_code([{"output": output} for output in outputs])
+
+
+def test_qwen_shell_results_leave_out_the_process_group_pgid_of_a_terminal_run() -> None:
+    # Qwen Code 0.24.4's run_shell_command ends with "Process Group PGID: ${result.pid ??
+    # "(none)"}": the shell's pid when it ran in a terminal (node-pty), new on every call.
+    shell = "Command: ls\nDirectory: (root)\nOutput: {}\nError: (none)\nExit Code: 0\n"
+    same = [shell.format("a.txt") + f"Signal: (none)\nProcess Group PGID: {n}" for n in (41, 57)]
+    results = results_passed("qwen-code", _qwen_shell(same))
+    assert results == [{"output": shell.format("a.txt") + "Signal: (none)\n"}] * 2
+    none = shell.format("a.txt") + "Signal: (none)\nProcess Group PGID: (none)"
+    assert results_passed("qwen-code", _qwen_shell([none])) == [{"output": none}]
+    assert results_passed("qwen-code", qwen_code(["text", None])) == ["text", None]
+
+
+def test_qwen_polls_are_a_loop_until_their_output_changes() -> None:
+    same = [f"Output: step 1\nProcess Group PGID: {40 + n}" for n in range(3)]
+    assert fired(run_reader("qwen-code", _qwen_shell(same), PROGRESS)) != []
+    moving = [f"Output: step {n}\nProcess Group PGID: {40 + n}" for n in range(3)]
+    assert fired(run_reader("qwen-code", _qwen_shell(moving), PROGRESS)) == []

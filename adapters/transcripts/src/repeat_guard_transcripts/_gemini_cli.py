@@ -48,7 +48,14 @@ from ._reading import (
     token_count,
 )
 
-__all__ = ["DONE", "SHELL", "GeminiCliReader", "comparable_result", "exited_failing"]
+__all__ = [
+    "DONE",
+    "SHELL",
+    "GeminiCliReader",
+    "comparable_response",
+    "comparable_result",
+    "exited_failing",
+]
 
 DONE: Final = {"success": (False, False), "error": (False, True), "cancelled": (True, False)}
 """A finished call's status: (denied, failed)."""
@@ -84,10 +91,21 @@ def _comparable_part(part: object) -> object:
         return part
     response: dict[str, object] = part["functionResponse"]
     kept = {key: value for key, value in response.items() if key != "id"}
-    inner = kept.get("response")
-    if isinstance(inner, dict):
-        kept["response"] = {key: _without_pids(value) for key, value in inner.items()}
+    if "response" in kept:
+        kept["response"] = comparable_response(kept["response"])
     return {**part, "functionResponse": kept}
+
+
+def comparable_response(response: object) -> object:
+    """A ``functionResponse``'s ``response`` with the process ids of its shell run left out:
+    in each of its strings, the lines ``Background PIDs: 3841`` and ``Process Group PGID:
+    3839``, and ``(PID: 3841)`` written ``(PID: <n>)``. Gemini CLI 0.61.0 and Qwen Code 0.24.4
+    (a fork of it, whose ``run_shell_command`` ends its output with the same ``Process Group
+    PGID:`` line, the shell's process id when it ran in a terminal) share it. Any other shape
+    is returned as it is."""
+    if not isinstance(response, dict):
+        return response
+    return {key: _without_pids(value) for key, value in response.items()}
 
 
 def exited_failing(result: object) -> bool:

@@ -4,7 +4,10 @@ Qwen Code (0.24) is a fork of Gemini CLI, but its chats are not Gemini CLI's: ea
 record (``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, ``type``, ``cwd``) whose
 ``message`` holds Gemini API ``parts``. An ``assistant`` record's ``functionCall`` parts
 (``id``, ``name``, ``args``) are calls; each counts at the ``tool_result`` record whose
-``functionResponse`` has its ``id``, with that part's ``response`` as the result; the record's
+``functionResponse`` has its ``id``, with that part's ``response`` as the result (less the
+``Process Group PGID: N`` line that ends a ``run_shell_command`` output: N is the shell's
+process id, new for every call when the command ran in a terminal; the line, in the words of
+Gemini CLI's, is left out by the function the Gemini CLI reader uses); the record's
 ``toolCallResult.status`` ``error`` marks it failed, ``cancelled`` denied (the user declined
 or cancelled it). A ``user`` record with text is a prompt. The session is the record's
 ``sessionId``, one agent.
@@ -24,6 +27,7 @@ from typing import Final
 from repeat_guard import PromptSubmitted, ToolCallFinished
 
 from ._calls import OpenCall, OpenCalls
+from ._gemini_cli import comparable_response
 from ._items import Item, Located, Location, SessionSeen
 from ._reading import object_items, string, token_count
 from ._registry import head_objects
@@ -101,7 +105,7 @@ class _QwenFile:
             ident = string(response, "id")
             call = self.calls.finish((where.session, ident)) if ident is not None else None
             if call is not None:
-                result = response.get("response")
+                result = comparable_response(response.get("response"))
                 event = ToolCallFinished(
                     where.session, call.tool, call.arguments, denied, result, failed
                 )
