@@ -537,3 +537,21 @@ def test_qwen_polls_are_a_loop_until_their_output_changes() -> None:
     assert fired(run_reader("qwen-code", _qwen_shell(same), PROGRESS)) != []
     moving = [f"Output: step {n}\nProcess Group PGID: {40 + n}" for n in range(3)]
     assert fired(run_reader("qwen-code", _qwen_shell(moving), PROGRESS)) == []
+
+
+def test_qwen_background_starts_leave_out_the_shell_id_and_pid() -> None:
+    # Qwen Code 0.24.4: "Background shell started.\nid: ${shellId}\npid: ${pid}\noutput file:
+    # ${outputPath}", shellId bg_ and 4 random bytes in hex, the file shell-${shellId}.output.
+    started = [
+        f"Background shell started.\nid: bg_{ident}\npid: {pid}\n"
+        f"output file: /home/dev/.qwen/tmp/shell-bg_{ident}.output\nRead it."
+        for ident, pid in (("0a1b2c3d", 4101), ("9f8e7d6c", 4177))
+    ]
+    expected = (
+        "Background shell started.\nid: bg_<id>\n"
+        "output file: /home/dev/.qwen/tmp/shell-bg_<id>.output\nRead it."
+    )
+    assert results_passed("qwen-code", _qwen_shell(started)) == [{"output": expected}] * 2
+    assert results_passed("qwen-code", qwen_code([{"n": 3}])) == [{"n": 3}]
+    kept = "id: bg_0a1b2c3d9 and xbg_0a1b2c3d\npid: none"
+    assert results_passed("qwen-code", _qwen_shell([kept])) == [{"output": kept}]

@@ -4,10 +4,12 @@ Qwen Code (0.24) is a fork of Gemini CLI, but its chats are not Gemini CLI's: ea
 record (``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, ``type``, ``cwd``) whose
 ``message`` holds Gemini API ``parts``. An ``assistant`` record's ``functionCall`` parts
 (``id``, ``name``, ``args``) are calls; each counts at the ``tool_result`` record whose
-``functionResponse`` has its ``id``, with that part's ``response`` as the result (less the
-``Process Group PGID: N`` line that ends a ``run_shell_command`` output: N is the shell's
-process id, new for every call when the command ran in a terminal; the line, in the words of
-Gemini CLI's, is left out by the function the Gemini CLI reader uses); the record's
+``functionResponse`` has its ``id``, with that part's ``response`` as the result, less what
+Qwen Code 0.24.4's ``run_shell_command`` makes new for every call: the ``Process Group PGID:
+N`` line that ends its output (N, the shell's process id when the command ran in a terminal;
+the line is Gemini CLI's, left out by the function the Gemini CLI reader uses) and, when it
+starts a command in the background, the ``pid: N`` line and the shell's id ``bg_<8 hex
+digits>`` (in ``id:`` and the output file's name), written ``bg_<id>``; the record's
 ``toolCallResult.status`` ``error`` marks it failed, ``cancelled`` denied (the user declined
 or cancelled it). A ``user`` record with text is a prompt. The session is the record's
 ``sessionId``, one agent.
@@ -21,6 +23,7 @@ Anthropic, the input tokens with those read from and written to the cache, and t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
@@ -33,6 +36,21 @@ from ._reading import object_items, string, token_count
 from ._registry import head_objects
 
 __all__ = ["QwenCodeReader"]
+
+
+_SHELL_ID: Final = re.compile(r"\bbg_[0-9a-f]{8}\b")
+_PID_LINE: Final = re.compile(r"^pid: [0-9]+$\n?", re.MULTILINE)
+
+
+def _comparable(response: object) -> object:
+    """``response`` less the process and shell ids a ``run_shell_command`` writes afresh."""
+    kept = comparable_response(response)
+    if not isinstance(kept, dict):
+        return kept
+    return {
+        key: _PID_LINE.sub("", _SHELL_ID.sub("bg_<id>", value)) if isinstance(value, str) else value
+        for key, value in kept.items()
+    }
 
 
 def _parts(record: Mapping[str, object]) -> list[dict[str, object]]:
@@ -105,7 +123,7 @@ class _QwenFile:
             ident = string(response, "id")
             call = self.calls.finish((where.session, ident)) if ident is not None else None
             if call is not None:
-                result = comparable_response(response.get("response"))
+                result = _comparable(response.get("response"))
                 event = ToolCallFinished(
                     where.session, call.tool, call.arguments, denied, result, failed
                 )
