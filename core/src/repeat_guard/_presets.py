@@ -55,7 +55,7 @@ HOST_PRESETS: dict[str, tuple[str, ...]] = {
     # a process started with run_shell_command in the background; run_shell_command: its
     # sleep 2 && tail poll in tests/data/eval, and its loops there still reminded at their third
     # call (the reader leaves out the response id and process ids, and marks a failing Exit
-    # Code as failed). Gemini CLI's hooks send no results: through them nothing changes.
+    # Code as failed); its AfterTool hook carries the same output, read by the same rules.
     "gemini": ("read_background_output", "run_shell_command"),
     # Qwen Code 0.24.4, Cline 3.0.65, Crush, pi, opencode 1.18.33, OpenClaw: no tool that reads
     # a running command's output again was found in their packages or docs.

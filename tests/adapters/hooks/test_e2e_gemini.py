@@ -174,3 +174,41 @@ def test_gemini_clis_own_loop_detection_stops_the_fifth_call(tmp_path: Path, gem
     notice = requests[5]["contents"][-1]["parts"][0]["text"]
     assert notice.startswith("System: Potential loop detected.")
     assert sandbox.errors() == []
+
+
+POLL = Call("run_shell_command", {"command": "tail -n 20 build.log"})
+BUILT = ["compiled a.o", "compiled b.o", "compiled c.o", "compiled d.o"]
+
+
+@pytest.mark.parametrize(("flags", "reminded"), [((), []), (("--preset", "seed"), [3])])
+def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
+    tmp_path: Path, gemini: Host, flags: tuple[str, ...], reminded: list[int]
+) -> None:
+    # A build writes one line more to its log before each of four identical polls (the
+    # script writes it, as the build would, before asking for the poll). AfterTool brings each
+    # poll's output to the guard: under the gemini preset a poll whose output changed is
+    # progress; under --preset seed the third poll is reminded, whatever it read.
+    sandbox = Sandbox.create(tmp_path)
+    sandbox.install("gemini", *flags)
+    log = sandbox.project / "build.log"
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _results_since_prompt(request)
+        if done >= len(BUILT):
+            return Say("done")
+        with log.open("a") as file:
+            file.write(BUILT[done] + "\n")
+        return (POLL,)
+
+    with GeminiStandIn(script) as model:
+        run_gemini(gemini, sandbox, model.url, "wait for the build")
+    requests = model.model_requests()
+    seen = [(_results_since_prompt(r), _contexts(r)) for r in requests]
+    assert [count for count, _ in seen] == [0, 1, 2, 3, 4]
+    assert [count for count, contexts in seen if contexts] == reminded
+    if reminded:
+        assert seen[3][1] == [_wrapped(Repeated(POLL.tool, POLL.arguments).reminder(3))]
+    # Each poll read one line more than the one before.
+    outputs = [str(response["output"]) for response in _responses(requests[-1])]
+    assert [sum(line in output for line in BUILT) for output in outputs] == [1, 2, 3, 4]
+    assert sandbox.errors() == []

@@ -174,7 +174,7 @@ def test_copilot_says_a_command_failed_only_by_its_exit_code() -> None:
     ],
 )
 def test_copilot_results_read_by_their_shape(response: object, read: object) -> None:
-    assert copilot_result(response) == read
+    assert copilot_result("bash", response) == read
 
 
 def test_copilot_gets_the_retry_reminder_with_the_third_identical_failure(tmp_path: Path) -> None:
@@ -279,13 +279,21 @@ def test_gemini_events_and_where_they_sit() -> None:
     meaning = [(a.hook_event, a.action) for a in actions if not isinstance(a, str)]
     assert len(meaning) == len(inputs)
     call = AgentEvent(session, ToolCallFinished(session, "run_shell_command", {"command": "ls"}))
+    output = {"llmContent": "<untrusted_context>\nOutput: (empty)\n</untrusted_context>"}
+    result = {**output, "returnDisplay": ""}
+    returned = ToolCallReturned(session, "run_shell_command", {"command": "ls"}, result, False)
     assert meaning[:4] == [
         ("SessionStart", Unused()),
         ("BeforeAgent", AgentEvent(session, PromptSubmitted(session))),
         ("BeforeTool", call),
-        ("AfterTool", AfterCall(session, session)),
+        ("AfterTool", AfterCall(session, session, returned)),
     ]
     assert meaning[-2:] == [("AfterAgent", Unused()), ("SessionEnd", SessionEnded(session))]
+    # Each AfterTool brings the call's result, less the process group id Gemini CLI writes
+    # anew for every command (13523, 13617... in the recording): the four are one result.
+    afters = [action for event, action in meaning if event == "AfterTool"]
+    assert afters == [AfterCall(session, session, returned)] * 4
+    assert len({json.dumps(p["tool_response"]) for p in inputs if "tool_response" in p}) == 4
 
 
 def test_gemini_hears_the_third_calls_reminder_after_it_ran(tmp_path: Path) -> None:

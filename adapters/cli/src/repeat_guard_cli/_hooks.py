@@ -357,11 +357,15 @@ def _results_note(cwd: str, results: bool, host: Dialect, preset: str | None) ->
     A configuration that cannot be used gets no note: ``check-config`` and the hook itself
     say what is wrong with it."""
     from repeat_guard import NO_PRESET  # noqa: PLC0415  # as in _hook
-    from repeat_guard_hooks import find_config_file, hook_config  # noqa: PLC0415  # as in _hook
+    from repeat_guard_hooks import (  # noqa: PLC0415  # as in _hook
+        find_config_file,
+        hears_every_result,
+        hook_config,
+    )
 
     installed = preset or host.name
     config = hook_config(None, cwd, installed)
-    if isinstance(config, str):
+    if isinstance(config, str) or hears_every_result(host):
         return None
     if results:
         if config.needs_results:

@@ -62,6 +62,7 @@ from repeat_guard import (
 )
 from repeat_guard.exits import copilot_shell_exit
 from repeat_guard_hookcall import INPUT_LIMIT
+from repeat_guard_hookcall.shell_output import output_failed, responses_without_process_ids
 
 if TYPE_CHECKING:
     from returns.result import Result
@@ -76,6 +77,7 @@ __all__ = [
     "DIALECTS",
     "EXIT_BAD_CONFIG",
     "GEMINI",
+    "GEMINI_SHELL",
     "GOOSE",
     "HOOK_TIMEOUT_SECONDS",
     "KIRO",
@@ -108,6 +110,8 @@ __all__ = [
     "exact_matcher",
     "flat_entry",
     "full_matcher",
+    "gemini_result",
+    "hears_every_result",
     "hook_input_or_reason",
     "hook_path",
     "hook_specific_output",
@@ -124,13 +128,16 @@ __all__ = [
     "unmatched_group",
 ]
 
-Role = Literal["call", "after", "result", "failure", "prompt", "subagent-end", "session-end"]
+Role = Literal[
+    "call", "after", "after-result", "result", "failure", "prompt", "subagent-end", "session-end"
+]
 """What a hook event is to the guard: a call about to run (counted, and answered), a call that
 ran (``after``: answered with the reminders its ``call`` left, for a host that counts before a
-call but hears a reminder only after it), the result of one that ran, the error of one that
-failed, the user's prompt (the agent starts over), the end of a subagent (its chain is dropped),
-the end of the session (all its chains are)."""
-TOOL_ROLES: frozenset[Role] = frozenset({"call", "after", "result", "failure"})
+call but hears a reminder only after it; ``after-result``: the same, and the event holds the
+call's result, read as a ``result`` event's is), the result of one that ran, the error of one
+that failed, the user's prompt (the agent starts over), the end of a subagent (its chain is
+dropped), the end of the session (all its chains are)."""
+TOOL_ROLES: frozenset[Role] = frozenset({"call", "after", "after-result", "result", "failure"})
 """The roles whose events concern one tool call, and whose entries take a tool matcher."""
 
 EXIT_BAD_CONFIG = 1
@@ -141,12 +148,12 @@ behind others fails open by itself."""
 # Codex clamps SessionEnd hooks to 3 seconds (and warns above it).
 _SESSION_END_TIMEOUT = 3
 
-ResultReader = Callable[[object], tuple[object, bool]]
-"""How a host's result event reads: the value at its ``response_field`` to the result the guard
-compares and whether the call failed."""
+ResultReader = Callable[[str, object], tuple[object, bool]]
+"""How a host's result event reads: the tool's name and the value at its ``response_field`` to
+the result the guard compares and whether the call failed."""
 
 
-def as_sent(response: object) -> tuple[object, bool]:
+def as_sent(tool: str, response: object) -> tuple[object, bool]:
     """A result as the host sent it, never failed: for a host whose result event says nothing of
     how the call ended (Codex 0.171.0 sends a command's output alone, whatever its exit
     status)."""
@@ -201,7 +208,8 @@ class Dialect(NamedTuple):
     (``HttpHooks``); ``None``: command hooks only.
     ``hook_files``: for a host that runs one hook file per event instead of settings entries,
     event -> the file's name; ``settings`` then names the folders of those files.
-    ``read_result``: how the value at ``response_field`` of a ``result`` event reads as the
+    ``read_result``: how the value at ``response_field`` of a ``result`` (or ``after-result``)
+    event reads as the
     call's result and whether the call failed (``ResultReader``; a host whose result event
     never says: ``as_sent``); a ``failure`` event always failed.
     ``event_tools``: event -> the tool's name, for a host whose event is one tool and whose
@@ -268,10 +276,12 @@ class SessionEnded(NamedTuple):
 
 
 class AfterCall(NamedTuple):
-    """A call of ``agent`` has run: the reminders its ``call`` event left are due now."""
+    """A call of ``agent`` has run: the reminders its ``call`` event left are due now, and
+    ``returned``, its result, is the agent's next event (``None``: the event holds none)."""
 
     session: str
     agent: str
+    returned: ToolCallReturned | None = None
 
 
 class Unused(NamedTuple):
@@ -439,7 +449,7 @@ CODEX = CLAUDE_CODE._replace(
 )
 
 
-def copilot_result(response: object) -> tuple[object, bool]:
+def copilot_result(tool: str, response: object) -> tuple[object, bool]:
     """Copilot CLI's ``tool_result`` (``result_type``, ``text_result_for_llm``) as a result,
     and whether the call failed: its ``result_type`` is ``"failure"``, or the text ends saying
     its command completed with an exit code other than 0.
@@ -543,16 +553,32 @@ def millisecond_group(event: str, role: Role, command: str) -> dict[str, object]
     return group
 
 
+GEMINI_SHELL = "run_shell_command"
+"""Gemini CLI's shell tool, whose output says how its command ended."""
+
+
+def gemini_result(tool: str, response: object) -> tuple[object, bool]:
+    """Gemini CLI's ``tool_response`` (``llmContent``, ``returnDisplay``) as a result, less the
+    process ids its shell writes anew for every call, and whether the call failed: a
+    ``run_shell_command`` whose ``llmContent`` has a failing ``Exit Code:`` line (Gemini CLI
+    0.61.0 reports such a call like any other). The same text, and the same rules, as its chat
+    records (``repeat_guard_hookcall.shell_output``, which the transcript reader shares)."""
+    content = response.get("llmContent") if isinstance(response, dict) else None
+    failed = tool == GEMINI_SHELL and isinstance(content, str) and output_failed(content)
+    return responses_without_process_ids(response), failed
+
+
 # Gemini CLI counts before a call (BeforeTool, which also sees a call its policy refuses) but
 # hands the model a hook's context only after it (AfterTool's additionalContext, appended to
 # the call's result inside <hook_context>): the reminders of a BeforeTool wait in the store for
-# that call's AfterTool. Its subagents' calls carry the session's id and nothing of their own.
-# Checked with Gemini CLI 0.61.0.
+# that call's AfterTool, which also carries the call's result (``tool_response``,
+# ``gemini_result``) for every tool, so results need no entry of their own. Its subagents'
+# calls carry the session's id and nothing of their own. Checked with Gemini CLI 0.61.0.
 GEMINI = Dialect(
     name="gemini",
     events={
         "BeforeTool": "call",
-        "AfterTool": "after",
+        "AfterTool": "after-result",
         "BeforeAgent": "prompt",
         "SessionEnd": "session-end",
     },
@@ -569,6 +595,7 @@ GEMINI = Dialect(
         SettingsFile("user", "home", ".gemini", "settings.json"),
     ),
     entry=millisecond_group,
+    read_result=gemini_result,
 )
 
 QWEN_LABEL = "[repeat-guard] "
@@ -1019,13 +1046,28 @@ def _action(
     agent = agent_key(session, agent_id)
     if role == "prompt":
         return _prompt(dialect, payload, session, agent)
-    if role == "after":
-        return AfterCall(session, agent)
+    if role in _AFTER:
+        return _after(dialect, hook_event, role, payload, (session, agent))
     if role == "subagent-end":
         if agent_id is None:
             return f"{hook_event}: {dialect.agent_field} is missing"
         return AgentEvent(session, AgentDisposed(agent))
     return _tool_event(dialect, hook_event, role, payload, (session, agent))
+
+
+def _after(
+    dialect: Dialect,
+    hook_event: str,
+    role: Role,
+    payload: Mapping[str, object],
+    where: tuple[str, str],
+) -> AfterCall:
+    # A call that ran, and for ``after-result`` its result: one whose tool is not named is no
+    # event, but the reminders its call left are still due.
+    session, agent = where
+    tool = _tool(dialect, hook_event, payload) if role == "after-result" else None
+    returned = None if tool is None else _returned(dialect, agent, tool, payload)
+    return AfterCall(session, agent, returned)
 
 
 def _prompt(
@@ -1048,18 +1090,34 @@ def _tool_event(
 ) -> AgentEvent | str:
     # A call about to run, or the result of one that ran.
     session, agent = where
-    tool = dialect.event_tools.get(hook_event) or _field(payload, dialect.tool_field)
-    if not isinstance(tool, str):
+    tool = _tool(dialect, hook_event, payload)
+    if tool is None:
         return f"{hook_event}: {dialect.tool_field} is missing or not a string"
-    arguments = _field(payload, dialect.arguments_field)
     if role == "call":
+        arguments = _field(payload, dialect.arguments_field)
         return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
     if role == "result":
-        result, failed = dialect.read_result(_field(payload, dialect.response_field))
-    else:
-        # An interrupted call did not fail: it was stopped, and what it would return is unknown.
-        result, failed = _error(payload), payload.get("is_interrupt") is not True
-    return AgentEvent(session, ToolCallReturned(agent, tool, arguments, result, failed))
+        return AgentEvent(session, _returned(dialect, agent, tool, payload))
+    # An interrupted call did not fail: it was stopped, and what it would return is unknown.
+    failed = payload.get("is_interrupt") is not True
+    returned = ToolCallReturned(
+        agent, tool, _field(payload, dialect.arguments_field), _error(payload), failed
+    )
+    return AgentEvent(session, returned)
+
+
+def _tool(dialect: Dialect, hook_event: str, payload: Mapping[str, object]) -> str | None:
+    tool = dialect.event_tools.get(hook_event) or _field(payload, dialect.tool_field)
+    return tool if isinstance(tool, str) else None
+
+
+def _returned(
+    dialect: Dialect, agent: str, tool: str, payload: Mapping[str, object]
+) -> ToolCallReturned:
+    # A result event's call and result, read as the host writes them (Dialect.read_result).
+    result, failed = dialect.read_result(tool, _field(payload, dialect.response_field))
+    arguments = _field(payload, dialect.arguments_field)
+    return ToolCallReturned(agent, tool, arguments, result, failed)
 
 
 def _error(payload: Mapping[str, object]) -> object:
@@ -1097,10 +1155,24 @@ def reminder_text(dialect: Dialect, reminders: Sequence[Reminder]) -> str | None
 
 
 # A result can bring a reminder too: the retry window's, once a call's failure is reported.
-_ANSWERED: frozenset[Role | None] = frozenset({"call", "after", "result", "failure"})
+_ANSWERED: frozenset[Role | None] = frozenset(
+    {"call", "after", "after-result", "result", "failure"}
+)
 
 
 def carries(dialect: Dialect) -> bool:
-    """Whether ``dialect`` hears a call's reminders only after the call (it has an ``after``
-    event): its ``call`` event then leaves them in the store for that event to answer."""
-    return "after" in dialect.events.values()
+    """Whether ``dialect`` hears a call's reminders only after the call (it has an ``after`` or
+    ``after-result`` event): its ``call`` event then leaves them in the store for that event to
+    answer."""
+    return not _AFTER.isdisjoint(dialect.events.values())
+
+
+_AFTER: frozenset[Role] = frozenset({"after", "after-result"})
+
+
+def hears_every_result(dialect: Dialect) -> bool:
+    """Whether every call's result reaches ``dialect``'s hook whatever ``install`` adds: the
+    event that answers for a call that ran carries it (``after-result``: Gemini CLI's
+    ``AfterTool``), so ``progress = "result"``, a preset and ``retryWindow`` need no
+    ``--results``."""
+    return "after-result" in dialect.events.values()

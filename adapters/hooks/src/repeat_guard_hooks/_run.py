@@ -119,9 +119,10 @@ def run_hook(options: HookOptions, data: bytes, now: float) -> HookOutcome:
         config = hook_config(options.config, hook_input.cwd, preset)
         if isinstance(config, str):
             return HookOutcome(options.dialect.error_status, b"", f"repeat-guard: {config}\n")
-        if isinstance(action, AgentEvent) and _ignores(config, action.event):
+        needed = _needed(config, action)
+        if needed is None:
             return HookOutcome(0)
-        result = _apply(options, config, action, now)
+        result = _apply(options, config, needed, now)
         if result.dropped:
             log_reason(
                 options, hook_event, f"{result.dropped} unreadable chain(s) started afresh", now
@@ -144,7 +145,19 @@ def _answer(
     return HookOutcome(0, render_answer(dialect, hook_event, reminders, denied))
 
 
-def _ignores(config: GuardConfig, event: Event) -> bool:
+def _needed(
+    config: GuardConfig, action: AgentEvent | SessionEnded | AfterCall
+) -> AgentEvent | SessionEnded | AfterCall | None:
+    # The action less what changes nothing (``None``: all of it): a result the configuration
+    # ignores, or an after-call's, whose reminders are due all the same.
+    if isinstance(action, AgentEvent) and _ignores(config, action.event):
+        return None
+    if isinstance(action, AfterCall) and _ignores(config, action.returned):
+        return action._replace(returned=None)
+    return action
+
+
+def _ignores(config: GuardConfig, event: Event | None) -> bool:
     # A result changes nothing unless the configuration reads that tool's results (its own
     # progress, or a preset's) or keeps a retry window: the store stays shut.
     if not isinstance(event, ToolCallReturned) or config.retry_window:

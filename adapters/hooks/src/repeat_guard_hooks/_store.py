@@ -293,13 +293,18 @@ def apply_action(
     cannot be read or written; nothing is changed then.
 
     With ``carry``, the reminders of a call that may run are kept for the agent's ``AfterCall``
-    instead, which returns them (see the module's notes).
+    instead, which returns them (see the module's notes), before those of the result it
+    brings (``AfterCall.returned``), which is reduced like any event.
     """
 
     def body() -> StoreResult:
         if isinstance(action, AfterCall):  # only a carrying host has one
             _prepare_pending(connection, now, expire_after)
-            return StoreResult(_take_pending(connection, action.session, action.agent))
+            waiting = _take_pending(connection, action.session, action.agent)
+            if action.returned is None:
+                return StoreResult(waiting)
+            result = _apply(connection, config, AgentEvent(action.session, action.returned), now)
+            return result._replace(reminders=waiting + result.reminders)
         result = _apply(connection, config, action, now)
         if not carry:
             return result

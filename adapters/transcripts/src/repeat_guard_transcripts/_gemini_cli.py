@@ -29,19 +29,18 @@ tokens ``input`` + ``tool`` (``cached`` is part of ``input``, as the API counts 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
+from repeat_guard_hookcall.shell_output import output_failed, responses_without_process_ids
 
 from ._calls import DONE_MARKS, OPEN_CALLS, RecentMarks
 from ._document import Cursor, Element, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
 from ._reading import (
     document_items,
-    exit_failed,
     file_session,
     object_items,
     string,
@@ -62,11 +61,6 @@ DONE: Final = {"success": (False, False), "error": (False, True), "cancelled": (
 
 _CONTEXT = "<session_context>"
 
-_PROCESS_LINE: Final = re.compile(
-    r"^(?:Background PIDs: [0-9][0-9, ]*|Process Group PGID: [0-9]+)$\n?", re.MULTILINE
-)
-_BACKGROUND_PID: Final = re.compile(r"\(PID: [0-9]+\)")
-_EXIT_CODE: Final = re.compile(r"^Exit Code: (-?[0-9]{1,9})$", re.MULTILINE)
 SHELL: Final = "run_shell_command"
 """Gemini CLI's shell tool, whose output says the command's exit status."""
 
@@ -80,7 +74,8 @@ def comparable_result(result: object) -> object:
     ``Background PIDs: 3841`` and ``Process Group PGID: 3839``: left out), and says ``Command
     moved to background (PID: 3841)`` for a command sent to the background (the number becomes
     ``<n>``), as Gemini CLI 0.61.0 writes them. The output, ``Error:``, ``Exit Code:`` and
-    ``Signal:`` stay. Any other shape is returned as it is."""
+    ``Signal:`` stay (``repeat_guard_hookcall.shell_output``, which the Gemini CLI hook's
+    results share). Any other shape is returned as it is."""
     if not isinstance(result, list):
         return result
     return [_comparable_part(part) for part in result]
@@ -101,11 +96,10 @@ def comparable_response(response: object) -> object:
     in each of its strings, the lines ``Background PIDs: 3841`` and ``Process Group PGID:
     3839``, and ``(PID: 3841)`` written ``(PID: <n>)``. Gemini CLI 0.61.0 and Qwen Code 0.24.4
     (a fork of it, whose ``run_shell_command`` ends its output with the same ``Process Group
-    PGID:`` line, the shell's process id when it ran in a terminal) share it. Any other shape
-    is returned as it is."""
-    if not isinstance(response, dict):
-        return response
-    return {key: _without_pids(value) for key, value in response.items()}
+    PGID:`` line, the shell's process id when it ran in a terminal) share it, and so does the
+    Gemini CLI hook's ``AfterTool`` (``responses_without_process_ids``). Any other shape is
+    returned as it is."""
+    return responses_without_process_ids(response)
 
 
 def exited_failing(result: object) -> bool:
@@ -115,16 +109,9 @@ def exited_failing(result: object) -> bool:
         response = part.get("functionResponse") if isinstance(part, dict) else None
         inner = response.get("response") if isinstance(response, dict) else None
         output = inner.get("output") if isinstance(inner, dict) else None
-        found = _EXIT_CODE.search(output) if isinstance(output, str) else None
-        if found is not None and exit_failed(int(found[1])):
+        if isinstance(output, str) and output_failed(output):
             return True
     return False
-
-
-def _without_pids(value: object) -> object:
-    if not isinstance(value, str):
-        return value
-    return _BACKGROUND_PID.sub("(PID: <n>)", _PROCESS_LINE.sub("", value))
 
 
 def _is_prompt(content: object) -> bool:

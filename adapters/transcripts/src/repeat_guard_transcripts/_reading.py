@@ -1,5 +1,6 @@
 """What every reader shares: the loop over a JSON Lines file's records, the loop over a whole
-document's elements, a record's string fields, and the session a file's name gives.
+document's elements, a record's string fields, and the session a file's name gives (and
+``exit_failed``, from ``repeat_guard_hookcall.shell_output``, which the hooks share).
 
 A new format is a module with a ``Reader`` (a ``name``, a one-line ``description``, ``sniff``
 and ``read``) and one ``register`` line in the package's ``__init__``; its ``read`` is built
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+
+from repeat_guard_hookcall.shell_output import exit_failed
 
 from ._document import Cursor, Element
 from ._items import Diagnostic, Item, Location, SessionSeen
@@ -38,12 +41,6 @@ def token_count(record: Mapping[str, object], *keys: str) -> int | None:
     counts = [record.get(key) for key in keys]
     known = [count for count in counts if type(count) is int]
     return sum(known) if known else None
-
-
-def exit_failed(code: object) -> bool:
-    """Whether a command's exit status says it failed: an integer other than 0, and other than
-    -1, which the formats that write it use for a command still running or never started."""
-    return isinstance(code, int) and not isinstance(code, bool) and code not in (0, -1)
 
 
 def file_session(file: str) -> str:
