@@ -83,10 +83,15 @@ def test_deny_at_per_tool_refuses_only_that_tool() -> None:
 def test_a_host_preset_makes_its_polling_tools_follow_results() -> None:
     config = GuardConfig(preset="codex")
     polling = ToolPolicy(progress="result")
-    assert config.tool_policies == (("write_stdin", polling), ("exec_command", polling))
+    assert config.tool_policies == (
+        ("write_stdin", polling),
+        ("exec_command", polling),
+        ("Bash", polling),
+    )
     state = GuardState.initial(config)
     assert polls(state, "write_stdin", ["1", "2", "3", "4", "5"]) == []
     assert polls(state, "exec_command", ["1", "2", "3", "4", "5"]) == []
+    assert polls(state, "Bash", ["1", "2", "3", "4", "5"]) == []
     assert polls(state, "exec_command", ["same", "same", "same"]) == [("gentle", 3)]
     assert polls(state, "apply_patch", ["1", "2", "3"]) == [("gentle", 3)]
     # The user's own tools come first: they can say otherwise for a preset's tool.

@@ -45,8 +45,10 @@ HOST_PRESETS: dict[str, tuple[str, ...]] = {
     # since), as recorded with Codex CLI 0.171.0 in tests/data/eval; exec_command: its
     # sleep 2 && tail poll there, and its four loops (exec_command, write_stdin) still reminded
     # at their third call: the reader leaves out Codex's Chunk ID and Wall time, and its
-    # PostToolUse hook carries the command's output alone.
-    "codex": ("write_stdin", "exec_command"),
+    # PostToolUse hook carries the command's output alone. Bash: what Codex 0.171.0 calls
+    # exec_command in its hooks' input (tool_name "Bash", tool_input {"command": ...}; its
+    # hooks hear nothing of write_stdin), so a hook's PostToolUse matcher hears the shell.
+    "codex": ("write_stdin", "exec_command", "Bash"),
     # GitHub Copilot CLI: read_bash reads an async bash session's output (github/copilot-cli
     # issue 4110, release 1.0.70); on Windows the family is read_powershell. Its shell (bash)
     # is not listed: no Copilot CLI poll or loop is in tests/data/eval to decide it.

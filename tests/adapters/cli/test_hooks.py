@@ -151,7 +151,7 @@ def test_install_notes_when_results_and_the_configuration_disagree(
     assert main(["install", "claude-code"]) == 0
     assert capsys.readouterr().err == (
         f'note: {config} sets preset = "codex", but the hooks see the results of its polls '
-        "(write_stdin, exec_command) only when installed with --preset codex or --results\n"
+        "(write_stdin, exec_command, Bash) only when installed with --preset codex or --results\n"
     )
     for argv in (["--preset", "codex"], ["--results"]):
         assert main(["install", "claude-code", *argv]) == 0
@@ -218,7 +218,7 @@ def test_install_writes_the_preset_and_its_polls_result_entries(
     assert "PostToolUse" not in hooks
     assert main(["install", "claude-code", "--preset", "codex"]) == 0
     codex_polls = json.loads(settings.read_text())["hooks"]["PostToolUse"][0]["matcher"]
-    assert codex_polls == "write_stdin|exec_command"
+    assert codex_polls == "write_stdin|exec_command|Bash"
     assert main(["uninstall", "claude-code"]) == 0
     assert settings.read_text() == "{}\n"
     capsys.readouterr()

@@ -269,3 +269,35 @@ def test_codex_runs_no_hook_for_a_write_stdin_poll(tmp_path: Path, codex: Host) 
     # The start, as Bash; no PostToolUse for it either, since it was still running.
     assert [(e["hook_event_name"], e["tool_name"]) for e in events] == [("PreToolUse", "Bash")]
     assert sandbox.errors() == []
+
+
+def test_a_plain_install_hears_a_shell_polls_result(tmp_path: Path, codex: Host) -> None:
+    # Codex reports exec_command to its hooks as Bash, which the codex preset names: a plain
+    # install's PostToolUse matcher (write_stdin|exec_command|Bash) hears each poll's output,
+    # so a poll whose output changed is progress, and only the third identical output loops.
+    project: list[Path] = []
+    outputs = ["step 1", "step 2", "step 3", "step 3", "step 3"]
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _outputs(request)
+        if done == len(outputs):
+            return Say("done")
+        (project[0] / "progress.txt").write_text(outputs[done] + "\n")
+        return (Call("exec_command", {"cmd": "cat progress.txt"}),)
+
+    with ResponsesStandIn(script) as model:
+        sandbox = Sandbox.create(tmp_path)
+        project.append(sandbox.project)
+        configure_codex(sandbox, model.url)
+        sandbox.install("codex")
+        run_codex(codex, sandbox, "wait for the build")
+    settings = json.loads((sandbox.home / ".codex" / "hooks.json").read_text())
+    assert [g["matcher"] for g in settings["hooks"]["PostToolUse"]] == [
+        "write_stdin|exec_command|Bash"
+    ]
+    final = model.model_requests()[-1]
+    read = [str(i["output"]) for i in _since_prompt(final) if i["type"] == "function_call_output"]
+    assert [output.strip().splitlines()[-1] for output in read] == outputs
+    poll = Repeated("Bash", {"command": "cat progress.txt"})
+    assert _reminders(final) == [(5, poll.reminder(3).text)]
+    assert sandbox.errors() == []

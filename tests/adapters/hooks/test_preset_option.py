@@ -164,7 +164,7 @@ def _groups(path: Path) -> dict[str, list[dict[str, object]]]:
     ("dialect", "matcher"),
     [
         (CLAUDE_CODE, "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput|Bash|Read"),
-        (CODEX, "write_stdin|exec_command"),
+        (CODEX, "write_stdin|exec_command|Bash"),
         (COPILOT, "^(?:read_bash|read_powershell)$"),
     ],
 )
