@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -24,6 +25,9 @@ from repeat_guard import (
 )
 from repeat_guard_testing import (
     AGENTS,
+    ARGUMENTS,
+    FAILED,
+    KNOWN_RESULTS,
     RESULTS,
     TOOLS,
     HarnessMachine,
@@ -31,6 +35,7 @@ from repeat_guard_testing import (
     configs,
     events,
     fired,
+    policy_configs,
     tool_calls,
 )
 
@@ -40,10 +45,12 @@ README = Path(__file__).resolve().parents[3] / "adapters" / "testing" / "README.
 FAST = settings(max_examples=30, stateful_step_count=30, deadline=None)
 
 
-@pytest.mark.parametrize(("block", "name"), [(0, "HarnessCheck"), (1, "RefusingHarnessCheck")])
+@pytest.mark.parametrize(
+    ("block", "name"), [(0, "HarnessCheck"), (1, "RefusingHarnessCheck"), (2, "FailuresCheck")]
+)
 def test_the_readme_examples_run_and_their_model_checks_pass(block: int, name: str) -> None:
     namespaces = run_blocks(README)
-    assert len(namespaces) == 2
+    assert len(namespaces) == 3
     check = namespaces[block][name]
     assert isinstance(check, type)
     assert issubclass(check, HarnessMachine)
@@ -123,6 +130,36 @@ def test_a_harness_that_refuses_too_early_is_caught() -> None:
         run_state_machine_as_test(RefusesEveryRepeat, settings=quick)
 
 
+class DropsFailures(HarnessMachine):
+    """A harness that reads every call as a success: the host's failure flag never arrives."""
+
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
+
+    def start(self, config: GuardConfig) -> None:
+        self.state = GuardState.initial(config)
+
+    def deliver(self, event: Event) -> Iterable[Reminder]:
+        if isinstance(event, ToolCallFinished):
+            event = replace(event, failed=False)
+        self.state, reminders = reduce(self.state, event)
+        return reminders
+
+
+def test_a_harness_that_drops_failures_is_caught_at_the_narrow_breadth() -> None:
+    quick = settings(FAST, max_examples=1000, database=None, phases=[Phase.generate])
+    with pytest.raises(AssertionError, match="after"):
+        run_state_machine_as_test(DropsFailures, settings=quick)
+
+
 def test_the_base_machine_must_be_told_how_to_start_and_deliver() -> None:
     machine = HarnessMachine()
     with pytest.raises(NotImplementedError):
@@ -162,6 +199,31 @@ def test_with_results_events_report_some_after_their_calls(drawn: list[Event]) -
 def test_results_reported_after_their_calls_are_drawn() -> None:
     found = find(events(results=RESULTS), lambda e: isinstance(e, ToolCallReturned))
     assert isinstance(found, ToolCallReturned)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        events(results=KNOWN_RESULTS, failed=FAILED, late_results=False, refusals=False),
+        min_size=20,
+        max_size=20,
+    )
+)
+def test_without_late_results_or_refusals_calls_carry_their_results(drawn: list[Event]) -> None:
+    assert not any(isinstance(e, ToolCallReturned) for e in drawn)
+    calls = [e for e in drawn if isinstance(e, ToolCallFinished)]
+    assert all(not e.denied and e.result in KNOWN_RESULTS for e in calls)
+
+
+@given(policy_configs(refusals=False))
+def test_configs_without_refusals_refuse_nothing(config: GuardConfig) -> None:
+    assert (config.deny_at, config.cycle_deny_at, config.budgets) == (None, None, ())
+    assert all(policy.deny_at is None for _, policy in config.tools)
+
+
+def test_configs_with_refusals_draw_them() -> None:
+    found = find(policy_configs(), lambda c: c.deny_at is not None and bool(c.budgets))
+    assert found.deny_at is not None
 
 
 @given(tool_calls(agents=["x"], tools=["t"], arguments=[1]))

@@ -9,6 +9,7 @@ than the reducer keeps outside its persistent map; prompts and disposals between
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ __all__ = [
     "AGENTS",
     "ARGUMENTS",
     "FAILED",
+    "KNOWN_RESULTS",
     "PATTERNS",
     "RESULTS",
     "TOOLS",
@@ -54,6 +56,8 @@ RESULTS: tuple[object, ...] = (
     "at line 7",
     "at line 9",  # the same fingerprint as line 7
 )
+KNOWN_RESULTS: tuple[object, ...] = tuple(result for result in RESULTS if result is not None)
+"""``RESULTS`` but ``None``: for harnesses whose calls always report a result."""
 FAILED: tuple[bool, ...] = (False, False, True)
 
 
@@ -68,12 +72,16 @@ def configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig
     )
 
 
-def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[GuardConfig]:
+def policy_configs(
+    patterns: Sequence[str] = PATTERNS, refusals: bool = True
+) -> st.SearchStrategy[GuardConfig]:
     """Configs with the opt-in policies drawn too: cycles, progress, budgets (counted per prompt
     or per session), ``deny_at``, ``cycle_deny_at`` (where cycles are on), per-tool settings
     (``tools``), a host preset and the retry window.
 
     Each policy is on in about half of the configs, so each is seen alone and with others.
+    ``refusals=False`` leaves out every setting that refuses a call (``deny_at``, the tools'
+    and cycles' too, budgets), for harnesses that check results: a refused call has none.
     """
     budgets = st.lists(
         st.tuples(st.sampled_from(patterns), st.integers(1, 6)),
@@ -91,7 +99,7 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
     tools = st.lists(
         st.tuples(st.sampled_from(patterns), overrides), max_size=2, unique_by=lambda t: t[0]
     ).map(tuple)
-    return st.fixed_dictionaries(
+    drawn = st.fixed_dictionaries(
         {
             "thresholds": st.lists(st.integers(2, 7), min_size=1, max_size=3, unique=True).map(
                 tuple
@@ -117,6 +125,12 @@ def policy_configs(patterns: Sequence[str] = PATTERNS) -> st.SearchStrategy[Guar
             ).map(tuple),
         }
     ).map(_policy_config)
+    return drawn if refusals else drawn.map(_without_refusals)
+
+
+def _without_refusals(config: GuardConfig) -> GuardConfig:
+    tools = tuple((pattern, replace(policy, deny_at=None)) for pattern, policy in config.tools)
+    return replace(config, deny_at=None, cycle_deny_at=None, budgets=(), tools=tools)
 
 
 def _policy_config(fields: dict[str, object]) -> GuardConfig:
@@ -132,11 +146,13 @@ def tool_calls(
     arguments: Sequence[object] = ARGUMENTS,
     results: Sequence[object] = (None,),
     failed: Sequence[bool] = (False,),
+    refusals: bool = True,
 ) -> st.SearchStrategy[ToolCallFinished]:
     """Finished calls by one of ``agents`` (or, rarely, no agent), denied or not.
 
     ``results`` are the results the calls report (none by default; ``RESULTS`` for progress),
-    ``failed`` the host's failure flags they carry (never by default; ``FAILED`` for both).
+    ``failed`` the host's failure flags they carry (never by default; ``FAILED`` for both);
+    with ``refusals=False`` no call is drawn denied.
     """
     agent = st.one_of(st.sampled_from(agents), st.sampled_from(agents), st.none())
     return st.builds(
@@ -144,7 +160,7 @@ def tool_calls(
         agent=agent,
         tool=st.sampled_from(tools),
         arguments=st.sampled_from(arguments),
-        denied=st.booleans(),
+        denied=st.booleans() if refusals else st.just(False),
         result=st.sampled_from(results),
         failed=st.sampled_from(failed),
     )
@@ -156,16 +172,20 @@ def events(
     arguments: Sequence[object] = ARGUMENTS,
     results: Sequence[object] = (None,),
     failed: Sequence[bool] = (False,),
+    late_results: bool = True,
+    refusals: bool = True,
 ) -> st.SearchStrategy[Event]:
     """Any event, mostly calls: a prompt or a disposal about one time in eight each.
 
     When some of ``results`` is not ``None``, results reported after their calls
-    (``ToolCallReturned``) come too, as often as prompts.
+    (``ToolCallReturned``) come too, as often as prompts, unless ``late_results=False`` (a
+    harness that sees a call's result only with the call). ``refusals=False``: no call is
+    drawn denied (see ``tool_calls``).
     """
-    call = tool_calls(agents, tools, arguments, results, failed)
+    call = tool_calls(agents, tools, arguments, results, failed, refusals)
     agent = st.sampled_from(agents)
     others = [st.builds(PromptSubmitted, agent), st.builds(AgentDisposed, agent)]
-    if any(result is not None for result in results):
+    if late_results and any(result is not None for result in results):
         returned = st.builds(
             ToolCallReturned,
             agent=st.one_of(agent, agent, st.none()),
