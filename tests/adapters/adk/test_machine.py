@@ -29,9 +29,16 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_adk import PLUGIN_NAME, REFUSED_BY, RepeatGuard
-from repeat_guard_testing import ARGUMENTS, FAILED, HarnessMachine, events, policy_configs
-
-from ..failing import KNOWN_RESULTS, failing_events, with_its_call, without_refusals
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    FAILED,
+    KNOWN_RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
 # ADK hands tools their arguments as a dict, always
 DICT_ARGUMENTS = [arguments for arguments in ARGUMENTS if isinstance(arguments, dict)]
@@ -54,9 +61,10 @@ class Tool:
 
 class AdkHarness(HarnessMachine):
     configs = policy_configs()
-    events = events(arguments=DICT_ARGUMENTS, results=KNOWN_RESULTS, failed=FAILED).map(
-        with_its_call
-    )  # refusals too: the harness answers a call as drawn, refused or not
+    # refusals too: the harness answers a call as drawn, refused or not
+    events = events(
+        arguments=DICT_ARGUMENTS, results=KNOWN_RESULTS, failed=FAILED, late_results=False
+    )
     produced: tuple[Reminder, ...] = ()
 
     def start(self, config: GuardConfig) -> None:
@@ -171,8 +179,16 @@ class AdkFailuresHarness(AdkHarness):
     """The same, over one agent's calls of two tools with one argument each: the same call
     comes back often, failing or not, so progress and the retry window decide most steps."""
 
-    configs = policy_configs().map(without_refusals)
-    events = failing_events(DICT_ARGUMENTS[:1])
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=DICT_ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
 
 
 AdkFailuresHarness.TestCase.settings = settings(

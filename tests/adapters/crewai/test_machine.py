@@ -23,9 +23,16 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_crewai import RepeatGuard, reminder_message
-from repeat_guard_testing import ARGUMENTS, HarnessMachine, events, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    KNOWN_RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
-from ..failing import failing_events, without_refusals
 from ._support import Run
 
 # CrewAI hands tools their arguments as a dict, always
@@ -114,10 +121,19 @@ TestCrewAIHarness = CrewAIHarness.TestCase
 
 class CrewAIFailuresHarness(CrewAIHarness):
     """The same with results drawn, and a failure recorded in CrewAI's collector for each call
-    drawn failed, over one agent's calls of two tools (see ``failing``)."""
+    drawn failed, over one agent's calls of two tools with one argument each (the kit's narrow
+    breadth)."""
 
-    configs = policy_configs().map(without_refusals)
-    events = failing_events(DICT_ARGUMENTS[:1])
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=DICT_ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
 
     def start(self, config: GuardConfig) -> None:
         super().start(config)

@@ -5,10 +5,13 @@ asking for it, the tool's answer (through ``wrap_tool_call``, which may refuse i
 against the reference model.
 
 LangChain's tool calls carry argument objects, so the raw-string arguments are left out; the
-tool answers the same every time, as the drawn calls carry no result."""
+tool answers the same every time, as the drawn calls carry no result. A second machine draws
+results and failures: the tool answers with the drawn result, its status ``error`` when the
+call is drawn failed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -20,7 +23,15 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from repeat_guard import AgentDisposed, Event, GuardConfig, PromptSubmitted, Reminder
 from repeat_guard import ToolCallFinished as Finished
 from repeat_guard_langchain import PLUGIN_NAME, STATE_KEY, RepeatGuardMiddleware
-from repeat_guard_testing import ARGUMENTS, HarnessMachine, events, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    KNOWN_RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
 from ._support import carried
 
@@ -58,17 +69,22 @@ class LangChainHarness(HarnessMachine):
         thread.messages += added
         return tuple(replace(carried(message), agent=agent) for message in added)
 
+    def answer(self, call: Finished, call_id: str) -> ToolMessage:
+        """The tool's answer to ``call``: the same every time."""
+        return ToolMessage("done", tool_call_id=call_id, name=call.tool)
+
     def admit(self, call: Finished) -> bool | None:
         # the call, its answer and the fold: run them here, report in deliver
         self.produced = ()
         if call.agent is None:  # a thread is always some agent's
             return None
         thread = self.threads.setdefault(call.agent, Thread())
-        asked = ToolCall(name=call.tool, args=dict(call.arguments), id=self._id())  # type: ignore[call-overload]  # a drawn dict
+        call_id = self._id()
+        asked = ToolCall(name=call.tool, args=dict(call.arguments), id=call_id)  # type: ignore[call-overload]  # a drawn dict
         thread.messages.append(AIMessage("", id=self._id(), tool_calls=[asked]))
 
         def handler(request: ToolCallRequest) -> ToolMessage:
-            return ToolMessage("done", tool_call_id=asked["id"], name=call.tool)
+            return self.answer(call, call_id)
 
         request = ToolCallRequest(asked, None, thread.state(), None)  # type: ignore[arg-type]  # unused
         answer = self.guard.wrap_tool_call(request, handler)
@@ -94,3 +110,32 @@ LangChainHarness.TestCase.settings = settings(
     max_examples=30, stateful_step_count=40, deadline=None
 )
 test_langchain_harness = LangChainHarness.TestCase
+
+
+class LangChainFailuresHarness(LangChainHarness):
+    """The same with results and failures drawn, over one agent's calls of two tools with one
+    argument each (the kit's narrow breadth): the same call comes back often, failing or not,
+    so progress and the retry window decide most steps. No refusals: a refused call's drawn
+    result is never read."""
+
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
+
+    def answer(self, call: Finished, call_id: str) -> ToolMessage:
+        status = "error" if call.failed else "success"
+        text = json.dumps(call.result)
+        return ToolMessage(text, tool_call_id=call_id, name=call.tool, status=status)
+
+
+LangChainFailuresHarness.TestCase.settings = settings(
+    max_examples=30, stateful_step_count=40, deadline=None
+)
+test_langchain_failures_harness = LangChainFailuresHarness.TestCase

@@ -27,9 +27,16 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_openai_agents import RepeatGuard, reminder_message
-from repeat_guard_testing import HarnessMachine, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    KNOWN_RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
-from ..failing import failing_events, without_refusals
 from ._support import filtered
 
 
@@ -159,8 +166,16 @@ class AgentsSdkFailuresHarness(AgentsSdkHarness):
     argument each: the same call comes back often, failing or not, so progress and the retry
     window decide most steps."""
 
-    configs = policy_configs().map(without_refusals)
-    events = failing_events()
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
 
 
 AgentsSdkFailuresHarness.TestCase.settings = settings(
