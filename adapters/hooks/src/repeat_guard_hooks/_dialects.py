@@ -60,9 +60,12 @@ from repeat_guard import (
     ToolCallReturned,
     json_type_name,
 )
-from repeat_guard.exits import copilot_shell_exit
+from repeat_guard.shell_output import (
+    copilot_shell_exit,
+    output_failed,
+    responses_without_process_ids,
+)
 from repeat_guard_hookcall import INPUT_LIMIT
-from repeat_guard_hookcall.shell_output import output_failed, responses_without_process_ids
 
 if TYPE_CHECKING:
     from returns.result import Result
@@ -562,7 +565,7 @@ def gemini_result(tool: str, response: object) -> tuple[object, bool]:
     process ids its shell writes anew for every call, and whether the call failed: a
     ``run_shell_command`` whose ``llmContent`` has a failing ``Exit Code:`` line (Gemini CLI
     0.61.0 reports such a call like any other). The same text, and the same rules, as its chat
-    records (``repeat_guard_hookcall.shell_output``, which the transcript reader shares)."""
+    records (``repeat_guard.shell_output``, which the transcript reader shares)."""
     content = response.get("llmContent") if isinstance(response, dict) else None
     failed = tool == GEMINI_SHELL and isinstance(content, str) and output_failed(content)
     return responses_without_process_ids(response), failed

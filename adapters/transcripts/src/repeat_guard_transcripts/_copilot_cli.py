@@ -10,7 +10,7 @@ which counts at its ``tool.execution_complete``: ``success`` false is a failure,
 ``kind`` starts with ``denied``) a denial; its ``result.content`` is the result. A ``bash``
 command that exited non-zero is ``success: true`` too: its exit code is in
 ``shellExecution.exitCode`` and at the end of the text (``<shellId: N completed with exit
-code K>``, read by ``repeat_guard.exits.copilot_shell_exit``, as the hooks read it); such a
+code K>``, read by ``repeat_guard.shell_output.copilot_shell_exit``, as the hooks read it); such a
 call is failed, and its result drops the shell's id, new for every command, so that the same
 output of the same command is the same result. A call still open at the next prompt or at the
 file's end never finished.
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
-from repeat_guard.exits import copilot_shell_exit
+from repeat_guard.shell_output import copilot_shell_exit
 
 from ._calls import DONE_MARKS, OpenCall, OpenCalls, RecentMarks
 from ._items import Item, Located, Location, SessionSeen

@@ -34,7 +34,7 @@ from itertools import chain
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
-from repeat_guard_hookcall.shell_output import output_failed, responses_without_process_ids
+from repeat_guard.shell_output import output_failed, responses_without_process_ids
 
 from ._calls import DONE_MARKS, OPEN_CALLS, RecentMarks
 from ._document import Cursor, Element, walk_object
@@ -74,7 +74,7 @@ def comparable_result(result: object) -> object:
     ``Background PIDs: 3841`` and ``Process Group PGID: 3839``: left out), and says ``Command
     moved to background (PID: 3841)`` for a command sent to the background (the number becomes
     ``<n>``), as Gemini CLI 0.61.0 writes them. The output, ``Error:``, ``Exit Code:`` and
-    ``Signal:`` stay (``repeat_guard_hookcall.shell_output``, which the Gemini CLI hook's
+    ``Signal:`` stay (``repeat_guard.shell_output``, which the Gemini CLI hook's
     results share). Any other shape is returned as it is."""
     if not isinstance(result, list):
         return result

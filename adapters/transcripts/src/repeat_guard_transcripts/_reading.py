@@ -1,6 +1,6 @@
 """What every reader shares: the loop over a JSON Lines file's records, the loop over a whole
 document's elements, a record's string fields, and the session a file's name gives (and
-``exit_failed``, from ``repeat_guard_hookcall.shell_output``, which the hooks share).
+``exit_failed``, from ``repeat_guard.shell_output``, which the hooks share).
 
 A new format is a module with a ``Reader`` (a ``name``, a one-line ``description``, ``sniff``
 and ``read``) and one ``register`` line in the package's ``__init__``; its ``read`` is built
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from repeat_guard_hookcall.shell_output import exit_failed
+from repeat_guard.shell_output import exit_failed
 
 from ._document import Cursor, Element
 from ._items import Diagnostic, Item, Location, SessionSeen

@@ -1,9 +1,9 @@
 """What agents' shell tools write about how a command ended, and what they make new for every
-call: one place for the hooks (a host's result event) and the transcript readers (its recorded
-chat), which read the same text.
-
-A module of its own, which ``import repeat_guard_hookcall`` does not load; it imports only
-``re``, so a hook process and a reader pay for nothing else.
+call: one place for the hook dialects (a host's result event) and the transcript readers (its
+recorded session), which read the same text. Whether a call failed and what its result is
+decide what the guard sees (a failure feeds ``retryWindow``; the result is compared under
+``progress = "result"``). A module of its own, which ``import repeat_guard`` does not load; it
+imports only ``re``.
 
 Gemini CLI 0.61.0's ``run_shell_command`` ends its output with the process ids of that run
 (lines ``Background PIDs: 3841`` and ``Process Group PGID: 3839``), says ``Command moved to
@@ -11,13 +11,26 @@ background (PID: 3841)`` for a command sent to the background, and writes an ``E
 line only for a command that exited with a status other than 0. Its hook's ``AfterTool`` sees
 that text in ``tool_response.llmContent`` (inside ``<untrusted_context>``), its chat in the
 ``functionResponse``'s ``output``.
+
+GitHub Copilot CLI (1.0.102) ends its ``bash`` tool's result with ``<shellId: N completed with
+exit code K>``, N a new number for every command, and reports the call a success whatever K is
+(``result_type: "success"`` to its hooks, ``success: true`` in its session events).
+``copilot_shell_exit(text)`` returns the text with the shell's id dropped (``...<completed with
+exit code K>``), so that the same output of the same command is the same result, and K;
+``None`` for a text that does not end so.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["exit_failed", "output_failed", "responses_without_process_ids", "without_process_ids"]
+__all__ = [
+    "copilot_shell_exit",
+    "exit_failed",
+    "output_failed",
+    "responses_without_process_ids",
+    "without_process_ids",
+]
 
 _PROCESS_LINE = re.compile(
     r"^(?:Background PIDs: [0-9][0-9, ]*|Process Group PGID: [0-9]+)$\n?", re.MULTILINE
@@ -56,3 +69,17 @@ def output_failed(text: str) -> bool:
     Code:`` line of its own whose code ``exit_failed``."""
     found = _EXIT_CODE.search(text)
     return found is not None and exit_failed(int(found[1]))
+
+
+# "<shellId: N completed with exit code K>" at the end of the text, N a new number for every
+# command.
+_COPILOT_SHELL_END = re.compile(r"<shellId: \d+ (completed with exit code (-?\d{1,9}))>\s*\Z")
+
+
+def copilot_shell_exit(text: str) -> tuple[str, int] | None:
+    """Copilot CLI's bash result ``text`` without its shell id, and the command's exit code;
+    ``None`` when ``text`` does not end with ``<shellId: N completed with exit code K>``."""
+    ended = _COPILOT_SHELL_END.search(text)
+    if ended is None:
+        return None
+    return f"{text[: ended.start()]}<{ended[1]}>", int(ended[2])
