@@ -41,3 +41,16 @@ def test_the_paths_of_files_that_are_not_transcripts_are_bounded_and_first_in_or
         f"/d/{n:04}.txt" for n in range(NOT_TRANSCRIPTS_KEPT)
     )
     assert (total.files, total.diagnostics) == (0, 0)
+
+
+def test_the_paths_of_files_that_held_no_call_are_bounded_and_first_in_order() -> None:
+    parts = [
+        FileAudit(f"/d/{n:04}.jsonl", "claude-code", (), files=1, no_call=True)
+        for n in range(999, -1, -1)
+    ]
+    total = merge_audits((part for audit in parts for part in audit.parts()), 3)
+    assert total.held_no_call == 1000
+    assert total.held_no_call_files == tuple(
+        f"/d/{n:04}.jsonl" for n in range(NOT_TRANSCRIPTS_KEPT)
+    )
+    assert (total.files, total.diagnostics, total.not_transcripts) == (1000, 0, 0)

@@ -411,3 +411,28 @@ def test_files_that_are_not_transcripts_are_counted_and_named() -> None:
     # None found: no line about them, and the JSON says zero.
     assert not any("not a transcript" in line for line in text_summary(Waste(files=3), 10))
     assert json.loads(json_totals_line(Waste()))["not_transcript_files"] == []
+
+
+def test_files_that_held_no_call_are_counted_on_the_first_line_and_named_in_json() -> None:
+    paths = ("/home/dev/p/chat-1.jsonl", "/home/dev/p/chat-2.jsonl")
+    total = Waste(files=3, sessions=3, held_no_call=2, held_no_call_files=paths)
+    lines = list(text_summary(total, 10))
+    assert lines[0] == "audited 3 files (0.0 MB), 3 sessions, 0 diagnostics, 2 held no tool call"
+    assert lines[1].startswith("calls 0 ")
+    record = json.loads(json_totals_line(total))
+    assert (record["held_no_call"], record["held_no_call_files"]) == (2, list(paths))
+    # None: the first line as before, and the JSON says zero.
+    assert next(text_summary(Waste(files=3), 10)).endswith(", 0 diagnostics")
+    assert json.loads(json_totals_line(Waste()))["held_no_call_files"] == []
+
+
+def test_a_count_of_files_that_held_no_call_too_long_for_the_first_line_has_its_own() -> None:
+    big = 123_456_789
+    total = Waste(files=big, sessions=big, diagnostics=big, bytes=big * 10**6, held_no_call=big)
+    lines = list(text_summary(total, 10))
+    assert lines[:2] == [
+        "audited 123,456,789 files (123,456,789.0 MB), 123,456,789 sessions, "
+        "123,456,789 diagnostics,",
+        "123,456,789 held no tool call",
+    ]
+    assert max(len(line) for line in lines) <= 100

@@ -44,6 +44,7 @@ def wastes(draw: st.DrawFn) -> Waste:
     """A Waste as a merge produces it: rankings sorted and cut to KEEP, the paths of files that
     are not transcripts sorted (and counted at least once each)."""
     not_transcripts = tuple(sorted(set(draw(st.lists(names, max_size=3)))))
+    held_no_call = tuple(sorted(set(draw(st.lists(names, max_size=3)))))
     return Waste(
         draw(tallies),
         draw(small),
@@ -61,6 +62,8 @@ def wastes(draw: st.DrawFn) -> Waste:
         worst_sessions(draw(st.lists(sessions, max_size=5)), KEEP),
         len(not_transcripts) + draw(small),
         not_transcripts,
+        len(held_no_call) + draw(small),
+        held_no_call,
     )
 
 
@@ -223,6 +226,8 @@ def test_json_is_plain_and_sorted() -> None:
         "worst_sessions": encoded["worst_sessions"],
         "not_transcripts": 0,
         "not_transcript_files": [],
+        "held_no_call": 0,
+        "held_no_call_files": [],
     }
     assert encoded["tools"] == {
         "grep": {"calls": 2, "tracked": 2, "wasted": 1, "reminders": 0, "longest_run": 2}

@@ -20,6 +20,7 @@ from repeat_guard_audit import (
     audit_batch,
     audit_file,
     batched,
+    fold_file,
     list_files,
     total,
 )
@@ -133,15 +134,30 @@ def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> Non
         ("s.jsonl", None, True),
     ]
     results = [audit_file(job, SETTINGS) for job in jobs]
-    # A session with a prompt and no call: read, and said so in a note (not a diagnostic).
-    note = Diagnostic(jobs[2].path, 1, NO_CALL.format(format="claude-code"), "note")
-    assert [(r.format, r.files, r.problems) for r in results] == [
-        (None, 0, ()),
-        (None, 0, ()),
-        ("claude-code", 1, (note,)),
+    # A session with a prompt and no call: read, and counted and named as a file that held no
+    # call, instead of carrying the replay's note (not a diagnostic either way).
+    assert [(r.format, r.files, r.problems, r.no_call) for r in results] == [
+        (None, 0, (), False),
+        (None, 0, (), False),
+        ("claude-code", 1, (), True),
     ]
-    assert total(results, SETTINGS.keep).files == 1
-    assert total(results, SETTINGS.keep).diagnostics == 0
+    totals = total(results, SETTINGS.keep)
+    assert (totals.files, totals.diagnostics) == (1, 0)
+    assert (totals.held_no_call, totals.held_no_call_files) == (1, (jobs[2].path,))
+
+
+def test_only_the_no_call_note_is_taken_out_of_a_files_problems(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(LINE)
+    no_call = Diagnostic(str(path), 1, NO_CALL.format(format="claude-code"), "note")
+    # Another note, even one with the same words for another format, stays, and so does an
+    # error; the no-call note of this file's own format is counted instead.
+    other = Diagnostic(str(path), 1, NO_CALL.format(format="codex"), "note")
+    error = Diagnostic(str(path), 2, "invalid JSON", "error")
+    folded = fold_file(str(path), "claude-code", [other, error, no_call], 10, SETTINGS)
+    assert (folded.problems, folded.diagnostics, folded.no_call) == ((other, error), 1, True)
+    plain = fold_file(str(path), "claude-code", [other], 10, SETTINGS)
+    assert (plain.problems, plain.no_call) == ((other,), False)
 
 
 def test_a_walked_file_that_vanished_is_named_a_named_one_is_a_diagnostic(tmp_path: Path) -> None:

@@ -669,3 +669,60 @@ def test_what_the_wasted_calls_of_recorded_failures_cost() -> None:
         for s in sessions
     )
     assert found == [("cline", 4, 2, 43, 2300), ("copilot-cli", 4, 2, 43, 2300)]
+
+
+def chat_session(path: Path, session: str) -> None:
+    """A Claude Code session of a prompt and a text answer: no tool call."""
+    common = {"sessionId": session, "cwd": "/home/dev/p", "timestamp": STAMP}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+    lines = [
+        {
+            **common,
+            "type": "user",
+            "parentUuid": None,
+            "message": {"role": "user", "content": "hi"},
+        },
+        {**common, "type": "assistant", "parentUuid": "u1", "message": answer},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_files_that_held_no_call_are_counted_in_the_report_not_a_note_each(
+    tmp_path: Path,
+) -> None:
+    for n in (1, 2, 3):
+        chat_session(tmp_path / f"chat{n}.jsonl", f"c{n}")
+    claude_session(tmp_path / "loop.jsonl", 3)
+    chats = [str(tmp_path / f"chat{n}.jsonl") for n in (1, 2, 3)]
+    status, out, err = run([str(tmp_path), "--jobs", "1"])
+    assert (status, err) == (0, "")
+    assert out.splitlines()[0] == (
+        "audited 4 files (0.0 MB), 4 sessions, 0 diagnostics, 3 held no tool call"
+    )
+    status, out, err = run([str(tmp_path), "--jobs", "2", "--format", "json"])
+    totals = json.loads(out.splitlines()[-1])
+    assert (status, err) == (0, "")
+    assert (totals["files"], totals["diagnostics"], totals["held_no_call"]) == (4, 0, 3)
+    assert totals["held_no_call_files"] == chats
+    status, _, err = run([str(tmp_path), "--jobs", "1", "--format", "csv"])
+    assert (status, err) == (0, "")
+    # The replay of one such file keeps its note.
+    replayed = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(replayed):
+        assert main(["replay", chats[0]]) == 0
+    assert (
+        replayed.getvalue() == f"{chats[0]}:1: note: read as claude-code, none of it a tool call\n"
+    )
+
+
+def test_a_file_with_a_diagnostic_and_no_call_is_not_counted_as_held_no_call(
+    tmp_path: Path,
+) -> None:
+    chat_session(tmp_path / "chat.jsonl", "c1")
+    with (tmp_path / "chat.jsonl").open("a") as stream:
+        stream.write("{not json\n")
+    status, out, err = run([str(tmp_path), "--jobs", "1", "--format", "json"])
+    totals = json.loads(out.splitlines()[-1])
+    assert status == 3
+    assert err.startswith(f"{tmp_path / 'chat.jsonl'}:3: invalid JSON")
+    assert (totals["diagnostics"], totals["held_no_call"]) == (1, 0)

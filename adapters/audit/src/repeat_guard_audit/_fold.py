@@ -31,6 +31,7 @@ from repeat_guard_transcripts import (
     SessionSeen,
     SessionTallies,
     Step,
+    no_call_note,
     steps,
 )
 
@@ -93,9 +94,13 @@ class _Folder:
     object per session is one more for each full garbage collection to walk, and the keys and
     counts here are exact tuples of strings and ints, which it stops tracking."""
 
-    def __init__(self, file: str, settings: AuditSettings) -> None:
+    def __init__(self, file: str, fmt: str, settings: AuditSettings) -> None:
         self.file = file
         self.settings = settings
+        # The note a file that held no call ends with: counted and named in the report
+        # instead of printed, since a folder of chat-only sessions would print one a file.
+        self.no_call_note = no_call_note(file, fmt)
+        self.no_call = False
         self.sessions: dict[str, None] = {}  # every session seen, in order of appearance
         self.projects: dict[str, str] = {}
         self.days: dict[tuple[str, str], tuple[int, int]] = {}  # calls, wasted
@@ -203,6 +208,9 @@ class _Folder:
         # shown but, as in the replay, is not a diagnostic: not counted, no exit status 3.
         if item.severity == "error":
             self.diagnostics += 1
+        elif item == self.no_call_note:
+            self.no_call = True
+            return
         if len(self.problems) < MAX_PROBLEMS_KEPT:
             self.problems.append(item)
 
@@ -259,7 +267,7 @@ def fold_file(
     not counted; undated calls count (the caller skips files last written before ``since``);
     a session with nothing counted is left out when ``since`` is set.
     """
-    folder = _Folder(file, settings)
+    folder = _Folder(file, fmt, settings)
     for item in steps(items, settings.config):
         if isinstance(item, Step):
             folder.located(item)
@@ -269,4 +277,14 @@ def fold_file(
             folder.session(item.where.session)
     sessions = folder.finish()
     problems = tuple(folder.problems)
-    return FileAudit(file, fmt, sessions, problems, 1, size, folder.diagnostics, settings.keep)
+    return FileAudit(
+        file,
+        fmt,
+        sessions,
+        problems,
+        1,
+        size,
+        folder.diagnostics,
+        settings.keep,
+        no_call=folder.no_call,
+    )

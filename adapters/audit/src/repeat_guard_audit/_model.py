@@ -50,7 +50,9 @@ class FileAudit(NamedTuple):
     ``format``), the first of its diagnostics (``problems``), and the file's own numbers:
     ``files``, 1 for a file audited and 0 for one ``since`` passed over, its ``bytes`` and its
     ``diagnostics``, all of them counted; ``not_transcript`` for a file a walk found that no
-    reader recognises (counted apart, and named, in the totals).
+    reader recognises (counted apart, and named, in the totals); ``no_call`` for a file read
+    whole that held no call and no diagnostic (its reader's ``no_call_note``, counted and named
+    in the totals instead of kept in ``problems``).
 
     ``parts`` is what the core's ``merge_audits`` adds up; ``waste`` is their merge, keeping
     ``keep`` worst runs and sessions. A result carries no ``Waste`` of its own: one is a score
@@ -67,6 +69,7 @@ class FileAudit(NamedTuple):
     diagnostics: int = 0
     keep: int = 10
     not_transcript: bool = False
+    no_call: bool = False
 
     def parts(self) -> tuple[SessionAudit | Waste, ...]:
         """The file's sessions, then a ``Waste`` of its own numbers (files, bytes,
@@ -74,6 +77,8 @@ class FileAudit(NamedTuple):
         own = Waste(files=self.files, diagnostics=self.diagnostics, bytes=self.bytes)
         if self.not_transcript:
             own = own._replace(not_transcripts=1, not_transcript_files=(self.file,))
+        if self.no_call:
+            own = own._replace(held_no_call=1, held_no_call_files=(self.file,))
         return (*self.sessions, own)
 
     @property

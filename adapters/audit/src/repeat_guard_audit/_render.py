@@ -207,14 +207,29 @@ def _fit_left(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
+def _first_lines(total: Waste) -> Iterator[str]:
+    """What was read: files, sessions, diagnostics and, when some did, how many files held no
+    tool call (on the first line when it fits, else on a line of its own)."""
+    first = (
+        f"audited {total.files:,} files ({total.bytes / 1e6:,.1f} MB), "
+        f"{total.sessions:,} sessions, {total.diagnostics:,} diagnostics"
+    )
+    if not total.held_no_call:
+        yield first
+        return
+    held = f"{total.held_no_call:,} held no tool call"
+    if len(first) + 2 + len(held) <= WIDTH:
+        yield f"{first}, {held}"
+    else:
+        yield f"{first},"
+        yield held
+
+
 def _headline(total: Waste) -> Iterator[str]:
     counts = total.counts
     forms = reminders_by_form(counts)
     by_form = ", ".join(f"{form} {count:,}" for form, count in forms.items())
-    yield (
-        f"audited {total.files:,} files ({total.bytes / 1e6:,.1f} MB), "
-        f"{total.sessions:,} sessions, {total.diagnostics:,} diagnostics"
-    )
+    yield from _first_lines(total)
     yield (
         f"calls {counts.calls:,}   tracked {counts.tracked:,}   "
         f"wasted {counts.wasted:,} ({share(counts.wasted, counts.calls):.1%})   "

@@ -22,7 +22,11 @@ The core's definitions of a call, a tracked, wasted and denied call hold; these 
 * a file *not a transcript* is one a folder walk found and did not read (no reader recognises
   it, it is not a regular file, or it went before its turn): counted in
   ``not_transcripts``, and the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order)
-  kept in ``not_transcript_files``.
+  kept in ``not_transcript_files``;
+* a file that *held no call* is one read whole that yielded no call and no diagnostic (a
+  session of prompts and answers alone, a file of summaries): counted in ``held_no_call``, and
+  the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order) kept in
+  ``held_no_call_files``.
 
 Only the best ``keep`` runs and sessions survive a merge: a total over a million files stays
 as small as one over ten.
@@ -109,7 +113,8 @@ class ProjectTally(NamedTuple):
 
 
 NOT_TRANSCRIPTS_KEPT = 100
-"""Paths of files that are not transcripts a total keeps (its count covers every one)."""
+"""Paths of files that are not transcripts a total keeps (its count covers every one), and
+paths of files that held no call."""
 
 _NO_DAYS: PMap[str, DayTally] = pmap()
 _NO_PROJECTS: PMap[str, ProjectTally] = pmap()
@@ -138,6 +143,8 @@ class Waste(NamedTuple):
     worst_sessions: tuple[SessionWaste, ...] = ()
     not_transcripts: int = 0
     not_transcript_files: tuple[str, ...] = ()
+    held_no_call: int = 0
+    held_no_call_files: tuple[str, ...] = ()
 
 
 class SessionAudit(NamedTuple):
@@ -240,6 +247,8 @@ def merge_waste(first: Waste, second: Waste, keep: int) -> Waste:
         worst_sessions(first.worst_sessions + second.worst_sessions, keep),
         first.not_transcripts + second.not_transcripts,
         _first_paths(first.not_transcript_files + second.not_transcript_files),
+        first.held_no_call + second.held_no_call,
+        _first_paths(first.held_no_call_files + second.held_no_call_files),
     )
 
 
@@ -282,6 +291,8 @@ class _WasteSums:
         self.sessions: list[SessionWaste] = []
         self.not_transcripts = 0
         self.not_transcript_files: list[str] = []
+        self.held_no_call = 0
+        self.held_no_call_files: list[str] = []
 
     def add(self, waste: Waste, keep: int) -> None:
         _add_into(self.numbers, waste[1:8])
@@ -295,6 +306,9 @@ class _WasteSums:
         if waste.not_transcripts:
             self.not_transcripts += waste.not_transcripts
             self.not_transcript_files += waste.not_transcript_files
+        if waste.held_no_call:
+            self.held_no_call += waste.held_no_call
+            self.held_no_call_files += waste.held_no_call_files
         self.cut(keep)
 
     def add_session(self, session: SessionAudit, keep: int) -> None:
@@ -323,6 +337,8 @@ class _WasteSums:
             self.sessions[:] = worst_sessions(self.sessions, keep)
         if len(self.not_transcript_files) >= 4 * NOT_TRANSCRIPTS_KEPT:
             self.not_transcript_files[:] = _first_paths(self.not_transcript_files)
+        if len(self.held_no_call_files) >= 4 * NOT_TRANSCRIPTS_KEPT:
+            self.held_no_call_files[:] = _first_paths(self.held_no_call_files)
 
     def waste(self, keep: int) -> Waste:
         files, sessions, diagnostics, size, turns, tokens, input_tokens = self.numbers
@@ -341,6 +357,8 @@ class _WasteSums:
             worst_sessions(self.sessions, keep),
             self.not_transcripts,
             _first_paths(self.not_transcript_files),
+            self.held_no_call,
+            _first_paths(self.held_no_call_files),
         )
 
 
@@ -395,4 +413,6 @@ def waste_to_json(waste: Waste) -> dict[str, object]:
         "worst_sessions": [session._asdict() for session in waste.worst_sessions],
         "not_transcripts": waste.not_transcripts,
         "not_transcript_files": list(waste.not_transcript_files),
+        "held_no_call": waste.held_no_call,
+        "held_no_call_files": list(waste.held_no_call_files),
     }

@@ -42,14 +42,16 @@ output (stdout):
         order, then one {"type": "totals", "files", "sessions", "calls", "wasted",
         "reminders", "reminders_by_form": {"gentle": N, "detailed": N} (and "cycle",
         "budget" when given), "days", "tools", "projects", "worst_runs", "worst_sessions",
-        "not_transcripts", "not_transcript_files", ...} line; a run lists at most 50 of its
-        lines, always its first and its last
+        "not_transcripts", "not_transcript_files", "held_no_call", "held_no_call_files",
+        ...} line; a run lists at most 50 of its lines, always its first and its last
   csv   a header, one row per session, then one "totals" row; a column for every reminder
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, charts
   of waste per day and per tool, the longest runs, each expandable to its repeated calls.
   FILE is replaced atomically; it must be a regular file or a new path, and must not be an
   input, the --config file or a transcript in a folder being audited (checked first).
+  A file that held no tool call and no diagnostic is counted ("N held no tool call" on the
+  summary's first line) and named in the JSON totals, not noted on stderr as the replay does.
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
   rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
   the diagnostics.
@@ -63,8 +65,8 @@ engines: every engine gives the same output, line for line.
 exit status: 0 done; 2 usage error or invalid configuration (before any input is read), or
 the Dask scheduler cannot be reached; 3 some file, line or folder (one that cannot be
 listed) got a diagnostic (the rest was still audited); a walked file that is not a
-transcript is counted and named, not a diagnostic; 130, 143 or 129 after SIGINT (Ctrl-C),
-SIGTERM or SIGHUP, the worker processes stopped first.
+transcript, or one that held no tool call, is counted and named, not a diagnostic; 130,
+143 or 129 after SIGINT (Ctrl-C), SIGTERM or SIGHUP, the worker processes stopped first.
 """
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "ResultsOptional",
     "folder_format",
     "head_objects",
+    "no_call_note",
     "places",
     "read_items",
     "readers",
@@ -112,6 +113,12 @@ NO_CALL = "read as {format}, none of it a tool call"
 """The note of an input that yields no call and no diagnostic (``read_items``), at line 1."""
 
 
+def no_call_note(file: str, format: str) -> Diagnostic:
+    """The note ``read_items`` ends ``file`` with when, read as ``format``, it yielded no call
+    and no diagnostic (``NO_CALL``): the audit knows it by this value."""
+    return Diagnostic(file, 1, NO_CALL.format(format=format), "note")
+
+
 @dataclass(slots=True)
 class _Heard:
     """Whether an input's items so far held a call, or a diagnostic."""
@@ -143,7 +150,7 @@ def _until_a_call(items: Iterator[Item], heard: _Heard) -> Iterator[Item]:
 
 def _no_call_note(heard: _Heard, name: str, file: str) -> Iterator[Item]:
     if not heard.call and not heard.diagnostic:
-        yield Diagnostic(file, 1, NO_CALL.format(format=name), "note")
+        yield no_call_note(file, name)
 
 
 @runtime_checkable
