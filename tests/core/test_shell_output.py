@@ -8,6 +8,8 @@ from repeat_guard.shell_output import (
     copilot_shell_exit,
     exit_failed,
     output_failed,
+    qwen_responses_without_process_ids,
+    qwen_without_process_ids,
     responses_without_process_ids,
     without_process_ids,
 )
@@ -87,3 +89,32 @@ def test_which_exit_statuses_are_failures(code: object, failed: bool) -> None:
 )
 def test_a_shell_output_says_it_failed_by_an_exit_code_line(text: str, failed: bool) -> None:
     assert output_failed(text) is failed
+
+
+# As Qwen Code 0.24.4 answers a run_shell_command sent to the background (id, pid and file are
+# new on every call), and ends a run with Gemini CLI's PGID line.
+QWEN_BACKGROUND = (
+    "Background shell started.\nid: bg_0a1b2c3d\npid: 52114\n"
+    "output file: /tmp/qwen/shell-bg_0a1b2c3d.output\nProcess Group PGID: 52110\n"
+)
+
+
+def test_qwen_background_ids_are_left_out_and_the_rest_stays() -> None:
+    again = QWEN_BACKGROUND.replace("0a1b2c3d", "ffee0011").replace("5211", "6022")
+    kept = "Background shell started.\nid: bg_<id>\noutput file: /tmp/qwen/shell-bg_<id>.output\n"
+    assert qwen_without_process_ids(QWEN_BACKGROUND) == kept
+    assert qwen_without_process_ids(again) == kept
+    # Gemini's rules alone keep them; a word holding the id, or another count of digits, stays.
+    assert "pid: 52114" in without_process_ids(QWEN_BACKGROUND)
+    assert qwen_without_process_ids("xbg_0a1b2c3d bg_0a1b2c3 pid: 7 left") == (
+        "xbg_0a1b2c3d bg_0a1b2c3 pid: 7 left"
+    )
+
+
+def test_a_qwen_response_has_each_of_its_strings_read_and_other_shapes_kept() -> None:
+    response = {"output": QWEN_BACKGROUND, "exit": 0}
+    assert qwen_responses_without_process_ids(response) == {
+        "output": qwen_without_process_ids(QWEN_BACKGROUND),
+        "exit": 0,
+    }
+    assert qwen_responses_without_process_ids(QWEN_BACKGROUND) == QWEN_BACKGROUND

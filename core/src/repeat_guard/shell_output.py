@@ -12,6 +12,13 @@ line only for a command that exited with a status other than 0. Its hook's ``Aft
 that text in ``tool_response.llmContent`` (inside ``<untrusted_context>``), its chat in the
 ``functionResponse``'s ``output``.
 
+Qwen Code 0.24.4, a fork of Gemini CLI, ends its ``run_shell_command`` output with the same
+``Process Group PGID: N`` line (N, the shell's process id when the command ran in a terminal),
+and for a command it starts in the background writes ``Background shell started.``, ``id:
+bg_<8 hex digits>``, ``pid: N`` and an ``output file:`` named after that id, all new for every
+call: ``qwen_without_process_ids`` leaves out the ``pid:`` line too and writes the id
+``bg_<id>``.
+
 GitHub Copilot CLI (1.0.102) ends its ``bash`` tool's result with ``<shellId: N completed with
 exit code K>``, N a new number for every command, and reports the call a success whatever K is
 (``result_type: "success"`` to its hooks, ``success: true`` in its session events).
@@ -23,11 +30,17 @@ exit code K>``), so that the same output of the same command is the same result,
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for the annotation alone: at run time the module imports only re
+    from collections.abc import Callable
 
 __all__ = [
     "copilot_shell_exit",
     "exit_failed",
     "output_failed",
+    "qwen_responses_without_process_ids",
+    "qwen_without_process_ids",
     "responses_without_process_ids",
     "without_process_ids",
 ]
@@ -36,6 +49,10 @@ _PROCESS_LINE = re.compile(
     r"^(?:Background PIDs: [0-9][0-9, ]*|Process Group PGID: [0-9]+)$\n?", re.MULTILINE
 )
 _BACKGROUND_PID = re.compile(r"\(PID: [0-9]+\)")
+# Qwen Code's background shell: its id (the core's hex rule misses it, "_" being a word
+# character) and the line naming its process.
+_QWEN_SHELL_ID = re.compile(r"\bbg_[0-9a-f]{8}\b")
+_QWEN_PID_LINE = re.compile(r"^pid: [0-9]+$\n?", re.MULTILINE)
 _EXIT_CODE = re.compile(r"^Exit Code: (-?[0-9]{1,9})$", re.MULTILINE)
 
 
@@ -52,16 +69,33 @@ def without_process_ids(text: str) -> str:
     return _BACKGROUND_PID.sub("(PID: <n>)", _PROCESS_LINE.sub("", text))
 
 
+def qwen_without_process_ids(text: str) -> str:
+    """``without_process_ids(text)``, less what Qwen Code writes anew when it starts a command
+    in the background: its ``pid: N`` line left out, its shell id ``bg_<8 hex digits>``
+    written ``bg_<id>``."""
+    kept = _QWEN_SHELL_ID.sub("bg_<id>", without_process_ids(text))
+    return _QWEN_PID_LINE.sub("", kept)
+
+
+def _each_string(response: object, rewrite: Callable[[str], str]) -> object:
+    if not isinstance(response, dict):
+        return response
+    return {
+        key: rewrite(value) if isinstance(value, str) else value for key, value in response.items()
+    }
+
+
 def responses_without_process_ids(response: object) -> object:
     """A tool's response object with ``without_process_ids`` applied to each of its strings
     (Gemini CLI's hook ``tool_response``, its chat's ``functionResponse.response``); any other
     shape is returned as it is."""
-    if not isinstance(response, dict):
-        return response
-    return {
-        key: without_process_ids(value) if isinstance(value, str) else value
-        for key, value in response.items()
-    }
+    return _each_string(response, without_process_ids)
+
+
+def qwen_responses_without_process_ids(response: object) -> object:
+    """``responses_without_process_ids`` for Qwen Code: ``qwen_without_process_ids`` applied
+    to each of the response object's strings; any other shape is returned as it is."""
+    return _each_string(response, qwen_without_process_ids)
 
 
 def output_failed(text: str) -> bool:

@@ -94,11 +94,10 @@ def _comparable_part(part: object) -> object:
 def comparable_response(response: object) -> object:
     """A ``functionResponse``'s ``response`` with the process ids of its shell run left out:
     in each of its strings, the lines ``Background PIDs: 3841`` and ``Process Group PGID:
-    3839``, and ``(PID: 3841)`` written ``(PID: <n>)``. Gemini CLI 0.61.0 and Qwen Code 0.24.4
-    (a fork of it, whose ``run_shell_command`` ends its output with the same ``Process Group
-    PGID:`` line, the shell's process id when it ran in a terminal) share it, and so does the
-    Gemini CLI hook's ``AfterTool`` (``responses_without_process_ids``). Any other shape is
-    returned as it is."""
+    3839``, and ``(PID: 3841)`` written ``(PID: <n>)``, as Gemini CLI 0.61.0 writes them; the
+    Gemini CLI hook's ``AfterTool`` shares it (``responses_without_process_ids``; Qwen Code's
+    reader adds its own background lines, ``qwen_responses_without_process_ids``). Any other
+    shape is returned as it is."""
     return responses_without_process_ids(response)
 
 

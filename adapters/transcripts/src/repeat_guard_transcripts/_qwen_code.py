@@ -7,12 +7,11 @@ record (``uuid``, ``parentUuid``, ``sessionId``, ``timestamp``, ``type``, ``cwd`
 ``functionResponse`` has its ``id``, with that part's ``response`` as the result, less what
 Qwen Code 0.24.4's ``run_shell_command`` makes new for every call: the ``Process Group PGID:
 N`` line that ends its output (N, the shell's process id when the command ran in a terminal;
-the line is Gemini CLI's, left out by the function the Gemini CLI reader uses) and, when it
-starts a command in the background, the ``pid: N`` line and the shell's id ``bg_<8 hex
-digits>`` (in ``id:`` and the output file's name), written ``bg_<id>``; the record's
-``toolCallResult.status`` ``error`` marks it failed, ``cancelled`` denied (the user declined
-or cancelled it). A ``user`` record with text is a prompt. The session is the record's
-``sessionId``, one agent.
+the line is Gemini CLI's) and, when it starts a command in the background, the ``pid: N``
+line and the shell's id ``bg_<8 hex digits>`` (in ``id:`` and the output file's name),
+written ``bg_<id>`` (``repeat_guard.shell_output``); the record's ``toolCallResult.status``
+``error`` marks it failed, ``cancelled`` denied (the user declined or cancelled it). A
+``user`` record with text is a prompt. The session is the record's ``sessionId``, one agent.
 
 An ``assistant`` record's ``usageMetadata`` goes with its first call: ``candidatesTokenCount``
 out, ``promptTokenCount`` in. Qwen Code fills them from the provider's usage: for an
@@ -23,34 +22,18 @@ Anthropic, the input tokens with those read from and written to the cache, and t
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
 from repeat_guard import PromptSubmitted, ToolCallFinished
+from repeat_guard.shell_output import qwen_responses_without_process_ids
 
 from ._calls import OpenCall, OpenCalls
-from ._gemini_cli import comparable_response
 from ._items import Item, Located, Location, SessionSeen
 from ._reading import object_items, string, token_count
 from ._registry import head_objects
 
 __all__ = ["QwenCodeReader"]
-
-
-_SHELL_ID: Final = re.compile(r"\bbg_[0-9a-f]{8}\b")
-_PID_LINE: Final = re.compile(r"^pid: [0-9]+$\n?", re.MULTILINE)
-
-
-def _comparable(response: object) -> object:
-    """``response`` less the process and shell ids a ``run_shell_command`` writes afresh."""
-    kept = comparable_response(response)
-    if not isinstance(kept, dict):
-        return kept
-    return {
-        key: _PID_LINE.sub("", _SHELL_ID.sub("bg_<id>", value)) if isinstance(value, str) else value
-        for key, value in kept.items()
-    }
 
 
 def _parts(record: Mapping[str, object]) -> list[dict[str, object]]:
@@ -123,7 +106,7 @@ class _QwenFile:
             ident = string(response, "id")
             call = self.calls.finish((where.session, ident)) if ident is not None else None
             if call is not None:
-                result = _comparable(response.get("response"))
+                result = qwen_responses_without_process_ids(response.get("response"))
                 event = ToolCallFinished(
                     where.session, call.tool, call.arguments, denied, result, failed
                 )
