@@ -143,7 +143,8 @@ def test_install_http_configures_claude_code_end_to_end(sandbox: Sandbox, claude
     assert seen == [(0, []), (1, []), (2, []), (3, [gentle]), (4, []), (5, [detailed]), (6, [])]
     status = _status(sandbox.state)
     assert status["http"] == f"127.0.0.1:{listener['port']}"
-    # Six calls and the prompt went over HTTP (and the session's end, when Claude Code sends
+    # Six calls, each before it ran and with its result (the claude-code preset's result entry
+    # names Bash), and the prompt went over HTTP (and the session's end, when Claude Code sends
     # it before it exits); no hook process ran, so none came over the socket.
-    assert int(status["calls"]) in {7, 8}
+    assert int(status["calls"]) in {13, 14}
     assert "http: refused" not in sandbox.log()
