@@ -157,19 +157,20 @@ def test_install_notes_when_results_and_the_configuration_disagree(
         assert main(["install", "claude-code", *argv]) == 0
         assert capsys.readouterr().err == ""
     config.write_text("thresholds = [3]\n")
-    assert main(["install", "qwen-code", "--preset", "gemini"]) == 0
+    assert main(["install", "cline", "--preset", "gemini"]) == 0
     assert capsys.readouterr().err == (
         "note: the gemini preset counts a poll (read_background_output, run_shell_command) whose "
-        "output changed as progress, but qwen-code's hooks hear no call's result: it changes "
+        "output changed as progress, but cline's hooks hear no call's result: it changes "
         "nothing\n"
     )
-    # Gemini CLI's AfterTool, installed for every call, carries its result: nothing to say,
-    # whatever reads results.
+    # Gemini CLI's AfterTool and Qwen Code's PostToolUse (and PostToolUseFailure), installed for
+    # every call, carry its result: nothing to say, whatever reads results.
     for text in ("thresholds = [3]\n", 'progress = "result"\n', "retryWindow = 8\n"):
         config.write_text(text)
-        for argv in ([], ["--preset", "seed"], ["--results"]):
-            assert main(["install", "gemini", *argv]) == 0
-            assert capsys.readouterr().err == ""
+        for host in ("gemini", "qwen-code"):
+            for argv in ([], ["--preset", "seed"], ["--results"]):
+                assert main(["install", host, *argv]) == 0
+                assert capsys.readouterr().err == ""
     config.write_text("thresholds = [3]\n")
     assert main(["install", "claude-code", "--results"]) == 0
     assert capsys.readouterr().err == ""

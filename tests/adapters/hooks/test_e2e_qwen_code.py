@@ -181,3 +181,66 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, qwen: 
     assert results[3].startswith("refused: this would be the 4th identical call")
     assert _guard_text(results[3]) == []
     assert sandbox.errors() == []
+
+
+BUILT = ["compiling a", "compiling b", "compiling c", "linking"]
+POLL = Call("run_shell_command", {"command": "tail -n 20 build.log"})
+
+
+@pytest.mark.parametrize(("preset", "reminded"), [("gemini", []), ("seed", [3])])
+def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
+    tmp_path: Path, qwen: Host, preset: str, reminded: list[int]
+) -> None:
+    # A build writes one line more to its log before each of four identical polls (the script
+    # writes it, as the build would, before asking for the poll). PostToolUse brings each
+    # poll's output to the guard: under a preset naming run_shell_command (Qwen Code has none of
+    # its own; Gemini CLI's names the same shell) a poll whose output changed is progress;
+    # under --preset seed the third poll is reminded, whatever it read.
+    sandbox = Sandbox.create(tmp_path)
+    sandbox.install("qwen-code", "--preset", preset)
+    log = sandbox.project / "build.log"
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _done(request)
+        if done >= len(BUILT):
+            return Say("done")
+        with log.open("a") as file:
+            file.write(BUILT[done] + "\n")
+        return (POLL,)
+
+    with ChatCompletionsStandIn(script) as model:
+        result = run_qwen(qwen, sandbox, model.url, "wait for the build")
+    assert result["result"] == "done"
+    seen = [_seen(r) for r in _turns(model)]
+    assert [count for count, _ in seen] == [0, 1, 2, 3, 4]
+    assert [count for count, said in seen if said] == reminded
+    if reminded:
+        assert seen[3][1] == [_labelled(Repeated(POLL.tool, POLL.arguments).reminder(3))]
+    # Each poll read one line more than the one before.
+    results = _results(_turns(model)[-1])
+    assert [sum(line in output for line in BUILT) for output in results] == [1, 2, 3, 4]
+    assert sandbox.errors() == []
+
+
+def test_a_failing_shell_command_is_a_failure_the_retry_window_hears(
+    tmp_path: Path, qwen: Host
+) -> None:
+    # A command that exits non-zero, retried between edits: Qwen Code reports it to
+    # PostToolUseFailure, whose error counts as the call's failed result.
+    sandbox = installed(tmp_path, "qwen-code", "retryWindow = 12\n")
+    fail = Call("run_shell_command", {"command": "echo ruff failed; exit 1"})
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _done(request)
+        if done >= 6:
+            return Say("done")
+        if done % 2:
+            return (Call("run_shell_command", {"command": f"echo v{done} > a.txt"}),)
+        return (fail,)
+
+    with ChatCompletionsStandIn(script) as model:
+        run_qwen(qwen, sandbox, model.url, "commit the fix")
+    seen = [_seen(r) for r in _turns(model)]
+    assert [count for count, said in seen if said] == [5]
+    assert "has now failed 3 times the same way" in seen[5][1][0]
+    assert sandbox.errors() == []

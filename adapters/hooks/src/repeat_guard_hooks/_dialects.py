@@ -63,6 +63,7 @@ from repeat_guard import (
 from repeat_guard.shell_output import (
     copilot_shell_exit,
     output_failed,
+    qwen_responses_without_process_ids,
     responses_without_process_ids,
 )
 from repeat_guard_hookcall import INPUT_LIMIT
@@ -124,6 +125,7 @@ __all__ = [
     "millisecond_group",
     "parse_hook_input",
     "permission_answer",
+    "qwen_result",
     "refusal",
     "reminder_text",
     "render_answer",
@@ -132,15 +134,26 @@ __all__ = [
 ]
 
 Role = Literal[
-    "call", "after", "after-result", "result", "failure", "prompt", "subagent-end", "session-end"
+    "call",
+    "after",
+    "after-result",
+    "after-failure",
+    "result",
+    "failure",
+    "prompt",
+    "subagent-end",
+    "session-end",
 ]
 """What a hook event is to the guard: a call about to run (counted, and answered), a call that
 ran (``after``: answered with the reminders its ``call`` left, for a host that counts before a
 call but hears a reminder only after it; ``after-result``: the same, and the event holds the
-call's result, read as a ``result`` event's is), the result of one that ran, the error of one
+call's result, read as a ``result`` event's is; ``after-failure``: the same for a call that
+failed, its error read as a ``failure`` event's is), the result of one that ran, the error of one
 that failed, the user's prompt (the agent starts over), the end of a subagent (its chain is
 dropped), the end of the session (all its chains are)."""
-TOOL_ROLES: frozenset[Role] = frozenset({"call", "after", "after-result", "result", "failure"})
+TOOL_ROLES: frozenset[Role] = frozenset(
+    {"call", "after", "after-result", "after-failure", "result", "failure"}
+)
 """The roles whose events concern one tool call, and whose entries take a tool matcher."""
 
 EXIT_BAD_CONFIG = 1
@@ -566,9 +579,23 @@ def gemini_result(tool: str, response: object) -> tuple[object, bool]:
     ``run_shell_command`` whose ``llmContent`` has a failing ``Exit Code:`` line (Gemini CLI
     0.61.0 reports such a call like any other). The same text, and the same rules, as its chat
     records (``repeat_guard.shell_output``, which the transcript reader shares)."""
+    return _shell_result(tool, response, responses_without_process_ids)
+
+
+def qwen_result(tool: str, response: object) -> tuple[object, bool]:
+    """Qwen Code's ``PostToolUse`` ``tool_response``, read as ``gemini_result`` reads Gemini
+    CLI's (its fork writes the same ``llmContent``), less also what its shell writes anew when
+    it starts a command in the background (``qwen_responses_without_process_ids``, the rules
+    its chat reader uses)."""
+    return _shell_result(tool, response, qwen_responses_without_process_ids)
+
+
+def _shell_result(
+    tool: str, response: object, comparable: Callable[[object], object]
+) -> tuple[object, bool]:
     content = response.get("llmContent") if isinstance(response, dict) else None
     failed = tool == GEMINI_SHELL and isinstance(content, str) and output_failed(content)
-    return responses_without_process_ids(response), failed
+    return comparable(response), failed
 
 
 # Gemini CLI counts before a call (BeforeTool, which also sees a call its policy refuses) but
@@ -619,23 +646,27 @@ def labelled_answer(hook_event: str, context: str | None, denied: str | None) ->
 # Qwen Code sends Claude Code's fields and events, but drops PreToolUse's additionalContext and
 # appends PostToolUse's (or PostToolUseFailure's) to the call's result after a blank line, with
 # < and > escaped: the reminders PreToolUse counted wait in the store for that call's
-# PostToolUse, and carry a label rather than a tag. It fires UserPromptSubmit with an empty
-# prompt before every request that goes on after a tool's result; a subagent's calls carry its
-# agent_id. A call its permission check refuses in headless mode fires no hook at all, and it
-# halts a run itself at the fifth identical call in a row. Checked with Qwen Code 0.24.4.
+# PostToolUse, and carry a label rather than a tag. PostToolUse carries the call's result
+# (``tool_response``, Gemini CLI's shape: ``qwen_result``), PostToolUseFailure a failed call's
+# ``error`` (a shell command that exits non-zero is one), so results need no entry of their
+# own. It fires UserPromptSubmit with an empty prompt before every request that goes on after a
+# tool's result; a subagent's calls carry its agent_id. A call its permission check refuses in
+# headless mode fires no hook at all, and it halts a run itself at the fifth identical call in a
+# row. Checked with Qwen Code 0.24.4.
 QWEN_CODE = CLAUDE_CODE._replace(
     http=None,  # its http hooks are not checked yet
     name="qwen-code",
     events={
         "PreToolUse": "call",
-        "PostToolUse": "after",
-        "PostToolUseFailure": "after",
+        "PostToolUse": "after-result",
+        "PostToolUseFailure": "after-failure",
         "UserPromptSubmit": "prompt",
         "SubagentStop": "subagent-end",
         "SessionEnd": "session-end",
     },
     answer=labelled_answer,
     prompt_field="prompt",
+    read_result=qwen_result,
     settings=(
         SettingsFile("project", "cwd", ".qwen", "settings.json"),
         SettingsFile("user", "home", ".qwen", "settings.json"),
@@ -1065,12 +1096,15 @@ def _after(
     payload: Mapping[str, object],
     where: tuple[str, str],
 ) -> AfterCall:
-    # A call that ran, and for ``after-result`` its result: one whose tool is not named is no
-    # event, but the reminders its call left are still due.
+    # A call that ran, and for ``after-result`` (``after-failure``) its result (error): one
+    # whose tool is not named is no event, but the reminders its call left are still due.
     session, agent = where
-    tool = _tool(dialect, hook_event, payload) if role == "after-result" else None
-    returned = None if tool is None else _returned(dialect, agent, tool, payload)
-    return AfterCall(session, agent, returned)
+    tool = _tool(dialect, hook_event, payload) if role != "after" else None
+    if tool is None:
+        return AfterCall(session, agent)
+    if role == "after-failure":
+        return AfterCall(session, agent, _failed(dialect, agent, tool, payload))
+    return AfterCall(session, agent, _returned(dialect, agent, tool, payload))
 
 
 def _prompt(
@@ -1101,12 +1135,7 @@ def _tool_event(
         return AgentEvent(session, ToolCallFinished(agent, tool, arguments))
     if role == "result":
         return AgentEvent(session, _returned(dialect, agent, tool, payload))
-    # An interrupted call did not fail: it was stopped, and what it would return is unknown.
-    failed = payload.get("is_interrupt") is not True
-    returned = ToolCallReturned(
-        agent, tool, _field(payload, dialect.arguments_field), _error(payload), failed
-    )
-    return AgentEvent(session, returned)
+    return AgentEvent(session, _failed(dialect, agent, tool, payload))
 
 
 def _tool(dialect: Dialect, hook_event: str, payload: Mapping[str, object]) -> str | None:
@@ -1121,6 +1150,16 @@ def _returned(
     result, failed = dialect.read_result(tool, _field(payload, dialect.response_field))
     arguments = _field(payload, dialect.arguments_field)
     return ToolCallReturned(agent, tool, arguments, result, failed)
+
+
+def _failed(
+    dialect: Dialect, agent: str, tool: str, payload: Mapping[str, object]
+) -> ToolCallReturned:
+    # A failure event's call and error. An interrupted call did not fail: it was stopped, and
+    # what it would return is unknown.
+    failed = payload.get("is_interrupt") is not True
+    arguments = _field(payload, dialect.arguments_field)
+    return ToolCallReturned(agent, tool, arguments, _error(payload), failed)
 
 
 def _error(payload: Mapping[str, object]) -> object:
@@ -1158,9 +1197,7 @@ def reminder_text(dialect: Dialect, reminders: Sequence[Reminder]) -> str | None
 
 
 # A result can bring a reminder too: the retry window's, once a call's failure is reported.
-_ANSWERED: frozenset[Role | None] = frozenset(
-    {"call", "after", "after-result", "result", "failure"}
-)
+_ANSWERED: frozenset[Role | None] = frozenset(TOOL_ROLES)
 
 
 def carries(dialect: Dialect) -> bool:
@@ -1170,12 +1207,12 @@ def carries(dialect: Dialect) -> bool:
     return not _AFTER.isdisjoint(dialect.events.values())
 
 
-_AFTER: frozenset[Role] = frozenset({"after", "after-result"})
+_AFTER: frozenset[Role] = frozenset({"after", "after-result", "after-failure"})
 
 
 def hears_every_result(dialect: Dialect) -> bool:
     """Whether every call's result reaches ``dialect``'s hook whatever ``install`` adds: the
     event that answers for a call that ran carries it (``after-result``: Gemini CLI's
-    ``AfterTool``), so ``progress = "result"``, a preset and ``retryWindow`` need no
-    ``--results``."""
+    ``AfterTool``, Qwen Code's ``PostToolUse``), so ``progress = "result"``, a preset and
+    ``retryWindow`` need no ``--results``."""
     return "after-result" in dialect.events.values()
