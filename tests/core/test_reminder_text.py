@@ -72,7 +72,7 @@ def test_budget_and_cycle_texts() -> None:
 
 
 def test_a_cycle_shows_the_calls_whose_arguments_were_kept_only_as_a_digest_as_long() -> None:
-    # The issue's own loop: write the same long file, read it, write it again. The write's
+    # A loop seen in real sessions: write the same long file, read it, write it again. The write's
     # arguments are over the key's text limit, so its key is a digest the model cannot read.
     write = ToolCallFinished("a", "write_file", {"path": "x.py", "content": "print(1)\n" * 20})
     read = ToolCallFinished("a", "read_file", {"path": "x.py"})
