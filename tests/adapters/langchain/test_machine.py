@@ -136,6 +136,6 @@ class LangChainFailuresHarness(LangChainHarness):
 
 
 LangChainFailuresHarness.TestCase.settings = settings(
-    max_examples=30, stateful_step_count=40, deadline=None
+    max_examples=200, stateful_step_count=40, deadline=None
 )
 test_langchain_failures_harness = LangChainFailuresHarness.TestCase

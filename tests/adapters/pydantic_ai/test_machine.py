@@ -3,7 +3,9 @@ calls go through ``wrap_tool_execute`` and its prompts reach ``before_model_requ
 run's history, call for call against the reference model.
 
 A refused call's tool does not run, so it has no result: the calls are drawn without results,
-which the refusal could not tell apart."""
+which the refusal could not tell apart. A second machine draws results and failures, and no
+refusals: the tool returns the drawn result as text, or reports a failure (``ToolFailedError``)
+with that text when the call is drawn failed."""
 
 from __future__ import annotations
 
@@ -14,8 +16,14 @@ from typing import Any
 
 from hypothesis import settings
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import SkipToolExecution
-from pydantic_ai.messages import ModelRequest, SystemPromptPart, ToolCallPart, UserPromptPart
+from pydantic_ai.exceptions import SkipToolExecution, ToolFailedError
+from pydantic_ai.messages import (
+    ModelRequest,
+    SystemPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
@@ -29,7 +37,15 @@ from repeat_guard import (
     ToolCallFinished,
 )
 from repeat_guard_pydantic_ai import RepeatGuard
-from repeat_guard_testing import HarnessMachine, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    KNOWN_RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
 from ._support import carried
 
@@ -54,6 +70,10 @@ class PydanticAiHarness(HarnessMachine):
             self.runs[agent] = (self.loop.run_until_complete(self.guard.for_run(ctx)), ctx)
         return self.runs[agent]
 
+    def run_tool(self, call: ToolCallFinished, part: ToolCallPart) -> Any:
+        """What the tool does for ``call``: return the same every time."""
+        return "done"
+
     def admit(self, call: ToolCallFinished) -> bool | None:
         # the capability asks, runs and counts in one hook: run it here, report in deliver
         self.produced = ()
@@ -63,7 +83,7 @@ class PydanticAiHarness(HarnessMachine):
         part = ToolCallPart(call.tool, json.dumps(call.arguments), f"c{len(ctx.messages)}")
 
         async def handler(args: dict[str, Any]) -> Any:
-            return "done"
+            return self.run_tool(call, part)
 
         assert ctx.pending_messages is not None
         ctx.pending_messages.clear()
@@ -73,6 +93,8 @@ class PydanticAiHarness(HarnessMachine):
                 ctx, call=part, tool_def=tool, args={}, handler=handler
             )
             self.loop.run_until_complete(execute)
+        except ToolFailedError:  # the tool's failure reaches the model as its answer
+            admitted = True
         except SkipToolExecution:
             admitted = False
         else:
@@ -105,3 +127,33 @@ PydanticAiHarness.TestCase.settings = settings(
     max_examples=40, stateful_step_count=40, deadline=None
 )
 test_pydantic_ai_harness = PydanticAiHarness.TestCase
+
+
+class PydanticAiFailuresHarness(PydanticAiHarness):
+    """The same with results and failures drawn, over one agent's calls of two tools with one
+    argument each (the kit's narrow breadth): the same call comes back often, failing or not,
+    so progress and the retry window decide most steps."""
+
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
+
+    def run_tool(self, call: ToolCallFinished, part: ToolCallPart) -> Any:
+        # the result as text either way: a failure's result is its text
+        text = json.dumps(call.result)
+        if call.failed:
+            raise ToolFailedError(ToolReturnPart(call.tool, text, part.tool_call_id))
+        return text
+
+
+PydanticAiFailuresHarness.TestCase.settings = settings(
+    max_examples=200, stateful_step_count=40, deadline=None
+)
+test_pydantic_ai_failures_harness = PydanticAiFailuresHarness.TestCase

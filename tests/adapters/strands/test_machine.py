@@ -1,10 +1,12 @@
 """The testing kit's state machine over the hook provider: each agent is a real Strands agent
 whose conversation is folded by the guard's model-input middleware, and whose calls are asked
 about through the guard's ``BeforeToolCallEvent`` callback, call for call against the
-reference model."""
+reference model. A second machine draws results and failures: each call's ``toolResult`` carries
+the drawn result as text, its status ``error`` when the call is drawn failed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -25,7 +27,15 @@ from repeat_guard import (
     reduce,
 )
 from repeat_guard_strands import RepeatGuard, reminder_block
-from repeat_guard_testing import HarnessMachine, policy_configs
+from repeat_guard_testing import (
+    AGENTS,
+    ARGUMENTS,
+    KNOWN_RESULTS,
+    TOOLS,
+    HarnessMachine,
+    events,
+    policy_configs,
+)
 
 from ._support import LoopingModel
 
@@ -65,6 +75,10 @@ class StrandsHarness(HarnessMachine):
         self.registry.invoke_callbacks(event)
         return event.cancel_tool is False
 
+    def result(self, call: ToolCallFinished) -> dict[str, Any]:
+        """The ``toolResult`` of ``call`` but its id: the same every time."""
+        return {"status": "success", "content": []}
+
     def deliver(self, event: Event) -> Iterable[Reminder]:
         if event.agent is None:
             return ()
@@ -79,7 +93,7 @@ class StrandsHarness(HarnessMachine):
             assert isinstance(event, ToolCallFinished)
             self.calls += 1
             use: Any = {"toolUseId": f"c{self.calls}", "name": event.tool, "input": event.arguments}
-            answer: Any = {"toolUseId": f"c{self.calls}", "status": "success", "content": []}
+            answer: Any = {"toolUseId": f"c{self.calls}", **self.result(event)}
             agent.messages += [
                 {"role": "assistant", "content": [{"toolUse": use}]},
                 {"role": "user", "content": [{"toolResult": answer}]},
@@ -109,3 +123,31 @@ class StrandsHarness(HarnessMachine):
 # deadline, since a loaded machine may take longer than Hypothesis's default for one
 StrandsHarness.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
 TestStrandsHarness = StrandsHarness.TestCase
+
+
+class StrandsFailuresHarness(StrandsHarness):
+    """The same with results and failures drawn, over one agent's calls of two tools with one
+    argument each (the kit's narrow breadth): the same call comes back often, failing or not,
+    so progress and the retry window decide most steps. No refusals: a refused call's drawn
+    result is never read."""
+
+    configs = policy_configs(refusals=False)
+    events = events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=ARGUMENTS[:1],
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
+
+    def result(self, call: ToolCallFinished) -> dict[str, Any]:
+        status = "error" if call.failed else "success"
+        return {"status": status, "content": [{"text": json.dumps(call.result)}]}
+
+
+StrandsFailuresHarness.TestCase.settings = settings(
+    max_examples=200, stateful_step_count=40, deadline=None
+)
+TestStrandsFailuresHarness = StrandsFailuresHarness.TestCase
