@@ -192,6 +192,6 @@ class AdkFailuresHarness(AdkHarness):
 
 
 AdkFailuresHarness.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=40, deadline=None
+    max_examples=200, stateful_step_count=40, deadline=None
 )
 TestAdkFailuresHarness = AdkFailuresHarness.TestCase

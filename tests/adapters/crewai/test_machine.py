@@ -145,6 +145,6 @@ class CrewAIFailuresHarness(CrewAIHarness):
 
 
 CrewAIFailuresHarness.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=40, deadline=None
+    max_examples=200, stateful_step_count=40, deadline=None
 )
 TestCrewAIFailuresHarness = CrewAIFailuresHarness.TestCase

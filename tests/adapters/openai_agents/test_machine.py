@@ -179,6 +179,6 @@ class AgentsSdkFailuresHarness(AgentsSdkHarness):
 
 
 AgentsSdkFailuresHarness.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=40, deadline=None
+    max_examples=200, stateful_step_count=40, deadline=None
 )
 TestAgentsSdkFailuresHarness = AgentsSdkFailuresHarness.TestCase
