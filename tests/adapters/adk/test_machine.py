@@ -30,13 +30,12 @@ from repeat_guard import (
 )
 from repeat_guard_adk import PLUGIN_NAME, REFUSED_BY, RepeatGuard
 from repeat_guard_testing import (
-    AGENTS,
     ARGUMENTS,
     FAILED,
     KNOWN_RESULTS,
-    TOOLS,
     HarnessMachine,
     events,
+    failure_events,
     policy_configs,
 )
 
@@ -180,15 +179,7 @@ class AdkFailuresHarness(AdkHarness):
     comes back often, failing or not, so progress and the retry window decide most steps."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=DICT_ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events(arguments=DICT_ARGUMENTS[:1])
 
 
 AdkFailuresHarness.TestCase.settings = settings(

@@ -24,12 +24,10 @@ from repeat_guard import (
 )
 from repeat_guard_crewai import RepeatGuard, reminder_message
 from repeat_guard_testing import (
-    AGENTS,
     ARGUMENTS,
-    KNOWN_RESULTS,
-    TOOLS,
     HarnessMachine,
     events,
+    failure_events,
     policy_configs,
 )
 
@@ -125,15 +123,7 @@ class CrewAIFailuresHarness(CrewAIHarness):
     breadth)."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=DICT_ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events(arguments=DICT_ARGUMENTS[:1])
 
     def start(self, config: GuardConfig) -> None:
         super().start(config)

@@ -24,12 +24,10 @@ from repeat_guard import AgentDisposed, Event, GuardConfig, PromptSubmitted, Rem
 from repeat_guard import ToolCallFinished as Finished
 from repeat_guard_langchain import PLUGIN_NAME, STATE_KEY, RepeatGuardMiddleware
 from repeat_guard_testing import (
-    AGENTS,
     ARGUMENTS,
-    KNOWN_RESULTS,
-    TOOLS,
     HarnessMachine,
     events,
+    failure_events,
     policy_configs,
 )
 
@@ -119,15 +117,7 @@ class LangChainFailuresHarness(LangChainHarness):
     result is never read."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events()
 
     def answer(self, call: Finished, call_id: str) -> ToolMessage:
         status = "error" if call.failed else "success"

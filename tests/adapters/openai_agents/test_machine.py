@@ -28,12 +28,8 @@ from repeat_guard import (
 )
 from repeat_guard_openai_agents import RepeatGuard, reminder_message
 from repeat_guard_testing import (
-    AGENTS,
-    ARGUMENTS,
-    KNOWN_RESULTS,
-    TOOLS,
     HarnessMachine,
-    events,
+    failure_events,
     policy_configs,
 )
 
@@ -167,15 +163,7 @@ class AgentsSdkFailuresHarness(AgentsSdkHarness):
     window decide most steps."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events()
 
 
 AgentsSdkFailuresHarness.TestCase.settings = settings(

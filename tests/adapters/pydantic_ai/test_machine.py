@@ -38,12 +38,8 @@ from repeat_guard import (
 )
 from repeat_guard_pydantic_ai import RepeatGuard
 from repeat_guard_testing import (
-    AGENTS,
-    ARGUMENTS,
-    KNOWN_RESULTS,
-    TOOLS,
     HarnessMachine,
-    events,
+    failure_events,
     policy_configs,
 )
 
@@ -135,15 +131,7 @@ class PydanticAiFailuresHarness(PydanticAiHarness):
     so progress and the retry window decide most steps."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events()
 
     def run_tool(self, call: ToolCallFinished, part: ToolCallPart) -> Any:
         # the result as text either way: a failure's result is its text

@@ -28,12 +28,8 @@ from repeat_guard import (
 )
 from repeat_guard_strands import RepeatGuard, reminder_block
 from repeat_guard_testing import (
-    AGENTS,
-    ARGUMENTS,
-    KNOWN_RESULTS,
-    TOOLS,
     HarnessMachine,
-    events,
+    failure_events,
     policy_configs,
 )
 
@@ -132,15 +128,7 @@ class StrandsFailuresHarness(StrandsHarness):
     result is never read."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events()
 
     def result(self, call: ToolCallFinished) -> dict[str, Any]:
         status = "error" if call.failed else "success"

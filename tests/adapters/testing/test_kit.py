@@ -25,7 +25,6 @@ from repeat_guard import (
 )
 from repeat_guard_testing import (
     AGENTS,
-    ARGUMENTS,
     FAILED,
     KNOWN_RESULTS,
     RESULTS,
@@ -34,6 +33,7 @@ from repeat_guard_testing import (
     ReferenceGuard,
     configs,
     events,
+    failure_events,
     fired,
     policy_configs,
     tool_calls,
@@ -134,15 +134,7 @@ class DropsFailures(HarnessMachine):
     """A harness that reads every call as a success: the host's failure flag never arrives."""
 
     configs = policy_configs(refusals=False)
-    events = events(
-        agents=AGENTS[:1],
-        tools=TOOLS[:2],
-        arguments=ARGUMENTS[:1],
-        results=KNOWN_RESULTS,
-        failed=(False, True),
-        late_results=False,
-        refusals=False,
-    )
+    events = failure_events()
 
     def start(self, config: GuardConfig) -> None:
         self.state = GuardState.initial(config)

@@ -17,6 +17,7 @@ from ._strategies import (
     TOOLS,
     configs,
     events,
+    failure_events,
     policy_configs,
     tool_calls,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "ReferenceGuard",
     "configs",
     "events",
+    "failure_events",
     "fired",
     "policy_configs",
     "tool_calls",

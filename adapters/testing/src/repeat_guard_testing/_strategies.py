@@ -33,6 +33,7 @@ __all__ = [
     "TOOLS",
     "configs",
     "events",
+    "failure_events",
     "policy_configs",
     "tool_calls",
 ]
@@ -196,3 +197,21 @@ def events(
         )
         others.append(returned)
     return st.one_of(*[call] * 6, *others)
+
+
+def failure_events(arguments: Sequence[object] = ARGUMENTS[:1]) -> st.SearchStrategy[Event]:
+    """``events`` at the kit's narrow breadth for checking results and failures: one agent's
+    calls of two tools with one argument each (``arguments``: a harness whose tools take
+    mappings only passes its own), each call with a result (``KNOWN_RESULTS``) and
+    failing or not, one time in two; no late results and no refused call. The same call comes
+    back often, failing or not, so progress and the retry window decide most steps. Pair it with
+    ``policy_configs(refusals=False)``."""
+    return events(
+        agents=AGENTS[:1],
+        tools=TOOLS[:2],
+        arguments=arguments,
+        results=KNOWN_RESULTS,
+        failed=(False, True),
+        late_results=False,
+        refusals=False,
+    )
