@@ -216,9 +216,14 @@ def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
     assert [count for count, said in seen if said] == reminded
     if reminded:
         assert seen[3][1] == [_labelled(Repeated(POLL.tool, POLL.arguments).reminder(3))]
-    # Each poll read one line more than the one before.
+    # Each poll read one line more than the one before. Qwen Code 0.24.4 on a loaded machine now
+    # and then captures no output of a command that ran ("Output: (empty)", seen once in a run
+    # beside another test job): such a poll read nothing, and the last one read every line.
     results = _results(_turns(model)[-1])
-    assert [sum(line in output for line in BUILT) for output in results] == [1, 2, 3, 4]
+    read = [sum(line in output for line in BUILT) for output in results]
+    assert all(n == i + 1 or "Output: (empty)" in results[i] for i, n in enumerate(read))
+    assert read.count(0) <= 1
+    assert read[-1] == len(BUILT)
     assert sandbox.errors() == []
 
 
