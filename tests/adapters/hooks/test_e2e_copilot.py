@@ -6,6 +6,8 @@ Copilot runs against a scripted Chat Completions stand-in on 127.0.0.1 (its own 
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from repeat_guard import Reminder
+from repeat_guard import HOST_PRESETS, Reminder
+from repeat_guard_hooks import COPILOT
 
 from .agents import (
     Host,
@@ -30,6 +33,7 @@ from .agents import (
     with_subagent,
 )
 from .standins import Call, ChatCompletionsStandIn, Say, Step
+from .test_e2e_daemon import _start_guard, _status, _stop_guard
 
 pytestmark = pytest.mark.e2e
 
@@ -74,6 +78,13 @@ def _results_since_prompt(request: Mapping[str, Any]) -> int:
 
 def _seen(request: Mapping[str, Any]) -> tuple[int, list[str]]:
     return _results_since_prompt(request), contexts_after_tool(request, MARK)
+
+
+def _scripted_results(request: Mapping[str, Any]) -> int:
+    # The results of the calls the stand-in asked for (its ids call_N_M), not of a read_bash
+    # Copilot makes itself when a background command ends (after a system_notification).
+    calls = (m for m in request["messages"] if m.get("role") == "tool")
+    return sum(str(m.get("tool_call_id", "")).startswith("call_") for m in calls)
 
 
 def _tool_outputs(request: Mapping[str, Any]) -> list[str]:
@@ -245,4 +256,54 @@ def test_a_tool_failing_the_same_way_gets_the_retry_reminder(tmp_path: Path, cop
     assert [n for n, _ in seen] == list(range(7))
     assert [len(said) for _, said in seen] == [0, 0, 0, 0, 0, 0, 1]
     assert seen[6][1][0].startswith(reminder)
+    assert sandbox.errors() == []
+
+
+_JOB = {"command": "for i in 1 2 3; do echo n $i; sleep 1; done", "description": "Count"}
+_ASYNC = Call("bash", {**_JOB, "mode": "async", "shellId": "job1"})
+_READ_JOB = Call("read_bash", {"shellId": "job1", "delay": 1})
+
+
+@pytest.mark.parametrize("flags", [(), ("--results",)])
+def test_the_result_matcher_install_writes_is_the_one_copilot_applies(
+    tmp_path: Path, copilot: Host, flags: tuple[str, ...]
+) -> None:
+    # Every hook call goes to the resident guard, started first, which counts them. A plain
+    # install writes PostToolUse and PostToolUseFailure with the preset's matcher (an anchored
+    # expression): Copilot runs them for the calls whose hook name it matches whole, so the
+    # guard hears the prompt, each call before it runs, the matched results alone and the
+    # session's end; --results writes the matcher "*", and every result is heard.
+    sandbox = installed(tmp_path, "copilot")
+    sandbox.install("copilot", *flags)
+    (sandbox.project / "notes.txt").write_text("notes\n")
+    # A job started in the background (async mode) and read three times with read_bash, then
+    # a file viewed three times: Copilot's hooks name them Bash, read_bash and Read.
+    notes = Call("view", {"path": str(sandbox.project / "notes.txt")})
+    calls = [_ASYNC, *[_READ_JOB] * 3, *[notes] * 3]
+    names = ["Bash", *["read_bash"] * 3, *["Read"] * 3]
+    path = sandbox.project / ".github" / "hooks" / "repeat-guard.json"
+    groups = json.loads(path.read_text())["hooks"]["PostToolUse"]
+    matcher = groups[0].get("matcher")
+    translate = COPILOT.tool_matcher
+    assert translate is not None
+    assert matcher == ("*" if flags else translate(HOST_PRESETS["copilot"]))
+    heard = [name for name in names if matcher == "*" or re.fullmatch(matcher, name)]
+    assert heard.count("read_bash") == 3
+    assert heard.count("Read") == (3 if flags else 0)
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _scripted_results(request)
+        return (calls[done],) if done < len(calls) else Say("done")
+
+    _start_guard(sandbox)
+    try:
+        with ChatCompletionsStandIn(script) as model:
+            run_copilot(copilot, sandbox, model.url, "count, then read the notes")
+        status = _status(sandbox.state)
+    finally:
+        _stop_guard(sandbox.state)
+    outputs = _tool_outputs(model.model_requests()[-1])
+    assert all("notes" in output for output in outputs[4:7]), outputs
+    # the prompt, each call before it runs, the results heard, and the session's end
+    assert int(status["calls"]) == 1 + len(calls) + len(heard) + 1
     assert sandbox.errors() == []

@@ -521,7 +521,8 @@ COPILOT = CLAUDE_CODE._replace(
     answer=copilot_answer,
     wraps_context=False,
     error_status=0,
-    # Copilot CLI reads a matcher as a regular expression matching the whole tool name.
+    # Copilot CLI reads a matcher as a regular expression matching the whole tool name its
+    # hooks' input carries (Bash for its bash, Read for view), as 1.0.102 was seen to.
     tool_matcher=full_matcher,
     settings=(
         SettingsFile(
