@@ -12,7 +12,7 @@ import re
 
 __all__ = ["escape_lone_surrogates"]
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def escape_lone_surrogates(text: str) -> str:

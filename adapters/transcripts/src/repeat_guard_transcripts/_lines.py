@@ -108,7 +108,7 @@ def decode_json(raw: bytes) -> JsonValue | str:
 
     orjson parses first, for speed; whatever it refuses goes to the standard library, which
     decides (and words the message), so the verdicts are exactly the standard library's:
-    orjson accepts nothing it refuses, and refuses some lines it accepts (``\ud800`` escapes,
+    orjson accepts nothing it refuses, and refuses some lines it accepts (``\\ud800`` escapes,
     ``NaN``). The values are the standard library's too, but for one difference: an integer
     past 64 bits (above 18446744073709551615) comes back from orjson 3.13 as the nearest float,
     where the standard library keeps it exact, so two calls whose arguments differ only in
