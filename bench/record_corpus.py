@@ -1,5 +1,5 @@
-"""Record the corpus's polls and loops with the real Codex CLI, Claude Code and Gemini CLI,
-scripted model.
+"""Record the corpus's polls and loops with the real Codex CLI, Claude Code, Gemini CLI and
+GitHub Copilot CLI, scripted model.
 
 ``python -m bench.record_corpus OUT [NAME ...]`` (after ``make e2e`` has installed the pinned
 hosts under ``.tools/npm``) records the transcripts named (all when none is): it runs each host
@@ -12,7 +12,8 @@ The jobs, the host and every output are real, so each output, with whatever the 
 afresh for every call, is what the host really returned. It writes the transcripts into ``OUT``
 with the temporary paths rewritten to ``/home/dev``; Claude Code's records that carry its own
 prompt and tool definitions (``attachment``, ``api-request-shape``, ``api-request-blob``) are
-left out (the reader uses none of them).
+left out, and Copilot CLI's system prompt (its ``system.message``) is cut to a placeholder (the
+readers use none of them).
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from tests.adapters.hooks.agents import (
     configure_codex,
     run_claude,
     run_codex,
+    run_copilot,
     run_gemini,
     trust_project,
 )
 from tests.adapters.hooks.standins import (
     Call,
+    ChatCompletionsStandIn,
     GeminiStandIn,
     MessagesStandIn,
     ResponsesStandIn,
@@ -50,6 +53,7 @@ from tests.adapters.hooks.standins import (
 CODEX = Host(ROOT / ".tools/npm/codex/0.171.0/node_modules/.bin/codex", "0.171.0")
 CLAUDE = Host(ROOT / ".tools/npm/claude-code/2.1.332/node_modules/.bin/claude", "2.1.332")
 GEMINI = Host(ROOT / ".tools/npm/gemini/0.61.0/node_modules/.bin/gemini", "0.61.0")
+COPILOT = Host(ROOT / ".tools/npm/copilot/1.0.102/node_modules/.bin/copilot", "1.0.102")
 BUILD = (
     "for i in $(seq 1 12); do echo compiling module $i of 12; sleep 2; done; echo build finished"
 )
@@ -62,6 +66,8 @@ JOB = (
 )
 MAX_POLLS = 12
 LEFT_OUT = ("attachment", "api-request-shape", "api-request-blob")
+CUT = {"system.message": "[Copilot CLI's system prompt, cut]"}
+"""Records whose ``data.content`` is replaced by a placeholder, by their ``type``."""
 
 
 def _outputs(request: Mapping[str, Any]) -> list[str]:
@@ -146,6 +152,43 @@ def gemini_background(request: Mapping[str, Any]) -> Step:
         return Say("The build finished.")
     poll = {"pid": int(pid.group(1)), "lines": 1, "delay_ms": 2000}
     return (Call("read_background_output", poll),)
+
+
+def _tool_messages(request: Mapping[str, Any]) -> list[str]:
+    """The Chat Completions request's results of the calls the stand-in asked for (its ids
+    ``call_N_M``), in order: not those of a ``read_bash`` Copilot CLI makes itself when a
+    background command ends."""
+    return [
+        str(message.get("content"))
+        for message in request.get("messages", [])
+        if message.get("role") == "tool" and str(message.get("tool_call_id")).startswith("call_")
+    ]
+
+
+def _copilot_bash(command: str, **more: object) -> Call:
+    return Call("bash", {"command": command, "description": "Run it", **more})
+
+
+def copilot_lint(request: Mapping[str, Any]) -> Step:
+    """Start the lint job, then poll its log with ``sleep 2 && tail`` until it says done."""
+    results = _tool_messages(request)
+    if not results:
+        job = JOB.format(line="linted package", last="lint complete", log="lint.log")
+        return (_copilot_bash(job),)
+    if "lint complete" in results[-1] or len(results) > MAX_POLLS:
+        return Say("The lint is complete.")
+    return (_copilot_bash("sleep 2 && tail -n 1 lint.log"),)
+
+
+def copilot_build(request: Mapping[str, Any]) -> Step:
+    """Start the build in an async shell, then read it with ``read_bash`` (after 2 s) five
+    times, while it still runs (Copilot CLI ends an async shell with the session)."""
+    results = _tool_messages(request)
+    if not results:
+        return (_copilot_bash(BUILD, mode="async", shellId="build"),)
+    if len(results) > 5 or "build finished" in results[-1]:
+        return Say("The build is under way.")
+    return (Call("read_bash", {"shellId": "build", "delay": 2}),)
 
 
 def planned(calls: Sequence[Call], done: Callable[[Mapping[str, Any]], int]) -> Script:
@@ -235,6 +278,31 @@ loop detection, on as it ships, ends the turn at the 5th identical call, so each
 4)."""
 
 
+COPILOT_LOOPS: list[Call] = [
+    _copilot_bash(GIT_SETUP),
+    *[_copilot_bash("python3 -c 'import yaml_config'")] * 4,
+    Call("view", {"path": "{project}/calc.py"}),
+    *[
+        Call(
+            "edit",
+            {
+                "path": "{project}/calc.py",
+                "old_str": "return sum(x)",
+                "new_str": "return sum(xs) or 0",
+            },
+        )
+    ]
+    * 4,
+    *[_copilot_bash("python3 test_calc.py")] * 4,
+    *[Call("view", {"path": "{project}/calc.py"})] * 3,
+    *[_copilot_bash(COMMIT)] * 4,
+]
+"""Copilot CLI: Claude Code's loops in its tools (``bash``, ``view``, ``edit``): a module that
+is not installed imported 4 times, an edit whose text is not in the file 4 times, a failing
+test run 4 times, the same file viewed 3 more times, a commit with nothing to commit 4
+times."""
+
+
 SLOW_TEST = (
     "import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
     "    def test_slow(self):\n        time.sleep(0.05)\n\n\nunittest.main()\n"
@@ -312,6 +380,12 @@ def _claude(script: Script, sandbox: Sandbox) -> Path:
     return next((sandbox.home / ".claude" / "projects").rglob("*.jsonl"))
 
 
+def _copilot(script: Script, sandbox: Sandbox) -> Path:
+    with ChatCompletionsStandIn(script) as standin:
+        run_copilot(COPILOT, sandbox, standin.url, "get it working")
+    return next((sandbox.home / ".copilot" / "session-state").rglob("events.jsonl"))
+
+
 def _counted(
     results: Callable[[Mapping[str, Any]], list[str]],
 ) -> Callable[[Mapping[str, Any]], int]:
@@ -322,9 +396,14 @@ def _copy(source: Path, target: Path) -> None:
     """Copy the transcript with its temporary paths rewritten, less the left-out records."""
     kept = []
     for line in source.read_text(encoding="utf-8").splitlines(keepends=True):
-        if json.loads(line).get("type") in LEFT_OUT:
+        record = json.loads(line)
+        if record.get("type") in LEFT_OUT:
             continue
-        folder = re.sub(r"-tmp-tmp[a-z0-9_-]+-project", "-home-dev-project", line)
+        text = line
+        if record.get("type") in CUT:
+            record["data"]["content"] = CUT[record["type"]]
+            text = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        folder = re.sub(r"-tmp-tmp[a-z0-9_-]+-project", "-home-dev-project", text)
         kept.append(re.sub(r"/tmp/tmp[a-z0-9_]+(/home)?", "/home/dev", folder))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("".join(kept), encoding="utf-8")
@@ -354,6 +433,11 @@ def main(out: Path, names: list[str]) -> None:
         ),
         "gemini-cli/loops.jsonl": lambda sandbox: _gemini(
             planned(GEMINI_LOOPS, _counted(_responses)), sandbox
+        ),
+        "copilot-cli/poll_sleep_tail.jsonl": lambda sandbox: _copilot(copilot_lint, sandbox),
+        "copilot-cli/poll_read_bash.jsonl": lambda sandbox: _copilot(copilot_build, sandbox),
+        "copilot-cli/loops.jsonl": lambda sandbox: _copilot(
+            planned(_in_project(COPILOT_LOOPS, sandbox), _counted(_tool_messages)), sandbox
         ),
     }
     for name, record in recordings.items():

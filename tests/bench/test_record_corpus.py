@@ -1,9 +1,9 @@
-"""The corpus recorder (``bench.record_corpus``) with the real hosts ``make e2e`` installs
-(Codex CLI 0.171.0, Claude Code 2.1.332) against the scripted model: each poll and loop it
-records into a temporary folder reads back through the project's readers as the corpus's copy
-does, with the calls its labels name, and scores as they say (a poll reminded at the defaults
-and not under ``progress = "result"``; every loop reminded). ``e2e``: a poll's recording runs a
-host for half a minute."""
+"""The corpus recorder (``bench.record_corpus``) with the real hosts ``make e2e`` installs (Codex
+CLI 0.171.0, Claude Code 2.1.332, GitHub Copilot CLI 1.0.102) against the scripted model: each
+poll and loop it records into a temporary folder reads back through the project's readers as the
+corpus's copy does, with the calls its labels name, and scores as they say (a poll reminded at
+the defaults and not under ``progress = "result"``; every loop reminded). ``e2e``: a poll's
+recording runs a host for half a minute."""
 
 from __future__ import annotations
 
@@ -21,7 +21,12 @@ from repeat_guard_transcripts import READERS, Step, sniff_format, steps
 pytestmark = pytest.mark.e2e
 
 CORPUS = Path(__file__).parents[1] / "data" / "eval"
-POLLS = ["codex/poll_write_stdin.jsonl", "claude-code/poll_sleep_tail.jsonl"]
+POLLS = [
+    "codex/poll_write_stdin.jsonl",
+    "claude-code/poll_sleep_tail.jsonl",
+    "copilot-cli/poll_sleep_tail.jsonl",
+    "copilot-cli/poll_read_bash.jsonl",
+]
 
 
 def read_back(path: Path, config: GuardConfig) -> list[Step]:
@@ -40,6 +45,19 @@ def calls(path: Path) -> list[tuple[int, ToolCallFinished]]:
         for step in read_back(path, GuardConfig())
         if isinstance(step.located.event, ToolCallFinished)
     ]
+
+
+def polls_of(found: list[tuple[int, ToolCallFinished]], first: int) -> list[ToolCallFinished]:
+    """The calls from the ``first``-th on that are the same call as it: the polls (Copilot CLI
+    reads an async shell once more itself when it ends, with other arguments)."""
+    poll = found[first - 1][1]
+    same = (poll.tool, canonical_arguments(poll.arguments))
+    polls = []
+    for _, event in found[first - 1 :]:
+        if (event.tool, canonical_arguments(event.arguments)) != same:
+            break
+        polls.append(event)
+    return polls
 
 
 def label_of(name: str) -> Label:
@@ -63,10 +81,10 @@ def test_a_recorded_poll_reads_back_with_its_labels_calls(recorded: Path, name: 
     first = label.calls[0]
     # as in the corpus's copy: the calls before the label's start the job, then one call polls
     assert [event.tool for _, event in fresh[: first - 1]] == [e.tool for _, e in kept[: first - 1]]
-    polls = [event for _, event in fresh[first - 1 :]]
+    polls = polls_of(fresh, first)
     assert len(polls) >= 3  # enough identical calls for the defaults' first reminder
-    assert {event.tool for event in polls} == {kept[first - 1][1].tool}
-    assert len({canonical_arguments(event.arguments) for event in polls}) == 1
+    assert polls[0].tool == kept[first - 1][1].tool
+    assert len(polls_of(kept, first)) == len(label.calls)  # the corpus's label: its polls
     # the label's kind: each poll's output is new (the job moved on), and none failed
     outputs = [canonical_arguments(event.result) for event in polls]
     assert all(before != after for before, after in pairwise(outputs))
@@ -79,10 +97,9 @@ def test_a_recorded_poll_scores_as_its_label_says(recorded: Path, name: str) -> 
     label = label_of(name)
     first = label.calls[0]
     # the label, with the calls and lines of this recording (its polls may number otherwise)
+    last = first - 1 + len(polls_of(fresh, first))
     relabelled = replace(
-        label,
-        calls=tuple(range(first, len(fresh) + 1)),
-        lines=(fresh[first - 1][0], fresh[-1][0]),
+        label, calls=tuple(range(first, last + 1)), lines=(fresh[first - 1][0], fresh[last - 1][0])
     )
     for config, reminded in ((GuardConfig(), 1), (GuardConfig(progress="result"), 0)):
         score = score_file([relabelled], agent_calls(read_back(recorded / name, config)))
@@ -91,7 +108,12 @@ def test_a_recorded_poll_scores_as_its_label_says(recorded: Path, name: str) -> 
         assert (score.labels["progress"], score.reminded["progress"]) == (1, reminded)
 
 
-LOOPS = ["codex/loops.jsonl", "claude-code/loops.jsonl", "claude-code/loop_passing_tests.jsonl"]
+LOOPS = [
+    "codex/loops.jsonl",
+    "claude-code/loops.jsonl",
+    "claude-code/loop_passing_tests.jsonl",
+    "copilot-cli/loops.jsonl",
+]
 
 
 @pytest.fixture(scope="module")
