@@ -20,8 +20,8 @@ from repeat_guard_transcripts import READERS, sniff_format, steps
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "eval"
 
-SHELLS = ("Bash", "exec_command", "run_shell_command")
-"""The shell tools of Claude Code, Codex and Gemini CLI, through which agents also poll
+SHELLS = ("Bash", "exec_command", "run_shell_command", "bash")
+"""The shell tools of Claude Code, Codex, Gemini CLI and Copilot CLI, through which agents also poll
 (``sleep 2 && tail``): "shells" in the configurations' names."""
 SHELL_POLICY = {shell: {"progress": "result"} for shell in SHELLS}
 
@@ -75,7 +75,12 @@ def score_corpus(files: list[str], labels: list[Label], config: GuardConfig) -> 
     return total
 
 
-HOST_FOLDERS = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+HOST_FOLDERS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "copilot": "copilot-cli",
+    "gemini": "gemini-cli",
+}
 """The corpus folder of each host whose preset names polling tools and whose files are here."""
 
 

@@ -50,9 +50,13 @@ HOST_PRESETS: dict[str, tuple[str, ...]] = {
     # hooks hear nothing of write_stdin), so a hook's PostToolUse matcher hears the shell.
     "codex": ("write_stdin", "exec_command", "Bash"),
     # GitHub Copilot CLI: read_bash reads an async bash session's output (github/copilot-cli
-    # issue 4110, release 1.0.70); on Windows the family is read_powershell. Its shell (bash)
-    # is not listed: no Copilot CLI poll or loop is in tests/data/eval to decide it.
-    "copilot": ("read_bash", "read_powershell"),
+    # issue 4110, release 1.0.70); on Windows the family is read_powershell. bash: its shell,
+    # as its session events name it; its sleep 2 && tail and read_bash polls in tests/data/eval
+    # (recorded with 1.0.102) are reminded without it, and its five loops (bash, edit, view)
+    # still at their third call with it: the reader drops the shell id of the result's last
+    # line and marks a non-zero exit failed. Bash: what 1.0.102 calls bash in its hooks' input,
+    # which its PostToolUse matcher is matched against (^(?:bash)$ matched nothing there).
+    "copilot": ("read_bash", "read_powershell", "bash", "Bash"),
     # Gemini CLI 0.61.0: read_background_output (static Name in its bundle) reads the output of
     # a process started with run_shell_command in the background; run_shell_command: its
     # sleep 2 && tail poll in tests/data/eval, and its loops there still reminded at their third

@@ -307,3 +307,49 @@ def test_the_result_matcher_install_writes_is_the_one_copilot_applies(
     # the prompt, each call before it runs, the results heard, and the session's end
     assert int(status["calls"]) == 1 + len(calls) + len(heard) + 1
     assert sandbox.errors() == []
+
+
+_POLL = {"command": "tail -n 20 build.log", "description": "Show the build's progress"}
+_BUILT = [f"compiled module {n} of 4" for n in range(1, 5)]
+
+
+@pytest.mark.parametrize(
+    ("flags", "grows", "reminded"),
+    [((), True, []), (("--preset", "seed"), True, [3]), ((), False, [3])],
+)
+def test_a_shell_poll_follows_the_installed_preset(
+    tmp_path: Path, copilot: Host, flags: tuple[str, ...], grows: bool, reminded: list[int]
+) -> None:
+    # Four identical bash polls of a build log. When a line is added before each (the script
+    # writes it, as the build would, before asking for the poll), a plain install (the copilot
+    # preset, whose PostToolUse matcher names Bash) brings each poll's output to the guard, and
+    # a poll whose output changed is progress: no reminder. Under --preset seed the third poll
+    # is reminded whatever it read; and with the plain install a poll of a log that stays the
+    # same is a loop, reminded at the third.
+    sandbox = installed(tmp_path, "copilot")
+    sandbox.install("copilot", *flags)
+    log = sandbox.project / "build.log"
+    log.write_text("" if grows else f"{_BUILT[0]}\n")
+
+    def script(request: Mapping[str, Any]) -> Step:
+        done = _results_since_prompt(request)
+        if done >= len(_BUILT):
+            return Say("done")
+        if grows:
+            with log.open("a") as file:
+                file.write(_BUILT[done] + "\n")
+        return (Call("bash", _POLL),)
+
+    with ChatCompletionsStandIn(script) as model:
+        run_copilot(copilot, sandbox, model.url, "wait for the build")
+    requests = model.model_requests()
+    seen = [_seen(r) for r in requests]
+    assert [count for count, _ in seen] == [0, 1, 2, 3, 4]
+    assert [count for count, contexts in seen if contexts] == reminded
+    if reminded:
+        assert seen[3][1] == [_wrapped(Repeated("Bash", _POLL).reminder(3))]
+    # Each poll read one line more than the one before, or the same line each time.
+    outputs = _tool_outputs(requests[-1])
+    read = [sum(line in output for line in _BUILT) for output in outputs]
+    assert read == ([1, 2, 3, 4] if grows else [1, 1, 1, 1])
+    assert sandbox.errors() == []

@@ -165,7 +165,7 @@ def _groups(path: Path) -> dict[str, list[dict[str, object]]]:
     [
         (CLAUDE_CODE, "BashOutput|TaskOutput|BashOutputTool|AgentOutputTool|AgentOutput|Bash|Read"),
         (CODEX, "write_stdin|exec_command|Bash"),
-        (COPILOT, "^(?:read_bash|read_powershell)$"),
+        (COPILOT, "^(?:read_bash|read_powershell|bash|Bash)$"),
     ],
 )
 def test_a_preset_adds_result_entries_for_its_polling_tools_alone(
