@@ -1,5 +1,5 @@
 """Record the corpus's polls and loops with the real Codex CLI, Claude Code, Gemini CLI and
-GitHub Copilot CLI, scripted model.
+GitHub Copilot CLI and Qwen Code, scripted model.
 
 ``python -m bench.record_corpus OUT [NAME ...]`` (after ``make e2e`` has installed the pinned
 hosts under ``.tools/npm``) records the transcripts named (all when none is): it runs each host
@@ -37,6 +37,8 @@ from tests.adapters.hooks.agents import (
     run_codex,
     run_copilot,
     run_gemini,
+    run_qwen,
+    texts,
     trust_project,
 )
 from tests.adapters.hooks.standins import (
@@ -54,6 +56,7 @@ CODEX = Host(ROOT / ".tools/npm/codex/0.171.0/node_modules/.bin/codex", "0.171.0
 CLAUDE = Host(ROOT / ".tools/npm/claude-code/2.1.332/node_modules/.bin/claude", "2.1.332")
 GEMINI = Host(ROOT / ".tools/npm/gemini/0.61.0/node_modules/.bin/gemini", "0.61.0")
 COPILOT = Host(ROOT / ".tools/npm/copilot/1.0.102/node_modules/.bin/copilot", "1.0.102")
+QWEN = Host(ROOT / ".tools/npm/qwen-code/0.24.4/node_modules/.bin/qwen", "0.24.4")
 BUILD = (
     "for i in $(seq 1 12); do echo compiling module $i of 12; sleep 2; done; echo build finished"
 )
@@ -156,10 +159,10 @@ def gemini_background(request: Mapping[str, Any]) -> Step:
 
 def _tool_messages(request: Mapping[str, Any]) -> list[str]:
     """The Chat Completions request's results of the calls the stand-in asked for (its ids
-    ``call_N_M``), in order: not those of a ``read_bash`` Copilot CLI makes itself when a
-    background command ends."""
+    ``call_N_M``), in order, as their text: not those of a ``read_bash`` Copilot CLI makes
+    itself when a background command ends."""
     return [
-        str(message.get("content"))
+        "".join(texts(message))
         for message in request.get("messages", [])
         if message.get("role") == "tool" and str(message.get("tool_call_id")).startswith("call_")
     ]
@@ -189,6 +192,42 @@ def copilot_build(request: Mapping[str, Any]) -> Step:
     if len(results) > 5 or "build finished" in results[-1]:
         return Say("The build is under way.")
     return (Call("read_bash", {"shellId": "build", "delay": 2}),)
+
+
+def _polled(results: Sequence[str], last: str) -> bool:
+    """Whether the newest poll's result (one after the start's, whose command names ``last``
+    too) says ``last``."""
+    return len(results) > 1 and last in results[-1]
+
+
+def qwen_deploy(request: Mapping[str, Any]) -> Step:
+    """Start the deploy, then poll its log with ``tail`` (2 s apart: Qwen Code 0.24.4 refuses a
+    foreground ``sleep 2 && ...``) until it says done."""
+    if not request.get("tools"):
+        return Say("A title")
+    results = _tool_messages(request)
+    if not results:
+        job = JOB.format(line="deployed service", last="deploy complete", log="deploy.log")
+        return (Call("run_shell_command", {"command": job}),)
+    if _polled(results, "deploy complete") or len(results) > MAX_POLLS:
+        return Say("The deploy is complete.")
+    time.sleep(2)  # a model's own time between polls
+    return (Call("run_shell_command", {"command": "tail -n 1 deploy.log"}),)
+
+
+def qwen_background(request: Mapping[str, Any]) -> Step:
+    """Start the build with ``is_background`` (Qwen Code 0.24.4 names its output file and says
+    to read it), then read that file with ``read_file`` (2 s apart) until the build finished."""
+    if not request.get("tools"):
+        return Say("A title")
+    results = _tool_messages(request)
+    if not results:
+        return (Call("run_shell_command", {"command": LISTED_BUILD, "is_background": True}),)
+    output = re.search(r"output file: (\S+)", results[0])
+    if output is None or _polled(results, "build finished") or len(results) > MAX_POLLS:
+        return Say("The build finished.")
+    time.sleep(2)  # a model's own time between reads; read_file itself does not wait
+    return (Call("read_file", {"file_path": output.group(1)}),)
 
 
 def planned(calls: Sequence[Call], done: Callable[[Mapping[str, Any]], int]) -> Script:
@@ -302,6 +341,30 @@ is not installed imported 4 times, an edit whose text is not in the file 4 times
 test run 4 times, the same file viewed 3 more times, a commit with nothing to commit 4
 times."""
 
+QWEN_LOOPS: list[Call] = [
+    Call("run_shell_command", {"command": SETUP}),
+    *[Call("run_shell_command", {"command": "javac Main.java"})] * 4,
+    Call("read_file", {"file_path": "{project}/calc.py"}),
+    *[
+        Call(
+            "edit",
+            {
+                "file_path": "{project}/calc.py",
+                "old_string": "return sum(x)",
+                "new_string": "return sum(xs) or 0",
+            },
+        )
+    ]
+    * 4,
+    *[Call("run_shell_command", {"command": "python3 test_calc.py"})] * 4,
+    *[Call("read_file", {"file_path": "{project}/calc.py"})] * 4,
+    *[Call("run_shell_command", {"command": "python3 -c 'import yaml_config'"})] * 4,
+]
+"""Qwen Code: a source file that is not there compiled 4 times, an edit whose text is not in
+the file 4 times, a failing test run 4 times, the same unchanged file read 4 more times, a
+module that is not installed imported 4 times (Qwen Code's own loop detection, always on, ends
+the run at the 5th identical call in a row, so each loop stops at 4)."""
+
 
 SLOW_TEST = (
     "import time\nimport unittest\n\n\nclass T(unittest.TestCase):\n"
@@ -386,6 +449,13 @@ def _copilot(script: Script, sandbox: Sandbox) -> Path:
     return next((sandbox.home / ".copilot" / "session-state").rglob("events.jsonl"))
 
 
+def _qwen(script: Script, sandbox: Sandbox) -> Path:
+    """Qwen Code with its own loop detection on, as it ships."""
+    with ChatCompletionsStandIn(script) as standin:
+        run_qwen(QWEN, sandbox, standin.url, "get it working")
+    return next((sandbox.home / ".qwen" / "projects").rglob("chats/*.jsonl"))
+
+
 def _counted(
     results: Callable[[Mapping[str, Any]], list[str]],
 ) -> Callable[[Mapping[str, Any]], int]:
@@ -438,6 +508,11 @@ def main(out: Path, names: list[str]) -> None:
         "copilot-cli/poll_read_bash.jsonl": lambda sandbox: _copilot(copilot_build, sandbox),
         "copilot-cli/loops.jsonl": lambda sandbox: _copilot(
             planned(_in_project(COPILOT_LOOPS, sandbox), _counted(_tool_messages)), sandbox
+        ),
+        "qwen-code/poll_tail.jsonl": lambda sandbox: _qwen(qwen_deploy, sandbox),
+        "qwen-code/poll_read_output.jsonl": lambda sandbox: _qwen(qwen_background, sandbox),
+        "qwen-code/loops.jsonl": lambda sandbox: _qwen(
+            planned(_in_project(QWEN_LOOPS, sandbox), _counted(_tool_messages)), sandbox
         ),
     }
     for name, record in recordings.items():
