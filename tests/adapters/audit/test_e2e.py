@@ -161,7 +161,13 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
     assert dom.urls == []
     for key in ("files", "sessions", "calls", "wasted", "reminders", "longest_run", "denied"):
         assert dom.values[f"total-{key}"] == totals[key], key
-    for key in ("wasted_tokens", "wasted_input_tokens", "wasted_turns", "diagnostics"):
+    for key in (
+        "wasted_tokens",
+        "wasted_input_tokens",
+        "wasted_turns",
+        "diagnostics",
+        "held_no_call",
+    ):
         assert dom.values[f"total-{key}"] == totals[key], key
     for form, count in totals["reminders_by_form"].items():
         assert dom.values[f"total-reminders-{form}"] == count

@@ -421,9 +421,14 @@ def test_files_that_held_no_call_are_counted_on_the_first_line_and_named_in_json
     assert lines[1].startswith("calls 0 ")
     record = json.loads(json_totals_line(total))
     assert (record["held_no_call"], record["held_no_call_files"]) == (2, list(paths))
-    # None: the first line as before, and the JSON says zero.
+    page = _Page()
+    page.feed(html_page(total, 10))
+    assert page.values["total-held_no_call"] == "2"
+    # None: the first line as before, and the JSON and the page say zero.
     assert next(text_summary(Waste(files=3), 10)).endswith(", 0 diagnostics")
     assert json.loads(json_totals_line(Waste()))["held_no_call_files"] == []
+    page.feed(html_page(Waste(files=3), 10))
+    assert page.values["total-held_no_call"] == "0"
 
 
 def test_a_count_of_files_that_held_no_call_too_long_for_the_first_line_has_its_own() -> None:

@@ -25,7 +25,8 @@ from repeat_guard_audit import (
     total,
 )
 from repeat_guard_audit import _work as work
-from repeat_guard_transcripts import NO_CALL, Diagnostic, Item
+from repeat_guard_audit._fold import MAX_PROBLEMS_KEPT
+from repeat_guard_transcripts import Diagnostic, Item, no_call_note
 
 SETTINGS = AuditSettings(GuardConfig())
 LINE = (
@@ -149,15 +150,29 @@ def test_a_walk_lists_every_file_and_the_worker_sniffs_it(tmp_path: Path) -> Non
 def test_only_the_no_call_note_is_taken_out_of_a_files_problems(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(LINE)
-    no_call = Diagnostic(str(path), 1, NO_CALL.format(format="claude-code"), "note")
+    # The no-call note of this file's format, bare or saying what its reader read, is counted
+    # when it is all the file said.
+    for read in ("", "3 messages read"):
+        no_call = no_call_note(str(path), "claude-code", read)
+        folded = fold_file(str(path), "claude-code", [no_call], 10, SETTINGS)
+        assert (folded.problems, folded.diagnostics, folded.no_call) == ((), 0, True)
     # Another note, even one with the same words for another format, stays, and so does an
-    # error; the no-call note of this file's own format is counted instead.
-    other = Diagnostic(str(path), 1, NO_CALL.format(format="codex"), "note")
+    # error; beside them a reader's own no-call note is shown too, and the file not counted
+    # (read_items adds its own only to a file that said nothing).
+    other = no_call_note(str(path), "codex")
     error = Diagnostic(str(path), 2, "invalid JSON", "error")
     folded = fold_file(str(path), "claude-code", [other, error, no_call], 10, SETTINGS)
-    assert (folded.problems, folded.diagnostics, folded.no_call) == ((other, error), 1, True)
+    assert (folded.problems, folded.diagnostics, folded.no_call) == (
+        (other, error, no_call),
+        1,
+        False,
+    )
     plain = fold_file(str(path), "claude-code", [other], 10, SETTINGS)
     assert (plain.problems, plain.no_call) == ((other,), False)
+    # Past the diagnostics kept, it is counted no more, and not kept either.
+    errors = [error] * MAX_PROBLEMS_KEPT
+    full = fold_file(str(path), "claude-code", [*errors, no_call], 10, SETTINGS)
+    assert (full.problems, full.diagnostics, full.no_call) == (tuple(errors), 100, False)
 
 
 def test_a_walked_file_that_vanished_is_named_a_named_one_is_a_diagnostic(tmp_path: Path) -> None:

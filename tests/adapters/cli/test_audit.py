@@ -726,3 +726,55 @@ def test_a_file_with_a_diagnostic_and_no_call_is_not_counted_as_held_no_call(
     assert status == 3
     assert err.startswith(f"{tmp_path / 'chat.jsonl'}:3: invalid JSON")
     assert (totals["diagnostics"], totals["held_no_call"]) == (1, 0)
+
+
+NO_CALL = Path(__file__).parents[1] / "transcripts" / "fixtures" / "no-call"
+"""Chat-only transcripts, each cut from a recorded one (``fixtures/README.md``): readers that
+end such a file with their own no-call note, saying what they read."""
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "read"),
+    [
+        (
+            "1796525878538_3yxtp.messages.json",
+            "cline",
+            "2 messages read, none with a tool_use block",
+        ),
+        ("chat_trajectory.json", "openhands", "2 events read"),
+        ("conversation", "openhands-events", "3 events read"),
+        (
+            "chat_spans.jsonl",
+            "otel-genai",
+            "2 spans read, none a GenAI execute_tool or invoke_agent span",
+        ),
+    ],
+)
+def test_a_file_whose_reader_says_what_it_read_is_counted_as_held_no_call_too(
+    tmp_path: Path, name: str, fmt: str, read: str
+) -> None:
+    import shutil
+
+    copy = tmp_path / name
+    if (NO_CALL / name).is_dir():
+        shutil.copytree(NO_CALL / name, copy)
+    else:
+        shutil.copyfile(NO_CALL / name, copy)
+    claude_session(tmp_path / "loop.jsonl", 3)
+    page = tmp_path / "out" / "audit.html"
+    page.parent.mkdir()
+    status, out, err = run([str(tmp_path), "--jobs", "1", "--html", str(page)])
+    assert (status, err) == (0, "")  # no line for the file: counted instead
+    assert out.splitlines()[0].endswith(", 0 diagnostics, 1 held no tool call")
+    assert 'id="total-held_no_call" data-value="1"' in page.read_text(encoding="utf-8")
+    status, out, err = run([str(tmp_path), "--jobs", "1", "--format", "json"])
+    totals = json.loads(out.splitlines()[-1])
+    assert (status, err) == (0, "")
+    assert (totals["files"], totals["held_no_call"]) == (2, 1)
+    assert totals["held_no_call_files"] == [str(copy)]
+    # The replay says what the reader read.
+    replayed = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(replayed):
+        assert main(["replay", str(copy)]) == 0
+    note = f"read as {fmt}, none of it a tool call ({read})"
+    assert replayed.getvalue() == f"{copy}:1: note: {note}\n"

@@ -131,7 +131,7 @@ def test_messages_without_a_call_it_knows_get_a_note() -> None:
     ]
     outcomes = run_reader("cline", [json.dumps(history).encode()])
     assert diagnostics(outcomes, "note") == [
-        (1, "2 messages, none of them a call this reader knows")
+        (1, "read as cline, none of it a tool call (2 messages read, none with a tool_use block)")
     ]
 
 

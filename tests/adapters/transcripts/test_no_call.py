@@ -2,8 +2,9 @@
 
 Each head below is a look-alike: it passes its reader's sniff (the format is picked as a walk
 would pick it) and holds no call. Reading it through ``read_items``, the one read path of the
-replay and the audit, ends with one note that says so; a file with a call, or with a
-diagnostic of its own, gets none.
+replay and the audit, ends with one note that says so, ``no_call_note`` (the shared one, or its
+reader's own, saying what it read): the note the audit counts. A file with a call, or with a
+diagnostic of its own, gets no shared one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from repeat_guard_transcripts import (
     Item,
     Located,
     Unfinished,
+    is_no_call_note,
+    no_call_note,
     read_items,
     sniff_head,
 )
@@ -57,10 +60,10 @@ def test_every_reader_that_sniffs_a_stream_has_a_look_alike_here() -> None:
     assert streams == set(LOOK_ALIKES)
 
 
-# Readers whose own note says more (what they read): the shared one is not added to it.
-OWN_NOTES = {
-    "cline": "1 messages, none of them a call this reader knows",
-    "openhands": "1 events, none of them a call this reader knows",
+# Readers that say what they read in their own no-call note; read_items adds no second one.
+READ = {
+    "cline": "1 messages read, none with a tool_use block",
+    "openhands": "1 events read",
 }
 
 
@@ -70,8 +73,10 @@ def test_a_look_alike_is_read_with_one_note_saying_no_call(fmt: str) -> None:
     assert sniff_head(content) == fmt
     items = _read(fmt, content)
     diagnostics = [item for item in items if isinstance(item, Diagnostic)]
-    message = OWN_NOTES.get(fmt, NO_CALL.format(format=fmt))
-    assert diagnostics == [Diagnostic("f", 1, message, "note")]
+    assert diagnostics == [no_call_note("f", fmt, READ.get(fmt, ""))]
+    # Every one is the note the audit counts for the format, and for no other.
+    assert is_no_call_note(diagnostics[0], fmt)
+    assert not is_no_call_note(diagnostics[0], "acp" if fmt != "acp" else "pi")
     assert not any(_is_call(item) for item in items)
 
 
@@ -101,16 +106,16 @@ def test_a_file_with_a_call_gets_no_note() -> None:
 
 
 def test_a_file_with_a_diagnostic_of_its_own_gets_no_second_one() -> None:
-    # Not silent: the reader said what it found. OpenTelemetry's note names the spans it read.
+    # Not silent: the reader said what it found. OpenTelemetry's own no-call note names the
+    # spans it read.
     broken = _read("claude-code", b"{not json\n")
     assert [item.severity for item in broken if isinstance(item, Diagnostic)] == ["error"]
     spans = {"traceId": "t", "spanId": "s", "name": "chat", "attributes": []}
     export = {"resourceSpans": [{"scopeSpans": [{"spans": [spans]}]}]}
-    read = _read("otel-genai", json.dumps(export).encode())
-    notes = [item for item in read if isinstance(item, Diagnostic)]
-    assert [(note.severity, note.message) for note in notes] == [
-        ("note", "1 span(s) read, none a GenAI tool call or agent run")
-    ]
+    items = _read("otel-genai", json.dumps(export).encode())
+    notes = [item for item in items if isinstance(item, Diagnostic)]
+    read = "1 spans read, none a GenAI execute_tool or invoke_agent span"
+    assert notes == [no_call_note("f", "otel-genai", read)]
 
 
 def test_a_file_that_only_looks_like_claude_code_is_not_a_silent_zero() -> None:
@@ -121,3 +126,15 @@ def test_a_file_that_only_looks_like_claude_code_is_not_a_silent_zero() -> None:
     assert [item for item in items if isinstance(item, Diagnostic)] == [
         Diagnostic("f", 1, NO_CALL.format(format="claude-code"), "note")
     ]
+
+
+def test_the_no_call_note_is_known_by_its_words_and_place_whatever_it_read() -> None:
+    bare, said = no_call_note("f", "cline"), no_call_note("f", "cline", "3 messages read")
+    assert said.message == f"{NO_CALL.format(format='cline')} (3 messages read)"
+    assert is_no_call_note(bare, "cline")
+    assert is_no_call_note(said, "cline")
+    # The same words as an error, elsewhere than line 1, run on, or for another format: not it.
+    assert not is_no_call_note(Diagnostic("f", 1, said.message), "cline")
+    assert not is_no_call_note(Diagnostic("f", 2, said.message, "note"), "cline")
+    assert not is_no_call_note(Diagnostic("f", 1, f"{bare.message}s", "note"), "cline")
+    assert not is_no_call_note(said, "codex")

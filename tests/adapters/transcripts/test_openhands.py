@@ -156,6 +156,21 @@ def test_odd_documents_and_lines() -> None:
     assert summary(run_reader("openhands", [])).sessions == ()
 
 
+def test_the_no_call_note_is_the_files_not_an_instances() -> None:
+    # Evaluation output: an instance without a call beside one with calls is a session with
+    # none; only a file whose instances all held none ends with the note, counting them all.
+    chat = {"source": "user", "action": "message", "args": {"content": "hi"}}
+    silent = json.dumps({"instance_id": "a", "history": [chat, chat]}).encode() + b"\n"
+    busy = json.dumps({"instance_id": "b", "history": [event(1, action="finish")]}).encode()
+    mixed = run_reader("openhands", [silent, busy + b"\n"])
+    assert [s.session for s in summary(mixed).sessions] == ["a", "b"]
+    assert diagnostics(mixed, "note") == []
+    quiet = run_reader("openhands", [silent, silent.replace(b'"a"', b'"c"')])
+    assert diagnostics(quiet, "note") == [
+        (1, "read as openhands, none of it a tool call (4 events read)")
+    ]
+
+
 def test_malformed_tool_call_arguments_are_compared_as_text() -> None:
     malformed = {"id": "c", "function": {"name": "f", "arguments": "{oops"}}
     call = {
@@ -267,7 +282,7 @@ def test_openhands_v1_history_in_evaluation_output_and_a_json_list() -> None:
     assert summary(run_reader("openhands", listed)).tally.wasted == 3
 
 
-def test_openhands_v1_odd_events_and_a_session_without_calls_gets_a_note() -> None:
+def test_openhands_v1_odd_events_and_a_file_without_calls_gets_a_note() -> None:
     odd: list[object] = [
         {"kind": "ActionEvent", "source": "agent", "tool_name": "t"},  # no tool_call_id
         {
@@ -296,7 +311,9 @@ def test_openhands_v1_odd_events_and_a_session_without_calls_gets_a_note() -> No
     ]
     lines = [json.dumps(event).encode() + b"\n" for event in odd]
     outcomes = run_reader("openhands", lines[:4])
-    assert diagnostics(outcomes, "note") == [(4, "4 events, none of them a call this reader knows")]
+    assert diagnostics(outcomes, "note") == [
+        (1, "read as openhands, none of it a tool call (4 events read)")
+    ]
     assert summary(outcomes).tally.calls == 0
     items = list(READERS["openhands"].read(lines, "odd.jsonl"))
     assert [(u.where.line, u.tool) for u in items if isinstance(u, Unfinished)] == [

@@ -204,7 +204,11 @@ def test_spans_that_are_not_genai_get_a_note_and_an_empty_file_nothing() -> None
     lines = [_spans(_span("a", "GET /", attributes=[]), _span("b", "SELECT"))]
     outcomes = run_reader("otel-genai", lines)
     assert diagnostics(outcomes, "note") == [
-        (1, "2 span(s) read, none a GenAI tool call or agent run")
+        (
+            1,
+            "read as otel-genai, none of it a tool call"
+            " (2 spans read, none a GenAI execute_tool or invoke_agent span)",
+        )
     ]
     assert run_reader("otel-genai", []) == run_reader("otel-genai", [b""])
 

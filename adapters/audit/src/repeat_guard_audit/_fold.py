@@ -31,7 +31,7 @@ from repeat_guard_transcripts import (
     SessionSeen,
     SessionTallies,
     Step,
-    no_call_note,
+    is_no_call_note,
     steps,
 )
 
@@ -96,11 +96,12 @@ class _Folder:
 
     def __init__(self, file: str, fmt: str, settings: AuditSettings) -> None:
         self.file = file
+        self.format = fmt
         self.settings = settings
-        # The note a file that held no call ends with: counted and named in the report
-        # instead of printed, since a folder of chat-only sessions would print one a file.
-        self.no_call_note = no_call_note(file, fmt)
-        self.no_call = False
+        # The note a file that held no call ends with (``read_items``' or its reader's own),
+        # held until the end: counted and named in the report instead of printed, since a
+        # folder of chat-only sessions would print one a file.
+        self.no_call: Diagnostic | None = None
         self.sessions: dict[str, None] = {}  # every session seen, in order of appearance
         self.projects: dict[str, str] = {}
         self.days: dict[tuple[str, str], tuple[int, int]] = {}  # calls, wasted
@@ -208,11 +209,23 @@ class _Folder:
         # shown but, as in the replay, is not a diagnostic: not counted, no exit status 3.
         if item.severity == "error":
             self.diagnostics += 1
-        elif item == self.no_call_note:
-            self.no_call = True
+        elif is_no_call_note(item, self.format):
+            self.no_call = item
             return
         if len(self.problems) < MAX_PROBLEMS_KEPT:
             self.problems.append(item)
+
+    def held_no_call(self) -> bool:
+        """Whether the file held no call and said nothing else: its no-call note is then
+        counted, as ``read_items``' own always is; beside other diagnostics (a reader adds its
+        own note whatever else it found) it is shown with them."""
+        if self.no_call is None:
+            return False
+        if not self.problems:
+            return True
+        if len(self.problems) < MAX_PROBLEMS_KEPT:
+            self.problems.append(self.no_call)
+        return False
 
     def finish(self) -> tuple[SessionAudit, ...]:
         """Close every open run and return each session's audit, in order of appearance."""
@@ -276,6 +289,7 @@ def fold_file(
         elif isinstance(item, SessionSeen):
             folder.session(item.where.session)
     sessions = folder.finish()
+    no_call = folder.held_no_call()
     problems = tuple(folder.problems)
     return FileAudit(
         file,
@@ -286,5 +300,5 @@ def fold_file(
         size,
         folder.diagnostics,
         settings.keep,
-        no_call=folder.no_call,
+        no_call=no_call,
     )

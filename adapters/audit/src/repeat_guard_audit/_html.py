@@ -65,6 +65,7 @@ def _cards(total: Waste) -> Iterator[str]:
     yield _card("wasted_turns", "wasted turns", total.wasted_turns)
     yield _card("denied", "denied calls", counts.denied)
     yield _card("diagnostics", "diagnostics", total.diagnostics)
+    yield _card("held_no_call", "files that held no tool call", total.held_no_call)
     yield "</div>"
 
 

@@ -51,8 +51,9 @@ class FileAudit(NamedTuple):
     ``files``, 1 for a file audited and 0 for one ``since`` passed over, its ``bytes`` and its
     ``diagnostics``, all of them counted; ``not_transcript`` for a file a walk found that no
     reader recognises (counted apart, and named, in the totals); ``no_call`` for a file read
-    whole that held no call and no diagnostic (its reader's ``no_call_note``, counted and named
-    in the totals instead of kept in ``problems``).
+    whole that held no call and said nothing else (its one diagnostic a ``no_call_note``, the
+    shared one or its reader's own: counted and named in the totals instead of kept in
+    ``problems``).
 
     ``parts`` is what the core's ``merge_audits`` adds up; ``waste`` is their merge, keeping
     ``keep`` worst runs and sessions. A result carries no ``Waste`` of its own: one is a score

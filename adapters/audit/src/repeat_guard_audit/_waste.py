@@ -23,8 +23,9 @@ The core's definitions of a call, a tracked, wasted and denied call hold; these 
   it, it is not a regular file, or it went before its turn): counted in
   ``not_transcripts``, and the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order)
   kept in ``not_transcript_files``;
-* a file that *held no call* is one read whole that yielded no call and no diagnostic (a
-  session of prompts and answers alone, a file of summaries): counted in ``held_no_call``, and
+* a file that *held no call* is one read whole that yielded no call and no diagnostic but
+  its no-call note (a session of prompts and answers alone, a file of summaries): counted in
+  ``held_no_call``, and
   the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order) kept in
   ``held_no_call_files``.
 

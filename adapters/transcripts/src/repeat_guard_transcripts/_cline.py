@@ -9,7 +9,8 @@ is the result. The result failed when the block says ``is_error``, or when one o
 ``"success": false`` (the CLI's results); it is a denial when its text says the user denied
 the operation. A ``user`` message of text, without tool results, is a prompt. Calls the
 extension wrote as XML in the assistant's text (its older tool format) are not read: a file
-with messages and no call gets a note. One file is one session (the task's folder, or the
+with messages and no call ends with the note of a file that held none (``no_call_note``),
+saying how many messages it read. One file is one session (the task's folder, or the
 CLI's session id) and one agent.
 
 The CLI (3.0.65) gives each ``assistant`` message the ``metrics`` of its model step
@@ -31,6 +32,7 @@ from ._calls import OpenCall, OpenCalls
 from ._document import Cursor, Element, document_array, walk_object
 from ._items import Diagnostic, Item, Located, Location
 from ._reading import document_items, file_session, string, token_count
+from ._registry import no_call_note
 
 __all__ = ["DENIED", "ClineReader"]
 
@@ -76,21 +78,19 @@ class _ClineFile:
         self.calls: OpenCalls[str] = OpenCalls()
         self.messages = 0
         self.made_calls = False
-        self.last_line = 1
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
         yield from document_items(lines, self.file, self.session, _messages, self._element)
         yield from self.calls.drop_all()
         if self.messages and not self.made_calls:
-            message = f"{self.messages} messages, none of them a call this reader knows"
-            yield Diagnostic(self.file, self.last_line, message, severity="note")
+            read = f"{self.messages} messages read, none with a tool_use block"
+            yield no_call_note(self.file, ClineReader.name, read)
 
     def _element(self, text: str, element: Element) -> list[Item]:
         message, line = element.value, element.line
         if not isinstance(message, dict):
             return [Diagnostic(self.file, line, "a message that is not an object")]
         self.messages += 1
-        self.last_line = line
         where = Location(self.file, line, self.session)
         role, blocks = message.get("role"), _blocks(message)
         if role == "assistant":

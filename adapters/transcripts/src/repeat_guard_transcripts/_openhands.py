@@ -12,9 +12,9 @@ and one whose content starts with ``EDITOR_ERROR`` (the file editor's errors) fa
 ``message`` is a prompt.
 
 OpenHands V1 (the software-agent-sdk) tags each event with its ``kind``; such events are read
-as ``_openhands_v1`` says, in the same files. A session whose events hold no call the reader
-knows gets a note saying how many events it read, so a format that changed never reads as a
-silent zero.
+as ``_openhands_v1`` says, in the same files. A file whose events hold no call the reader knows
+(in none of its sessions) ends with the note of a file that held none (``no_call_note``), saying
+how many events it read, so a format that changed never reads as a silent zero.
 
 Delegates: a ``delegate`` action starts a sub-agent; the events after it belong to that agent
 (``<session>/delegate-<id>``) until the ``delegate`` observation caused by it. At most
@@ -37,7 +37,7 @@ from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._lines import json_lines
 from ._openhands_v1 import ANSWERS, KINDS, arguments_of, failed_of, result_of
 from ._reading import document_items, exit_failed, file_session, string
-from ._registry import head_objects
+from ._registry import head_objects, no_call_note
 
 __all__ = ["NOT_CALLS", "OpenHandsReader"]
 
@@ -102,7 +102,6 @@ class _Session:
         self.calls: OpenCalls[str] = OpenCalls()
         self.events = 0
         self.made_calls = False
-        self.last_line = 1
 
     @property
     def agent(self) -> str:
@@ -116,7 +115,6 @@ class _Session:
             yield Diagnostic(self.file, line, "an event that is not an object")
             return
         self.events += 1
-        self.last_line = line
         action, observation = event.get("action"), event.get("observation")
         where = Location(self.file, line, self.session)
         kind = event.get("kind")
@@ -196,10 +194,14 @@ class _Session:
         yield Located(where, finished, timestamp=string(event, "timestamp"))
 
     def end(self) -> Iterator[Item]:
-        yield from self.calls.drop_all()
-        if self.events and not self.made_calls:
-            message = f"{self.events} events, none of them a call this reader knows"
-            yield Diagnostic(self.file, self.last_line, message, severity="note")
+        return self.calls.drop_all()
+
+
+def events_note(file: str, format: str, events: int, made_calls: bool) -> Iterator[Item]:
+    """The end of a file, read as ``format``, whose sessions read ``events`` events: its
+    ``no_call_note`` when they ``made_calls`` none."""
+    if events and not made_calls:
+        yield no_call_note(file, format, f"{events} events read")
 
 
 def _editor_error(content: object) -> bool:
@@ -222,6 +224,9 @@ def _history(cursor: Cursor) -> Iterator[Element | Diagnostic]:
 class _OpenHandsFile:
     def __init__(self, file: str) -> None:
         self.file = file
+        # Every session's, counted as each ends: the file's note is the file's, not a session's.
+        self.events = 0
+        self.made_calls = False
 
     def read(self, lines: Iterable[bytes]) -> Iterator[Item]:
         iterator = iter(lines)
@@ -237,12 +242,18 @@ class _OpenHandsFile:
             yield from self._document(rest, array=start == b"[")
         else:
             yield from self._lines(rest)
+        yield from events_note(self.file, OpenHandsReader.name, self.events, self.made_calls)
+
+    def _end(self, session: _Session) -> Iterator[Item]:
+        self.events += session.events
+        self.made_calls = self.made_calls or session.made_calls
+        return session.end()
 
     def _document(self, lines: Iterable[bytes], *, array: bool) -> Iterator[Item]:
         session = _Session(self.file, file_session(self.file))
         elements = document_array if array else _history
         yield from document_items(lines, self.file, session.session, elements, session.element)
-        yield from session.end()
+        yield from self._end(session)
 
     def _lines(self, lines: Iterable[bytes]) -> Iterator[Item]:
         stream = _Session(self.file, file_session(self.file))
@@ -263,7 +274,7 @@ class _OpenHandsFile:
                 seen = True
                 yield SessionSeen(Location(self.file, line, stream.session))
             yield from stream.event(line, record)
-        yield from stream.end()
+        yield from self._end(stream)
 
     def _instance(
         self, line: int, record: Mapping[str, object], history: list[object]
@@ -273,7 +284,7 @@ class _OpenHandsFile:
         yield SessionSeen(Location(self.file, line, session.session))
         for event in history:
             yield from session.event(line, event)
-        yield from session.end()
+        yield from self._end(session)
 
 
 def _is_v1_event(record: Mapping[str, object]) -> bool:

@@ -16,7 +16,7 @@ from typing import Final
 
 from ._items import Diagnostic, Item, Location, SessionSeen
 from ._lines import MAX_LINE_BYTES, JsonValue, decode_json
-from ._openhands import _Session
+from ._openhands import _Session, events_note
 from ._sqlite import stream_note
 
 __all__ = ["OpenHandsEventsReader"]
@@ -49,7 +49,7 @@ def _event_files(folder: str) -> list[str] | str:
     return sorted(n for n in names if n.startswith("event-") and n.endswith(".json"))
 
 
-def _items(folder: str) -> Iterator[Item]:
+def _items(folder: str, file: str) -> Iterator[Item]:
     base = os.path.join(folder, ENTRY)
     state = _object(base)
     ident = state.get("id") if isinstance(state, dict) else None
@@ -62,8 +62,8 @@ def _items(folder: str) -> Iterator[Item]:
     if isinstance(files, str):
         yield Diagnostic(folder, 0, files)
         return
-    for file in files:
-        path = os.path.join(folder, EVENTS, file)
+    for event_file in files:
+        path = os.path.join(folder, EVENTS, event_file)
         event = _object(path)
         if isinstance(event, str):
             yield Diagnostic(path, 1, event)
@@ -71,6 +71,7 @@ def _items(folder: str) -> Iterator[Item]:
         session.file = path
         yield from session.event(1, event)
     yield from session.end()
+    yield from events_note(file, OpenHandsEventsReader.name, session.events, session.made_calls)
 
 
 class OpenHandsEventsReader:
@@ -96,4 +97,4 @@ class OpenHandsEventsReader:
         """Yield the items of the conversation in the folder ``path`` (or the folder of the
         ``base_state.json`` at ``path``); never raises for what it holds."""
         folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
-        return _items(folder)
+        return _items(folder, file)

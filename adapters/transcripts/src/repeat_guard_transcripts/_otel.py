@@ -29,8 +29,9 @@ as ``opentelemetry-semantic-conventions`` 0.65b0 names them):
   and yields the events at its end.
 
 Nothing in the convention says a call was refused, and an exported span has ended: no denial,
-no call never finished. A file of spans none of which is a GenAI call or agent run gets a note
-saying how many spans it read: a recognised file never reads as a silent zero.
+no call never finished. A file of spans none of which is a GenAI call or agent run ends with the
+note of a file that held no call (``no_call_note``), saying how many spans it read: a
+recognised file never reads as a silent zero.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from repeat_guard import PromptSubmitted, ToolCallFinished
 from ._document import Cursor, Element, walk_object
 from ._items import Diagnostic, Item, Located, Location, SessionSeen
 from ._reading import document_items, object_items, string, token_count
+from ._registry import no_call_note
 
 __all__ = ["OtelGenAiReader", "any_value"]
 
@@ -295,8 +297,8 @@ class _OtelFile:
             )
             yield Diagnostic(self.file, min(unrecorded), message, "note")
         if self.read_spans and not events:
-            message = f"{self.read_spans} span(s) read, none a GenAI tool call or agent run"
-            yield Diagnostic(self.file, 1, message, "note")
+            read = f"{self.read_spans} spans read, none a GenAI execute_tool or invoke_agent span"
+            yield no_call_note(self.file, OtelGenAiReader.name, read)
 
     def _event(
         self,

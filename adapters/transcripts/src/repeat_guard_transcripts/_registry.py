@@ -24,6 +24,7 @@ __all__ = [
     "ResultsOptional",
     "folder_format",
     "head_objects",
+    "is_no_call_note",
     "no_call_note",
     "places",
     "read_items",
@@ -110,13 +111,29 @@ def read_items(
 
 
 NO_CALL = "read as {format}, none of it a tool call"
-"""The note of an input that yields no call and no diagnostic (``read_items``), at line 1."""
+"""The note of an input that held no call, at line 1 (``no_call_note``)."""
 
 
-def no_call_note(file: str, format: str) -> Diagnostic:
-    """The note ``read_items`` ends ``file`` with when, read as ``format``, it yielded no call
-    and no diagnostic (``NO_CALL``): the audit knows it by this value."""
-    return Diagnostic(file, 1, NO_CALL.format(format=format), "note")
+def no_call_note(file: str, format: str, read: str = "") -> Diagnostic:
+    """The note ``file``, read as ``format``, ends with when it held no call (``NO_CALL``).
+
+    ``read_items`` adds it, bare, to an input that yielded no call and no diagnostic. A reader
+    that can say what it read (``12 messages read``) ends such a file with this note itself,
+    ``read`` in parentheses after the words: one note either way, which the audit counts
+    (``is_no_call_note``) instead of printing."""
+    message = NO_CALL.format(format=format)
+    return Diagnostic(file, 1, f"{message} ({read})" if read else message, "note")
+
+
+def is_no_call_note(item: Diagnostic, format: str) -> bool:
+    """Whether ``item`` is a ``no_call_note`` for ``format``, whatever it says was read."""
+    message = NO_CALL.format(format=format)
+    said = item.message
+    return (
+        item.severity == "note"
+        and item.line == 1
+        and (said == message or said.startswith(f"{message} ("))
+    )
 
 
 @dataclass(slots=True)
