@@ -80,6 +80,7 @@ HOST_FOLDERS = {
     "codex": "codex",
     "copilot": "copilot-cli",
     "gemini": "gemini-cli",
+    "qwen-code": "qwen-code",
 }
 """The corpus folder of each host whose preset names polling tools and whose files are here."""
 

@@ -99,14 +99,27 @@ def test_a_host_preset_makes_its_polling_tools_follow_results() -> None:
     assert polls(GuardState.initial(mine), "write_stdin", ["1", "2", "3"]) == [("gentle", 3)]
 
 
+def test_the_qwen_code_preset_follows_its_shell_and_read_file_results() -> None:
+    # Qwen Code's polls: tail of a growing log, read_file of a background command's output file
+    state = GuardState.initial(GuardConfig(preset="qwen-code"))
+    growing = ["line 1", "line 2", "line 3", "line 4"]
+    for tool in ("run_shell_command", "read_file", "task_list"):
+        assert polls(state, tool, growing) == []
+    # an unchanged re-read answers the same each time: a loop still
+    unchanged = ["[File calc.py unchanged since last read in this session]"] * 3
+    assert polls(state, "read_file", unchanged) == [("gentle", 3)]
+    assert polls(state, "edit", growing) == [("gentle", 3)]  # not a poll of Qwen Code's
+
+
 def test_the_seed_preset_and_a_host_with_no_polling_tool_add_nothing() -> None:
     assert GuardConfig().preset == "seed"
     assert GuardConfig(preset="seed").tool_policies == ()
-    assert GuardConfig(preset="qwen-code").tool_policies == ()
-    assert not GuardConfig(preset="qwen-code").policies
+    assert GuardConfig(preset="cline").tool_policies == ()
+    assert not GuardConfig(preset="cline").policies
     assert set(PRESETS) == {"seed", *HOST_PRESETS}
     assert "write_stdin" in HOST_PRESETS["codex"]
     assert "BashOutput" in HOST_PRESETS["claude-code"]
+    assert "read_file" in HOST_PRESETS["qwen-code"]
 
 
 @pytest.mark.parametrize(

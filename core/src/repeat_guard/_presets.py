@@ -10,7 +10,8 @@ note's rule, exactly.
 
 A host's list holds its tools made to read a running command's output, and the tools its agents
 poll through in the labelled corpus (``tests/data/eval``, ``make eval``): the shell
-(``sleep 2 && tail -n 1 build.log``) and, for Claude Code, ``Read`` of a log that grows. Those
+(``sleep 2 && tail -n 1 build.log``) and, for Claude Code and Qwen Code, ``Read`` and
+``read_file`` of a log that grows. Those
 join only where ``make eval`` shows the preset meets both targets on that host's files: every
 loop of three identical calls or more reminded by its fifth call, and no reminder on a poll whose
 output made progress. Each entry says where its names were found. A host with no entry here has
@@ -63,9 +64,17 @@ HOST_PRESETS: dict[str, tuple[str, ...]] = {
     # call (the reader leaves out the response id and process ids, and marks a failing Exit
     # Code as failed); its AfterTool hook carries the same output, read by the same rules.
     "gemini": ("read_background_output", "run_shell_command"),
-    # Qwen Code 0.24.4, Cline 3.0.65, Crush, pi, opencode 1.18.33, OpenClaw: no tool that reads
-    # a running command's output again was found in their packages or docs.
-    "qwen-code": (),
+    # Qwen Code 0.24.4: task_list, the one tool its own loop detection reads results of
+    # (STATEFUL_READ_TOOLS in its bundle: "identical arguments whose results keep changing are
+    # productive polling"); run_shell_command (its shell, Gemini CLI's name) and read_file: its
+    # polls in tests/data/eval, tail of a growing log and read_file of the output file a
+    # background command writes (its shell's answer says to read that file; it refuses a
+    # foreground sleep 2 && ...), and its five loops there (run_shell_command, edit, read_file:
+    # an unchanged re-read answers "unchanged since last read" each time) still reminded at
+    # their third call; its PostToolUse hook carries the same output.
+    "qwen-code": ("task_list", "run_shell_command", "read_file"),
+    # Cline 3.0.65, Crush, pi, opencode 1.18.33, OpenClaw: no tool that reads a running
+    # command's output again was found in their packages or docs.
     "cline": (),
     "crush": (),
     "pi": (),

@@ -184,21 +184,30 @@ def test_deny_at_refuses_the_call_and_the_model_reads_why(tmp_path: Path, qwen: 
 
 
 BUILT = ["compiling a", "compiling b", "compiling c", "linking"]
-POLL = Call("run_shell_command", {"command": "tail -n 20 build.log"})
 
 
-@pytest.mark.parametrize(("preset", "reminded"), [("gemini", []), ("seed", [3])])
-def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
-    tmp_path: Path, qwen: Host, preset: str, reminded: list[int]
+def _poll(tool: str, log: Path) -> Call:
+    """A poll of the build's log: ``tail`` through the shell, or ``read_file`` of it (as Qwen
+    Code says to read a background command's output file)."""
+    if tool == "run_shell_command":
+        return Call(tool, {"command": f"tail -n 20 {log.name}"})
+    return Call(tool, {"file_path": str(log)})
+
+
+@pytest.mark.parametrize("tool", ["run_shell_command", "read_file"])
+@pytest.mark.parametrize(("preset", "reminded"), [(None, []), ("seed", [3])])
+def test_a_poll_whose_output_grows_follows_the_installed_preset(
+    tmp_path: Path, qwen: Host, tool: str, preset: str | None, reminded: list[int]
 ) -> None:
     # A build writes one line more to its log before each of four identical polls (the script
     # writes it, as the build would, before asking for the poll). PostToolUse brings each
-    # poll's output to the guard: under a preset naming run_shell_command (Qwen Code has none of
-    # its own; Gemini CLI's names the same shell) a poll whose output changed is progress;
-    # under --preset seed the third poll is reminded, whatever it read.
+    # poll's output to the guard: under Qwen Code's own preset (a plain install), which names
+    # its shell and read_file, a poll whose output changed is progress; under --preset seed the
+    # third poll is reminded, whatever it read.
     sandbox = Sandbox.create(tmp_path)
-    sandbox.install("qwen-code", "--preset", preset)
+    sandbox.install("qwen-code", *([] if preset is None else ["--preset", preset]))
     log = sandbox.project / "build.log"
+    poll = _poll(tool, log)
 
     def script(request: Mapping[str, Any]) -> Step:
         done = _done(request)
@@ -206,7 +215,7 @@ def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
             return Say("done")
         with log.open("a") as file:
             file.write(BUILT[done] + "\n")
-        return (POLL,)
+        return (poll,)
 
     with ChatCompletionsStandIn(script) as model:
         result = run_qwen(qwen, sandbox, model.url, "wait for the build")
@@ -215,7 +224,7 @@ def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
     assert [count for count, _ in seen] == [0, 1, 2, 3, 4]
     assert [count for count, said in seen if said] == reminded
     if reminded:
-        assert seen[3][1] == [_labelled(Repeated(POLL.tool, POLL.arguments).reminder(3))]
+        assert seen[3][1] == [_labelled(Repeated(poll.tool, poll.arguments).reminder(3))]
     # Each poll read one line more than the one before. Qwen Code 0.24.4 on a loaded machine now
     # and then captures no output of a command that ran ("Output: (empty)", seen once in a run
     # beside another test job): such a poll read nothing, and the last one read every line.
