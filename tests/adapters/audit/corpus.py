@@ -68,10 +68,25 @@ def _script(rng: random.Random, length: int) -> list[Block]:
     return blocks
 
 
-def _count(expected: Expected, blocks: list[Block], day: str) -> None:
+def _account(
+    expected: Expected,
+    path: Path,
+    blocks: list[Block],
+    spans: list[tuple[int, int]],
+    day: str,
+    text: str | None = None,
+) -> None:
+    """Count the transcript at ``path``, one session of ``blocks``, each block at its span
+    (its first and last line) and its calls made on ``day``; ``text`` is written to ``path``
+    first (a writer of a database or a folder writes it itself)."""
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    expected.files += 1
     expected.sessions += 1
-    for block in blocks:
+    for block, (first, last) in zip(blocks, spans, strict=True):
         k = block.repeats
+        if k >= 2:
+            expected.runs.append((k, str(path), first, last))
         expected.calls += k
         expected.wasted += k - 1
         expected.tools[block.tool] += k
@@ -101,6 +116,7 @@ def claude_code_file(
 ) -> None:
     """One Claude Code session: a prompt, then each call as a tool_use and its tool_result."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
     stamp = f"{day}T10:00:00.000Z"
     common = {"sessionId": session, "cwd": "/home/dev/p", "timestamp": stamp, "version": "2"}
@@ -169,16 +185,14 @@ def claude_code_file(
                 expected.wasted_turns += 1
                 expected.wasted_tokens += block.tokens
                 expected.wasted_input_tokens += 7 + block.tokens % 3 + 100 * serial
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, day)
+        spans.append((first, last))
+    _account(expected, path, blocks, spans, day, out.text())
 
 
 def acp_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
     """One ACP session: a prompt, then each call announced and completed."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
     out.add(
         {
@@ -217,17 +231,15 @@ def acp_file(path: Path, rng: random.Random, expected: Expected, day: str, sessi
                     }
                 )
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
+        spans.append((first, last))
     out.add({"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(expected, path, blocks, spans, "unknown", out.text())
 
 
 def codex_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
     """One Codex rollout: session_meta, a prompt, each call a function_call and its output."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
     stamp = f"{day}T10:00:00.000Z"
     out.add(
@@ -259,11 +271,8 @@ def codex_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
             answer = {"type": "function_call_output", "call_id": f"call_{serial}", "output": "ok"}
             last = out.add({"timestamp": stamp, "type": "response_item", "payload": answer})
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, day)
+        spans.append((first, last))
+    _account(expected, path, blocks, spans, day, out.text())
 
 
 def openhands_file(
@@ -272,6 +281,7 @@ def openhands_file(
     """One OpenHands trajectory (a JSON array, one event per line): a user message, then each
     call an agent action and the observation it caused."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     stamp = f"{day}T10:00:00.000000"
     events = [
         {
@@ -282,12 +292,12 @@ def openhands_file(
             "args": {"content": "fix the build"},
         }
     ]
-    places: list[tuple[int, int]] = []  # (repeats, index of the block's first observation)
     for block in blocks:
-        for repeat in range(block.repeats):
+        # Line 1 is "[", event i is on line i + 2: the block's first observation is its next
+        # event but one, its last two lines a call further on.
+        spans.append((len(events) + 3, len(events) + 1 + 2 * block.repeats))
+        for _ in range(block.repeats):
             ident = len(events)
-            if repeat == 0:
-                places.append((block.repeats, len(events) + 1))
             events.append(
                 {
                     "id": ident,
@@ -307,14 +317,8 @@ def openhands_file(
                     "content": "ok",
                 }
             )
-    # Line 1 is "[", event i is on line i + 2.
-    for repeats, start in places:
-        if repeats >= 2:
-            expected.runs.append((repeats, str(path), start + 2, start + 2 + 2 * (repeats - 1)))
     body = ",\n".join(json.dumps(event) for event in events)
-    path.write_text(f"[\n{body}\n]\n", encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, day)
+    _account(expected, path, blocks, spans, day, f"[\n{body}\n]\n")
 
 
 def swe_agent_file(
@@ -322,18 +326,16 @@ def swe_agent_file(
 ) -> None:
     """One SWE-agent trajectory: each call a step whose action is the command line."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     steps: list[str] = []
     for block in blocks:
         first = len(steps) + 3  # line 1 "{", line 2 '"trajectory": [', step i on line i + 3
         for _ in range(block.repeats):
             action = f"{block.tool} {block.arguments['command']}"
             steps.append(json.dumps({"action": action, "observation": "ok", "thought": "hm"}))
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, len(steps) + 2))
+        spans.append((first, len(steps) + 2))
     body = ",\n".join(steps)
-    path.write_text(f'{{\n"trajectory": [\n{body}\n]\n}}\n', encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(expected, path, blocks, spans, "unknown", f'{{\n"trajectory": [\n{body}\n]\n}}\n')
 
 
 def mini_swe_agent_file(
@@ -345,6 +347,7 @@ def mini_swe_agent_file(
         Block("bash", block.arguments, block.repeats, block.tokens)
         for block in _script(rng, rng.randrange(1, 6))
     ]
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     # line 1 "{", 2 info, 3 '"messages": [', 4 the task, then a reply and its answer a call
     messages = [json.dumps({"role": "user", "content": "fix the build"})]
     for block in blocks:
@@ -353,13 +356,12 @@ def mini_swe_agent_file(
             action = {"command": block.arguments["command"]}
             messages.append(json.dumps({"role": "assistant", "extra": {"actions": [action]}}))
             messages.append(json.dumps({"role": "user", "content": "<returncode>0</returncode>"}))
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, len(messages) + 3))
+        spans.append((first, len(messages) + 3))
     body = ",\n".join(messages)
     info = '"info": {"mini_version": "2.0.0"},'
-    path.write_text(f'{{\n{info}\n"messages": [\n{body}\n]\n}}\n', encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(
+        expected, path, blocks, spans, "unknown", f'{{\n{info}\n"messages": [\n{body}\n]\n}}\n'
+    )
 
 
 def gemini_cli_file(
@@ -368,6 +370,7 @@ def gemini_cli_file(
     """One Gemini CLI chat (JSON Lines): its metadata, a prompt, then each call a ``gemini``
     message written twice, as Gemini CLI does: without its toolCalls, then with them done."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
     out.add({"sessionId": session, "projectHash": "h", "startTime": f"{day}T10:00:00Z"})
     out.add({"id": "p", "type": "user", "content": [{"text": "fix the build"}]})
@@ -382,11 +385,8 @@ def gemini_cli_file(
             call["args"] = dict(block.arguments)
             last = out.add({**message, "toolCalls": [{**call, "status": "success"}]})
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+        spans.append((first, last))
+    _account(expected, path, blocks, spans, "unknown", out.text())
 
 
 def copilot_cli_file(
@@ -395,6 +395,7 @@ def copilot_cli_file(
     """One Copilot CLI events file: session.start, a prompt, then each call a
     tool.execution_start and its tool.execution_complete."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
 
     def event(kind: str, data: dict[str, object]) -> int:
@@ -411,11 +412,8 @@ def copilot_cli_file(
             event("tool.execution_start", {**start, "arguments": dict(block.arguments)})
             last = event("tool.execution_complete", {"toolCallId": f"c{serial}", "success": True})
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+        spans.append((first, last))
+    _account(expected, path, blocks, spans, "unknown", out.text())
 
 
 def goose_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
@@ -423,6 +421,7 @@ def goose_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
     an assistant's ``toolRequest`` and the user message answering it, the line of a call its
     answer's row id."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     rows: list[tuple[str, list[object]]] = [("user", [{"type": "text", "text": "fix it"}])]
     for block in blocks:
         first = 0
@@ -434,8 +433,7 @@ def goose_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
             result = {"status": "success", "value": {"content": []}}
             rows.append(("user", [{"type": "toolResponse", "id": ident, "toolResult": result}]))
             first = first or len(rows)
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, len(rows)))
+        spans.append((first, len(rows)))
     with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, working_dir TEXT, created_at)")
         db.execute(
@@ -448,8 +446,7 @@ def goose_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
             "VALUES (?, ?, ?, 0)",
             [(session, role, json.dumps(content)) for role, content in rows],
         )
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(expected, path, blocks, spans, "unknown")
 
 
 def opencode_file(
@@ -459,6 +456,7 @@ def opencode_file(
     call an assistant message holding one completed ``tool`` part, the line of a call its
     part's row id."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     parts: list[tuple[str, str, str]] = [("m0", "user", json.dumps({"type": "text"}))]
     for block in blocks:
         first = 0
@@ -467,8 +465,7 @@ def opencode_file(
             part = {"type": "tool", "tool": block.tool, "state": state}
             parts.append((f"m{len(parts):05d}", "assistant", json.dumps(part)))
             first = first or len(parts)
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, len(parts)))
+        spans.append((first, len(parts)))
     with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute(
             "CREATE TABLE `session` (`id` text PRIMARY KEY, `directory` text, `time_created`)"
@@ -480,14 +477,14 @@ def opencode_file(
             data = json.dumps({"role": role})
             db.execute("INSERT INTO `message` VALUES (?, ?, ?)", (message, session, data))
             db.execute("INSERT INTO `part` VALUES (?, ?, ?)", (f"p{message}", message, part_data))
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(expected, path, blocks, spans, "unknown")
 
 
 def pi_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
     """One pi session: its header, a prompt, then each call an assistant message with a
     toolCall and the toolResult answering it."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
 
     def message(body: dict[str, object]) -> int:
@@ -504,17 +501,15 @@ def pi_file(path: Path, rng: random.Random, expected: Expected, day: str, sessio
             message({"role": "assistant", "content": [{**call, "arguments": block.arguments}]})
             last = message({"role": "toolResult", "toolCallId": f"c{serial}", "content": "ok"})
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+        spans.append((first, last))
+    _account(expected, path, blocks, spans, "unknown", out.text())
 
 
 def cline_file(path: Path, rng: random.Random, expected: Expected, day: str, session: str) -> None:
     """One Cline task (a JSON list, one message a line): the task, then each call an assistant
     message with its tool_use and a user message with its tool_result."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     messages = [json.dumps({"role": "user", "content": "fix the build", "ts": 1})]
     serial = 0
     for block in blocks:
@@ -526,12 +521,9 @@ def cline_file(path: Path, rng: random.Random, expected: Expected, day: str, ses
             use_input = {**use, "input": dict(block.arguments)}
             messages.append(json.dumps({"role": "assistant", "content": [use_input]}))
             messages.append(json.dumps({"role": "user", "content": [answer]}))
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, len(messages) + 1))
+        spans.append((first, len(messages) + 1))
     body = ",\n".join(messages)
-    path.write_text(f"[\n{body}\n]\n", encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(expected, path, blocks, spans, "unknown", f"[\n{body}\n]\n")
 
 
 def openhands_events_folder(
@@ -541,6 +533,7 @@ def openhands_events_folder(
     message then each call an ``ActionEvent`` and the ``ObservationEvent`` answering it; a call
     counts at its observation's file, line 1."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     (path / "events").mkdir(parents=True)
     (path / "base_state.json").write_text(json.dumps({"id": session}), encoding="utf-8")
     events: list[dict[str, object]] = [{"kind": "MessageEvent", "source": "user"}]
@@ -550,13 +543,11 @@ def openhands_events_folder(
             action = {"kind": "ActionEvent", "source": "agent", "action": dict(block.arguments)}
             events.append({**action, **common})
             events.append({"kind": "ObservationEvent", "source": "environment", **common})
-        if block.repeats >= 2:  # a run is named by its file, the folder (each line is 1)
-            expected.runs.append((block.repeats, str(path), 1, 1))
+        spans.append((1, 1))  # a run is named by its file, the folder (each line is 1)
     for number, event in enumerate(events):
         name = path / "events" / f"event-{number:05d}-x.json"
         name.write_text(json.dumps(event), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+    _account(expected, path, blocks, spans, "unknown")
 
 
 def qwen_code_file(
@@ -565,6 +556,7 @@ def qwen_code_file(
     """One Qwen Code chat: a prompt, then each call an assistant record with a functionCall
     part and a tool_result record with its functionResponse."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
 
     def record(kind: str, part: dict[str, object]) -> int:
@@ -583,11 +575,8 @@ def qwen_code_file(
             answer = {"id": f"c{serial}", "response": {"output": "ok"}}
             last = record("tool_result", {"functionResponse": answer})
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, "unknown")
+        spans.append((first, last))
+    _account(expected, path, blocks, spans, "unknown", out.text())
 
 
 def _otel_span(
@@ -606,6 +595,7 @@ def otel_genai_file(
     """One OTLP/JSON export of GenAI spans, one span a line as the Collector's file exporter
     writes them as they end: each call an ``execute_tool`` span, then the agent run."""
     blocks = _script(rng, rng.randrange(1, 6))
+    spans: list[tuple[int, int]] = []  # each block's first and last line
     out = _Lines()
     nanos = int(datetime.datetime.fromisoformat(f"{day}T10:00:00+00:00").timestamp()) * 10**9
     serial = 0
@@ -617,13 +607,10 @@ def otel_genai_file(
             attributes["gen_ai.tool.call.arguments"] = json.dumps(block.arguments)
             last = out.add(_otel_span(serial + 1, 1, nanos + serial, attributes))
             first = first or last
-        if block.repeats >= 2:
-            expected.runs.append((block.repeats, str(path), first, last))
+        spans.append((first, last))
     run = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": session}
     out.add(_otel_span(1, 0, nanos, run))
-    path.write_text(out.text(), encoding="utf-8")
-    expected.files += 1
-    _count(expected, blocks, day)
+    _account(expected, path, blocks, spans, day, out.text())
 
 
 Writer = Callable[[Path, random.Random, Expected, str, str], None]
