@@ -50,7 +50,7 @@ def _pre(session: str = "s", command: str = "ls", cwd: str = "/nonexistent") -> 
 
 
 def _repeats(state: Path) -> dict[str, int]:
-    with sqlite3.connect(state) as connection:
+    with contextlib.closing(sqlite3.connect(state)) as connection, connection:
         rows = connection.execute("SELECT agent, chain FROM agents").fetchall()
     return {agent: json.loads(chain)[3] for agent, chain in rows}
 

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,7 @@ def _burst(state: Path, session: str, env: dict[str, str]) -> list[bytes]:
 
 
 def _repeats(state: Path) -> dict[str, int]:
-    with sqlite3.connect(state) as connection:
+    with closing(sqlite3.connect(state)) as connection, connection:
         rows = connection.execute("SELECT agent, chain FROM agents").fetchall()
     return {agent: json.loads(chain)[3] for agent, chain in rows}
 

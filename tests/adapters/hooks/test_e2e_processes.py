@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,7 @@ def _run(state: Path, data: bytes, launcher: Sequence[str] = ()) -> tuple[int, b
 
 
 def _repeats(state: Path) -> dict[str, int]:
-    with sqlite3.connect(state) as connection:
+    with closing(sqlite3.connect(state)) as connection, connection:
         rows = connection.execute("SELECT agent, chain FROM agents").fetchall()
     return {agent: json.loads(chain)[3] for agent, chain in rows}
 

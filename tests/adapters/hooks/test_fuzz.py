@@ -19,6 +19,7 @@ import sqlite3
 import stat
 import tempfile
 import unittest.mock
+from contextlib import closing
 from pathlib import Path
 
 from hypothesis import event, given
@@ -143,7 +144,7 @@ def test_any_hook_input_is_answered_or_fails_open_and_never_errs(
         options = HookOptions(dialect, str(state), str(config_file))
         if foreign:  # a newer guard's store: never changed, and nothing answered from it
             state.parent.mkdir(parents=True, exist_ok=True)
-            with sqlite3.connect(state) as connection:
+            with closing(sqlite3.connect(state)) as connection, connection:
                 connection.execute("PRAGMA user_version=99")
             connection.close()
             written = state.read_bytes()

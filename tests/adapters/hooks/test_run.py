@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import stat
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -259,7 +260,7 @@ def test_a_locked_store_fails_open(tmp_path: Path) -> None:
 
 def test_another_schema_version_fails_open_and_the_log_says_why(tmp_path: Path) -> None:
     options = _options(tmp_path)
-    with sqlite3.connect(options.state) as connection:
+    with closing(sqlite3.connect(options.state)) as connection, connection:
         connection.execute("PRAGMA user_version=99")
     before = Path(options.state).read_bytes()
     assert run_hook(options, _pre(tmp_path), 1.0) == HookOutcome(0)
@@ -287,7 +288,7 @@ def test_a_corrupt_store_is_set_aside_and_counting_starts_afresh(tmp_path: Path)
 def test_unreadable_rows_are_logged(tmp_path: Path) -> None:
     options = _options(tmp_path)
     run_hook(options, _pre(tmp_path), 1.0)
-    with sqlite3.connect(options.state) as connection:
+    with closing(sqlite3.connect(options.state)) as connection, connection:
         connection.execute("UPDATE agents SET chain = 'junk'")
     run_hook(options, _pre(tmp_path), 2.0)
     (line,) = _log(tmp_path)

@@ -6,6 +6,7 @@ import os
 import sqlite3
 import stat
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def _apply(path: Path, action: AgentEvent | SessionEnded, now: float = 1000.0) -
 
 
 def _rows(path: Path) -> list[tuple[str, str, str, float]]:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         return connection.execute(
             "SELECT session, agent, chain, seen FROM agents ORDER BY session, agent"
         ).fetchall()
@@ -142,7 +143,7 @@ def test_chains_unseen_for_the_expiry_time_are_dropped(tmp_path: Path) -> None:
 def test_an_unreadable_row_starts_afresh(tmp_path: Path, stored: str) -> None:
     path = tmp_path / "state.sqlite3"
     _apply(path, _call("s"))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("UPDATE agents SET chain = ?", (stored,))
     assert _apply(path, _call("s")) == StoreResult((), dropped=1)
     assert _rows(path)[0][2].endswith(", 1]")
@@ -151,7 +152,7 @@ def test_an_unreadable_row_starts_afresh(tmp_path: Path, stored: str) -> None:
 def test_a_blob_row_starts_afresh(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     _apply(path, _call("s"))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("UPDATE agents SET chain = ?", (b"\x00",))
     assert _apply(path, _call("s")).dropped == 1
 
@@ -183,7 +184,7 @@ def test_a_damaged_page_is_corrupt_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     for n in range(200):
         _apply(path, _call(f"s{n:03d}"))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
     data = bytearray(path.read_bytes())
@@ -230,13 +231,13 @@ def test_a_store_made_newer_meanwhile_is_not_migrated(tmp_path: Path) -> None:
     _version_1_store(path)
     first = sqlite3.connect(path, isolation_level=None)
     try:
-        with sqlite3.connect(path) as newer:  # a newer guard, first
+        with closing(sqlite3.connect(path)) as newer, newer:  # a newer guard, first
             newer.execute("PRAGMA user_version=99")
         with pytest.raises(ForeignStore):
             _migrate(first)  # what the first would do next: re-read, find 99, change nothing
     finally:
         first.close()
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (99,)
 
 
@@ -265,7 +266,7 @@ def test_a_failure_inside_the_transaction_rolls_it_back(tmp_path: Path) -> None:
     with pytest.raises(AttributeError):
         apply_action(connection, CONFIG, AgentEvent("s", not_an_event), 2.0)
     assert not connection.in_transaction
-    with sqlite3.connect(path) as other:
+    with closing(sqlite3.connect(path)) as other, other:
         other.execute("DROP TABLE agents")
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         apply_action(connection, CONFIG, _call("s"), 3.0)
@@ -288,7 +289,7 @@ def _apply_with(
 
 
 def _memories(path: Path) -> list[tuple[str, str | None, str | None, str | None]]:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         return connection.execute(
             "SELECT agent, chain, memory, memory_for FROM agents ORDER BY agent"
         ).fetchall()
@@ -354,7 +355,7 @@ def test_an_unreadable_memory_starts_the_agent_afresh(tmp_path: Path, stored: st
     path = tmp_path / "state.sqlite3"
     for _ in range(2):
         _apply_with(path, BUDGET, _call("s"))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("UPDATE agents SET memory = ?", (stored,))
     assert _apply_with(path, BUDGET, _call("s")) == StoreResult((), dropped=1)
     assert _memories(path)[0][2] == "[2, [], [], null, [1], null]"
@@ -363,7 +364,7 @@ def test_an_unreadable_memory_starts_the_agent_afresh(tmp_path: Path, stored: st
 def test_a_memory_written_in_version_1_still_reads(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     _apply_with(path, BUDGET, _call("s"))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("UPDATE agents SET memory = ?", ("[1, [], [], null, [2]]",))
     fired = _apply_with(path, BUDGET, _call("s"))
     assert (fired.dropped, [r.form for r in fired.reminders]) == (0, ["budget"])
@@ -372,7 +373,7 @@ def test_a_memory_written_in_version_1_still_reads(tmp_path: Path) -> None:
 
 def _version_1_store(path: Path) -> None:
     # The schema as version 1 created it, with one chain at 2.
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute(
             "CREATE TABLE chains (session TEXT NOT NULL, agent TEXT NOT NULL, "
             "chain TEXT NOT NULL, seen REAL NOT NULL, PRIMARY KEY (session, agent)) WITHOUT ROWID"
@@ -389,7 +390,7 @@ def test_a_version_1_store_is_migrated_and_keeps_its_chains(tmp_path: Path) -> N
     path = tmp_path / "state.sqlite3"
     _version_1_store(path)
     assert [r.count for r in _apply(path, _call("s")).reminders] == [3]
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (2,)
         tables = connection.execute("SELECT name FROM sqlite_master ORDER BY name").fetchall()
     assert tables == [("agents",), ("agents_by_seen",)]
@@ -398,11 +399,11 @@ def test_a_version_1_store_is_migrated_and_keeps_its_chains(tmp_path: Path) -> N
 def test_a_migration_that_fails_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite3"
     _version_1_store(path)
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute("CREATE TABLE agents (x)")  # in the way of the new table's index
     with pytest.raises(sqlite3.OperationalError):
         open_store(str(path))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         assert connection.execute("PRAGMA user_version").fetchone() == (1,)
         assert connection.execute("SELECT count(*) FROM chains").fetchone() == (1,)
 
@@ -500,7 +501,7 @@ def _carried(
 
 
 def _pending(path: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         return list(connection.execute("SELECT session, agent FROM pending"))
 
 
@@ -558,7 +559,7 @@ def test_carried_reminders_expire_and_a_broken_row_gives_none(tmp_path: Path) ->
     assert _carried(path, AfterCall("s", "s"), now=later) == StoreResult(())
     for _ in range(3):
         _carried(path, _call("t"))
-    with sqlite3.connect(path) as connection:
+    with closing(sqlite3.connect(path)) as connection, connection:
         connection.execute('UPDATE pending SET reminders = \'{"not": "a list"}\'')
     assert _carried(path, AfterCall("t", "t")) == StoreResult(())
     assert _pending(path) == []

@@ -114,9 +114,12 @@ def test_a_new_message_in_a_session_starts_over_and_the_history_keeps_its_remind
     script, calls = LoopingModel(), list[str]()
     agent, guard = agent_with(script, calls), RepeatGuard()
     session = SQLiteSession("demo")
-    first = run(agent, "Find the TODOs.", guard, session=session)
+    try:
+        first = run(agent, "Find the TODOs.", guard, session=session)
+        second = run(agent, "Look again.", guard, session=session)
+    finally:
+        session.close()  # its in-memory database: Python 3.13 warns of one never closed
     assert first.final_output == "stopped after 3 calls"
-    second = run(agent, "Look again.", guard, session=session)
     # three more calls after the user's new message before the next reminder
     assert second.final_output == "stopped after 6 calls"
     assert calls == ["grep"] * 6

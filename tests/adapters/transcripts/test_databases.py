@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -252,7 +253,7 @@ def test_a_row_whose_text_is_not_utf8_is_a_diagnostic_and_the_rest_is_read(
     tmp_path: Path,
 ) -> None:
     path = _copy(GOOSE, tmp_path)
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE messages SET content_json = CAST(X'80' AS TEXT) WHERE id = 3")
         db.execute("UPDATE sessions SET id = CAST(X'FF' AS TEXT) WHERE id = '20261206_2'")
         db.execute("UPDATE messages SET session_id = CAST(X'FF' AS TEXT) WHERE id > 12")
@@ -266,7 +267,7 @@ def test_a_row_whose_text_is_not_utf8_is_a_diagnostic_and_the_rest_is_read(
 
 def _opencode_db(path: Path, parts: list[tuple[object, object]], message: object) -> str:
     """A database in opencode's shape: one session, one message, its ``parts``."""
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE `session` (`id` text, `directory` text, `time_created`)")
         db.execute("CREATE TABLE `message` (`id` text, `session_id` text, `data` text)")
         db.execute("CREATE TABLE `part` (`id` text, `message_id` text, `data` text)")
@@ -319,7 +320,7 @@ def test_opencode_rows_it_cannot_use_are_diagnostics_and_the_rest_is_read(
 
 def test_a_database_without_the_formats_tables_is_a_diagnostic(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE other (x)")
     db.close()
     (problem,) = _read("opencode", str(path))
@@ -344,7 +345,7 @@ def test_goose_items_it_cannot_use_are_passed_by(tmp_path: Path) -> None:
         7,
     ]
     path = tmp_path / "g.db"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE sessions (id, working_dir, created_at)")
         db.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content_json)")
         db.execute("INSERT INTO sessions VALUES ('s', NULL, 0)")
