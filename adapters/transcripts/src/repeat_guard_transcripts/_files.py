@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, NamedTuple
 
-from ._compressed import MAGIC_BYTES, compression_of, decompressing
+from ._compressed import MAGIC_BYTES, READ_BUFFER, compression_of, decompressing
 from ._registry import HEAD_BYTES, folder_format, sniff_head
 
 __all__ = [
@@ -180,7 +180,7 @@ def with_head(stream: BinaryIO, limit: int = HEAD_BYTES) -> tuple[bytes | str, B
         head = stream.read(min(limit, _head_size(stream)))
     except OSError as error:
         return f"read failed: {error.strerror or error}", stream
-    return head, io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
+    return head, io.BufferedReader(_Prefixed(head, stream), buffer_size=READ_BUFFER)
 
 
 class Sniffed(NamedTuple):
