@@ -7,7 +7,13 @@ import gc
 import weakref
 from collections.abc import Iterator
 
-from repeat_guard import AgentDisposed, GuardConfig, PromptSubmitted, ToolCallFinished
+from repeat_guard import (
+    AgentDisposed,
+    GuardConfig,
+    PromptSubmitted,
+    ToolCallFinished,
+    ToolCallReturned,
+)
 from repeat_guard_audit import AuditSettings, DayTally, ProjectTally, Run, fold_file
 from repeat_guard_audit._fold import MAX_PROBLEMS_KEPT, RUN_LINES_KEPT
 from repeat_guard_transcripts import Diagnostic, Item, Located, Location, SessionSeen, Unfinished
@@ -66,6 +72,15 @@ def test_a_prompt_or_a_disposal_ends_a_run() -> None:
     result = fold_file(F, "test", items, 0, AuditSettings(GuardConfig()))
     assert [run.lines for run in result.waste.worst] == [(1, 2), (4, 5)]
     assert result.waste.counts.wasted == 2
+
+
+def test_a_late_result_is_no_call_and_ends_no_run() -> None:
+    late = Located(Location(F, 3, "s"), ToolCallReturned("a", "grep", {"q": 1}, "found"))
+    result = fold_file(
+        F, "test", [call(1), call(2), late, call(4)], 0, AuditSettings(GuardConfig())
+    )
+    assert [run.lines for run in result.waste.worst] == [(1, 2, 4)]
+    assert result.waste.counts.calls == 3
 
 
 def test_untracked_and_agentless_calls_leave_runs_alone() -> None:

@@ -71,16 +71,11 @@ _Step = tuple[int, int, bool]
 whether a wasted call has already charged them."""
 
 
-def _day(timestamp: str | None) -> str:
-    """The ``YYYY-MM-DD`` a timestamp starts with, ``UNKNOWN_DAY`` when it starts with none."""
-    if timestamp is None:
-        return UNKNOWN_DAY
-    return _valid_day(timestamp[:10])
-
-
 @functools.lru_cache(maxsize=4096)
 def _valid_day(prefix: str) -> str:
-    # Cached: the timestamps of a transcript share a handful of days.
+    """The ``YYYY-MM-DD`` day ``prefix`` (a timestamp's first ten characters) is,
+    ``UNKNOWN_DAY`` when it is none. Cached: the timestamps of a transcript share a handful of
+    days."""
     try:
         day = datetime.date.fromisoformat(prefix)
     except ValueError:
@@ -118,22 +113,26 @@ class _Folder:
         self.sessions.setdefault(name)
 
     def located(self, step: Step) -> None:
+        # Every call of every file comes here: the session noted and the day read inline,
+        # and a call (most events) told first.
         item, state, reminders, run = step
         name = item.where.session
-        self.session(name)
+        self.sessions.setdefault(name)
         if item.project is not None and name not in self.projects:
             self.projects[name] = item.project
         event = item.event
+        timestamp = item.timestamp
+        day = UNKNOWN_DAY if timestamp is None else _valid_day(timestamp[:10])
         since = self.settings.since
-        day = _day(item.timestamp)
         # An undated call counts: its file was written on or after ``since`` to get here.
         counted = since is None or day == UNKNOWN_DAY or day >= since
         if counted:
             self.tallies.add(name, state, event, reminders)
-        if isinstance(event, PromptSubmitted | AgentDisposed):
+        if isinstance(event, ToolCallFinished):
+            if event.agent is not None:
+                self.call(name, item, event, event.agent, run, day, counted)
+        elif isinstance(event, PromptSubmitted | AgentDisposed):
             self.close_run(name, event.agent)
-        elif isinstance(event, ToolCallFinished) and event.agent is not None:
-            self.call(name, item, event, event.agent, run, day, counted)
 
     def call(
         self,
@@ -151,8 +150,9 @@ class _Folder:
         if item.tokens is not None or item.input_tokens is not None:
             self.steps[name, agent] = (item.tokens or 0, item.input_tokens or 0, False)
         if counted:
-            calls, wasted = self.days.get((name, day), (0, 0))
-            self.days[name, day] = (calls + 1, wasted + (run >= WASTED_FROM))
+            key = (name, day)
+            calls, wasted = self.days.get(key, (0, 0))
+            self.days[key] = (calls + 1, wasted + (run >= WASTED_FROM))
             if run >= WASTED_FROM:
                 self.count_turn(name, agent)
         if run:
@@ -175,7 +175,9 @@ class _Folder:
         key = (name, agent)
         current = self.open.get(key)
         if length == 1 or current is None:
-            self.close_run(name, agent)
+            # The agent's open run, if any, ends here (``close_run``, its entry replaced).
+            if isinstance(current, _Loop) and current.counted:
+                self.keep_run(name, agent, current)
             self.open[key] = (line, counted)
         elif isinstance(current, tuple):
             # The run's second call: its arguments are the first's, canonically (the chain's
