@@ -10,6 +10,8 @@ import json
 import lzma
 import os
 import re
+import subprocess
+import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import BinaryIO
@@ -778,3 +780,28 @@ def test_a_file_whose_reader_says_what_it_read_is_counted_as_held_no_call_too(
         assert main(["replay", str(copy)]) == 0
     note = f"read as {fmt}, none of it a tool call ({read})"
     assert replayed.getvalue() == f"{copy}:1: note: {note}\n"
+
+
+_AUDIT_PROBE = (
+    "import sys\n"
+    "from repeat_guard_entry import main\n"
+    "status = main(['audit', sys.argv[1], '--format', 'json', '--jobs', '1'])\n"
+    "unused = ('sqlite3', 'tempfile', 'csv', 'repeat_guard_cli._serve', 'concurrent.futures')\n"
+    "print(status, sorted(m for m in unused if m in sys.modules), file=sys.stderr)\n"
+)
+
+
+@pytest.mark.parametrize("output", [[], ["--html", "report.html"]])
+def test_an_audit_starts_without_what_it_does_not_use(tmp_path: Path, output: list[str]) -> None:
+    # The command's start is paid before any file is read: no sidecar (nor the SQLite it
+    # stores in), no CSV writer, and the atomic writer's temporary files only for a page.
+    claude_session(tmp_path / "p" / "s.jsonl", 3)
+    probe = _AUDIT_PROBE.replace("'1']", "'1', *sys.argv[2:]]")
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "p"), *output],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert done.stderr.splitlines()[-1] == ("0 []" if not output else "0 ['tempfile']")

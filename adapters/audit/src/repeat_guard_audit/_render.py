@@ -9,7 +9,6 @@ escaped the same way in the text and CSV forms, so each CSV record is one line.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator
@@ -152,6 +151,8 @@ def _csv_line(values: list[object]) -> str:
     # Escaped as the text output escapes them, not quoted: a line break or an escape sequence
     # in a file name or session id would otherwise reach the file raw, and a tool that reads a
     # line as a record (wc, grep, a terminal) would see two rows, or its colours changed.
+    import csv  # noqa: PLC0415  # only the csv format needs it, and the audit's start pays
+
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerow(
         printable(value) if isinstance(value, str) else value for value in values

@@ -12,6 +12,8 @@ refused, never replaced (checked before the work and again just before the renam
 keeps its permission bits; a new one gets the process's usual ones.
 
 Not imported by a hook process: only the installer and the commands that write files use it.
+``tempfile`` (and ``random`` with it) is imported when a file is written: an audit to the
+terminal imports this module and writes none.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import contextlib
 import os
 import signal
 import stat
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
@@ -117,6 +118,8 @@ def write_atomically(target: str, write: Callable[[BinaryIO], _T]) -> _T:
 
 
 def _temporary_beside(target: str) -> tuple[int, str]:
+    import tempfile  # noqa: PLC0415  # the module's docstring says why here
+
     try:
         return tempfile.mkstemp(
             dir=_folder_of(target),

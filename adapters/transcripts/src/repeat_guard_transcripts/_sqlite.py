@@ -7,16 +7,21 @@ a note. Rows are read by short queries of at most ``CHUNK_ROWS`` rows, each its 
 transaction, so a lock that would hold up the agent's writes lasts one chunk at most, and memory
 holds one chunk, never the database. A file that is not a database, or one whose pages are
 damaged, gives a diagnostic at the row reached; the rows before it are read.
+
+``sqlite3`` is imported when a database is read: every command that reads transcripts imports
+the readers, and most read none.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ._items import Diagnostic, Item
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["CHUNK_ROWS", "SQLITE_MAGIC", "Chunks", "database_items", "stream_note", "text"]
 
@@ -82,6 +87,8 @@ def database_items(
     """The items ``read`` gives from the database at ``path`` (named ``file``); ``read`` keeps
     the row it has reached in its list's one element, for the diagnostic that ends the file if
     the database fails (not a database, damaged, locked by a writer: a note)."""
+    import sqlite3  # noqa: PLC0415  # the module's docstring says why here
+
     reached = [0]
     try:
         connection = sqlite3.connect(_uri(path), uri=True, timeout=0, isolation_level=None)
