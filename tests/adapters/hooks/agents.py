@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -510,3 +512,37 @@ def run_cline(
     auth = ["auth", "-p", "openai", "-k", "offline", "-m", "gpt-4.1", "-b", f"{base_url}/v1"]
     run_host(cline, sandbox, auth, sandbox.env())
     return run_host(cline, sandbox, ["--json", prompt], sandbox.env())
+
+
+CLINE_HUB = b"--cline-hub-daemon"
+"""The argument of the hub daemon Cline starts for a run (``cline --cline-hub-daemon``), detached
+in a session of its own, which outlives the run (Cline 3.0.65)."""
+
+
+def cline_hubs(sandbox: Sandbox) -> list[int]:
+    """The process ids of the Cline hub daemons started from ``sandbox`` (their ``HOME`` is
+    its home), none of another test's or anyone else's."""
+    home = b"HOME=" + os.fsencode(sandbox.home)
+    found = []
+    for process in Path("/proc").iterdir():
+        try:
+            if CLINE_HUB not in (process / "cmdline").read_bytes().split(b"\0"):
+                continue
+            if home in (process / "environ").read_bytes().split(b"\0"):
+                found.append(int(process.name))
+        except OSError:  # gone meanwhile, not a process, or not ours to read
+            continue
+    return found
+
+
+def stop_cline_hub(cline: Host, sandbox: Sandbox, timeout: float = 10.0) -> list[int]:
+    """Stop the hub daemon Cline started from ``sandbox`` with its own ``cline hub stop``
+    (which finds it by the discovery file under the sandbox's home); return the ids of those
+    still running after ``timeout`` seconds, which are then killed (empty: it stopped)."""
+    run_host(cline, sandbox, ["hub", "stop"], sandbox.env(), check=False)
+    deadline = time.monotonic() + timeout
+    while (left := cline_hubs(sandbox)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left

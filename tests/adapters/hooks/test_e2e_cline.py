@@ -8,7 +8,7 @@ reached it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,14 @@ from .agents import (
     Host,
     Repeated,
     Sandbox,
+    cline_hubs,
     contexts_after_tool,
     host_fixture,
     installed,
     is_subagent,
     looping,
     run_cline,
+    stop_cline_hub,
     with_subagent,
 )
 from .standins import Call, ChatCompletionsStandIn
@@ -54,8 +56,20 @@ def _contexts(request: Mapping[str, Any]) -> list[str]:
     return contexts_after_tool(request, "<hook_context")
 
 
-def _installed(tmp_path: Path, config: str | None = None) -> Sandbox:
-    return installed(tmp_path, "cline", config, git=True)
+@pytest.fixture
+def cline_sandbox(tmp_path: Path, cline: Host) -> Iterator[Callable[..., Sandbox]]:
+    """Makes the test's sandbox (``config``: its ``.repeat-guard.toml``); afterwards stops the
+    hub daemon Cline started from it, and checks that none of its own is left running."""
+    made: list[Sandbox] = []
+
+    def make(config: str | None = None) -> Sandbox:
+        made.append(installed(tmp_path, "cline", config, git=True))
+        return made[-1]
+
+    yield make
+    for each in made:
+        assert stop_cline_hub(cline, each) == []
+        assert cline_hubs(each) == []
 
 
 def _call_id(request: Mapping[str, Any]) -> str:
@@ -64,9 +78,9 @@ def _call_id(request: Mapping[str, Any]) -> str:
 
 
 def test_a_loop_gets_the_gentle_reminder_before_clines_own_stop(
-    tmp_path: Path, cline: Host
+    cline_sandbox: Callable[..., Sandbox], cline: Host
 ) -> None:
-    sandbox = _installed(tmp_path)
+    sandbox = cline_sandbox()
     with ChatCompletionsStandIn(looping(LS_CALL, 6, _results_since_prompt)) as model:
         done = run_cline(cline, sandbox, model.url, "list the files")
     requests = model.model_requests()
@@ -80,9 +94,9 @@ def test_a_loop_gets_the_gentle_reminder_before_clines_own_stop(
     assert sandbox.errors() == []
 
 
-def test_a_subagent_keeps_its_own_chain(tmp_path: Path, cline: Host) -> None:
+def test_a_subagent_keeps_its_own_chain(cline_sandbox: Callable[..., Sandbox], cline: Host) -> None:
     # The spawn call itself is transparent, so the parent's ls calls around it form one run.
-    sandbox = _installed(tmp_path, 'exclude = ["spawn_agent"]\n')
+    sandbox = cline_sandbox('exclude = ["spawn_agent"]\n')
     spawn = Call("spawn_agent", {"systemPrompt": "You list files.", "task": "SUBTASK: list"})
     script = with_subagent(LS_CALL, spawn, _results_since_prompt)
     with ChatCompletionsStandIn(script) as model:
@@ -98,8 +112,8 @@ def test_a_subagent_keeps_its_own_chain(tmp_path: Path, cline: Host) -> None:
     assert sandbox.errors() == []
 
 
-def test_deny_at_stops_the_task(tmp_path: Path, cline: Host) -> None:
-    sandbox = _installed(tmp_path, "denyAt = 4\n")
+def test_deny_at_stops_the_task(cline_sandbox: Callable[..., Sandbox], cline: Host) -> None:
+    sandbox = cline_sandbox("denyAt = 4\n")
     with ChatCompletionsStandIn(looping(LS_CALL, 6, _results_since_prompt)) as model:
         done = run_cline(cline, sandbox, model.url, "list the files")
     # Cline 3.0.65 reads a refusal (cancel) as the end of the task: the fourth call never ran
