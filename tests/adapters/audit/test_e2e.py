@@ -100,6 +100,9 @@ class _Dom(HTMLParser):
         self.tools: dict[str, int] = {}
         self.urls: list[str] = []
         self.tags: list[str] = []
+        # The text of each item of each ``<details>`` list, by the details' id.
+        self.lists: dict[str, list[str]] = {}
+        self.details: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = {key: value or "" for key, value in attrs}
@@ -113,6 +116,19 @@ class _Dom(HTMLParser):
                 self.tools[found["data-tool"]] = value
             elif "id" in found:
                 self.values[found["id"]] = value
+        if tag == "details":
+            self.details = found.get("id", "")
+            self.lists[self.details] = []
+        elif tag == "li" and self.details is not None:
+            self.lists[self.details].append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "details":
+            self.details = None
+
+    def handle_data(self, data: str) -> None:
+        if self.details is not None and self.lists[self.details]:
+            self.lists[self.details][-1] += data
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -133,6 +149,7 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
 ) -> None:
     root = tmp_path / "corpus"
     write_corpus(root, 120, seed=11, broken_at=60)
+    _write_files_without_calls(root / "other")
     page = tmp_path / "audit.html"
     status, out, _ = _run([str(root), "--format", "json", "--html", str(page), "--jobs", "2"])
     assert status == 3  # the broken file
@@ -177,6 +194,29 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
     assert dom.tools == {name: tool["wasted"] for name, tool in totals["tools"].items()}
     runs = [dom.values[f"run-{rank}"] for rank in range(1, 11)]
     assert runs == [run["length"] for run in totals["worst_runs"][:10]]
+    # Every file accounted for as the JSON totals account for it: counts, then names.
+    assert dom.values["files-found"] == totals["files"] + totals["not_transcripts"]
+    for key, names in (
+        ("held_no_call", "held_no_call_files"),
+        ("not_transcripts", "not_transcript_files"),
+    ):
+        assert dom.values[f"total-{key}"] == dom.values[f"files-{key}"] == totals[key], key
+        more = totals[key] - len(totals[names])
+        rest = [f"… and {more:,} more"] if more else []
+        assert dom.lists[f"files-{key}"] == totals[names] + rest, key
+    assert (totals["held_no_call"], len(totals["held_no_call_files"])) == (105, 100)
+    assert totals["not_transcripts"] == 3
+
+
+def _write_files_without_calls(folder: Path) -> None:
+    """105 Claude Code sessions of a prompt alone (five more than the totals name) and three
+    files that are not transcripts, one of them named with markup."""
+    folder.mkdir()
+    for n in range(105):
+        prompt = {"type": "user", "sessionId": f"chat-{n}", "message": {"content": "hi"}}
+        (folder / f"chat-{n:03}.jsonl").write_text(json.dumps(prompt) + "\n", encoding="utf-8")
+    for name in ("notes.txt", '<b>&"x".md', "image.png"):
+        (folder / name).write_text("not a transcript\n", encoding="utf-8")
 
 
 def test_a_dask_cluster_gives_the_local_output_in_every_format(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The audit's page fuzzed: any totals, dates of any span, nothing or everything wasted, give a
 page that draws a bounded number of bars, never a table of headers only, never a peak of
-nothing, and says so when no call was wasted. ``make test`` draws 300 cases, ``make fuzz`` a
+nothing, and says so when no call was wasted; and files of any name are listed as they are
+named, escaped. ``make test`` draws 300 cases, ``make fuzz`` a
 tenth of ``FUZZ_TRANSCRIPTS`` (5,000)."""
 
 from __future__ import annotations
@@ -8,13 +9,14 @@ from __future__ import annotations
 import datetime
 import os
 import re
+from html.parser import HTMLParser
 
 from hypothesis import event, given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
 from repeat_guard.tally import Tally, ToolTally
-from repeat_guard_audit import DayTally, ProjectTally, Run, SessionWaste, Waste, html_page
+from repeat_guard_audit import DayTally, ProjectTally, Run, SessionWaste, Waste, clean, html_page
 from repeat_guard_audit._html import MAX_BARS
 
 from ..transcripts.fuzzing import fuzz_settings
@@ -71,3 +73,57 @@ def test_any_totals_give_a_page_without_empty_charts_or_tables(total: Waste, top
     else:
         assert "No repeated calls: " in page
         assert "<svg" not in page
+
+
+class _Items(HTMLParser):
+    """The text of each item of each ``<details>`` list, by the details' id; every tag seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lists: dict[str, list[str]] = {}
+        self.details: str | None = None
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "details":
+            self.details = str(dict(attrs).get("id"))
+            self.lists[self.details] = []
+        elif tag == "li" and self.details is not None:
+            self.lists[self.details].append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "details":
+            self.details = None
+
+    def handle_data(self, data: str) -> None:
+        if self.details is not None and self.lists[self.details]:
+            self.lists[self.details][-1] += data
+
+
+_PATHS = st.lists(st.text(max_size=8), max_size=4).map(lambda paths: tuple(sorted(paths)))
+
+
+@fuzz_settings(EXAMPLES)
+@given(_PATHS, st.integers(0, 3), _PATHS, st.integers(0, 3))
+def test_files_of_any_name_are_listed_as_named(
+    held: tuple[str, ...], held_more: int, others: tuple[str, ...], others_more: int
+) -> None:
+    total = Waste(
+        held_no_call=len(held) + held_more,
+        held_no_call_files=held,
+        not_transcripts=len(others) + others_more,
+        not_transcript_files=others,
+    )
+    page = html_page(total, 10)
+    page.encode("utf-8")
+    items = _Items()
+    items.feed(page)
+    tags = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "div"}
+    assert set(items.tags) <= {*tags, "details", "summary", "ul", "li", "code"}
+    for key, paths, more in (
+        ("held_no_call", held, held_more),
+        ("not_transcripts", others, others_more),
+    ):
+        listed = [clean(path) for path in paths] + ([f"… and {more} more"] if more else [])
+        assert items.lists.get(f"files-{key}", []) == listed

@@ -271,6 +271,9 @@ class _Page(HTMLParser):
         self.values: dict[str, str] = {}
         self.loads: list[str] = []
         self.tags: list[str] = []
+        # The text of each item of each ``<details>`` list, by the details' id.
+        self.lists: dict[str, list[str]] = {}
+        self.details: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
@@ -280,6 +283,19 @@ class _Page(HTMLParser):
         )
         if "id" in found and "data-value" in found:
             self.values[str(found["id"])] = str(found["data-value"])
+        if tag == "details":
+            self.details = str(found.get("id"))
+            self.lists[self.details] = []
+        elif tag == "li" and self.details is not None:
+            self.lists[self.details].append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "details":
+            self.details = None
+
+    def handle_data(self, data: str) -> None:
+        if self.details is not None and self.lists[self.details]:
+            self.lists[self.details][-1] += data
 
 
 def test_the_page_is_self_contained_and_shows_the_totals() -> None:
@@ -441,3 +457,48 @@ def test_a_count_of_files_that_held_no_call_too_long_for_the_first_line_has_its_
         "123,456,789 held no tool call",
     ]
     assert max(len(line) for line in lines) <= 100
+
+
+def test_the_page_accounts_for_every_file_as_the_json_totals_do() -> None:
+    held = tuple(f"/home/dev/p/chat-{n:03}.jsonl" for n in range(100))
+    hostile = ("/p/<script>alert(1)</script>.txt", '/p/a&b"c.txt', "/p/\ud800.txt")
+    total = Waste(
+        files=130,
+        diagnostics=2,
+        held_no_call=105,
+        held_no_call_files=held,
+        not_transcripts=3,
+        not_transcript_files=hostile,
+    )
+    text = html_page(total, 10)
+    text.encode("utf-8")
+    assert "<script>" not in text
+    page = _Page()
+    page.feed(text)
+    record = json.loads(json_totals_line(total))
+    assert page.values["files-found"] == "133"
+    assert page.values["total-held_no_call"] == page.values["files-held_no_call"] == "105"
+    assert page.values["total-not_transcripts"] == page.values["files-not_transcripts"] == "3"
+    # Named as the JSON names them (its first 100, in path order), then how many more.
+    assert page.lists["files-held_no_call"] == [*record["held_no_call_files"], "… and 5 more"]
+    assert page.lists["files-not_transcripts"] == [clean(path) for path in hostile]
+    assert record["not_transcript_files"] == list(hostile)
+    assert (
+        "133 files found: 130 audited (105 of them held no tool call), 3 not a transcript; "
+        "2 diagnostics."
+    ) in text
+    assert "<details" not in text.split("<h2>Files</h2>")[0]
+
+
+def test_a_page_without_such_files_says_zero_and_lists_none() -> None:
+    text = html_page(Waste(files=3, sessions=3), 10)
+    assert (
+        "3 files found: 3 audited (0 of them held no tool call), 0 not a transcript; 0 diagnostics."
+    ) in text
+    assert "<details" not in text
+    page = _Page()
+    page.feed(text)
+    assert page.values["total-not_transcripts"] == "0"
+    # Counted past what the totals name: the count alone, as "and N more".
+    page.feed(html_page(Waste(not_transcripts=2), 10))
+    assert page.lists["files-not_transcripts"] == ["… and 2 more"]

@@ -66,7 +66,42 @@ def _cards(total: Waste) -> Iterator[str]:
     yield _card("denied", "denied calls", counts.denied)
     yield _card("diagnostics", "diagnostics", total.diagnostics)
     yield _card("held_no_call", "files that held no tool call", total.held_no_call)
+    yield _card("not_transcripts", "files not a transcript", total.not_transcripts)
     yield "</div>"
+
+
+def _file_list(key: str, what: str, count: int, paths: tuple[str, ...]) -> Iterator[str]:
+    """The files of ``key`` the totals name, collapsed under their count: the first of them
+    in path order, as the JSON names them, then how many more there are."""
+    if not count:
+        return
+    items = "".join(f"<li><code>{_text(path)}</code></li>" for path in paths)
+    more = count - len(paths)
+    rest = f'<li class="muted">… and {more:,} more</li>' if more > 0 else ""
+    yield (
+        f'<details id="files-{key}" data-value="{count}"><summary>{count:,} {what}</summary>'
+        f"<ul>{items}{rest}</ul></details>"
+    )
+
+
+def _files(total: Waste) -> Iterator[str]:
+    """Every file the audit found, accounted for as the JSON totals account for it."""
+    found = total.files + total.not_transcripts
+    yield "<h2>Files</h2>"
+    yield (
+        f'<p id="files-found" data-value="{found}">{found:,} files found: {total.files:,} '
+        f"audited ({total.held_no_call:,} of them held no tool call), "
+        f"{total.not_transcripts:,} not a transcript; {total.diagnostics:,} diagnostics.</p>"
+    )
+    held = "files held no tool call: read whole as a known format, no call and no diagnostic"
+    yield from _file_list("held_no_call", held, total.held_no_call, total.held_no_call_files)
+    others = (
+        "files are not transcripts: no reader recognises them, they are not regular files, "
+        "or they went before their turn"
+    )
+    yield from _file_list(
+        "not_transcripts", others, total.not_transcripts, total.not_transcript_files
+    )
 
 
 # Bars the day chart draws at most: it groups calls by the finest of day, week, month or year
@@ -293,6 +328,7 @@ def html_page(total: Waste, top: int, title: str = "repeat-guard audit") -> str:
         "<p>Wasted calls are the repeats beyond the first of each run of identical tool calls;"
         " reminders are what the guard would have said.</p>",
         *_cards(total),
+        *_files(total),
         *_waste(total, top),
         *_projects_table(total, top),
         "</body></html>",

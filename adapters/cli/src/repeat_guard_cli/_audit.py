@@ -46,8 +46,10 @@ output (stdout):
         ...} line; a run lists at most 50 of its lines, always its first and its last
   csv   a header, one row per session, then one "totals" row; a column for every reminder
         form (gentle, detailed, cycle, budget), given or not
-  --html FILE also writes a self-contained page (no network, no script): the totals, charts
-  of waste per day and per tool, the longest runs, each expandable to its repeated calls.
+  --html FILE also writes a self-contained page (no network, no script): the totals, every
+  file found accounted for as the JSON totals do (counts, and collapsed, the first 100 files
+  that held no tool call and that are not transcripts), charts of waste per day and per tool,
+  the longest runs, each expandable to its repeated calls.
   FILE is replaced atomically; it must be a regular file or a new path, and must not be an
   input, the --config file or a transcript in a folder being audited (checked first).
   A file that held no tool call and no diagnostic is counted ("N held no tool call" on the
