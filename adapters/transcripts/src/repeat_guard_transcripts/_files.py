@@ -20,7 +20,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Literal, NamedTuple
+from typing import BinaryIO, Literal, NamedTuple, cast
 
 from ._compressed import MAGIC_BYTES, READ_BUFFER, compression_of, decompressing
 from ._registry import HEAD_BYTES, folder_format, sniff_head
@@ -154,9 +154,9 @@ class _Prefixed(io.RawIOBase):
             buffer[:count] = self._head[:count]
             self._head = self._head[count:]
             return count
-        data = self._stream.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
+        # Straight into the caller's buffer, not read into a new bytes object and copied: every
+        # binary stream of io has readinto, which BinaryIO's stub does not declare.
+        return cast(io.BufferedIOBase, self._stream).readinto(buffer)
 
 
 def _head_size(stream: BinaryIO) -> int:
