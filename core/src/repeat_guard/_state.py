@@ -267,7 +267,8 @@ class GuardState:
             shards, stored = shards.set(index, shard), stored - 1
         recent = {key: chain for key, chain in recent.items() if key != agent}
         middle = {key: chain for key, chain in middle.items() if key != agent}
-        memories = memories.discard(agent)
+        if agent in memories:  # pyrsistent's discard of a missing key raises and catches
+            memories = memories.discard(agent)
         return _new_state((config, recent, middle, shards, stored, memories))
 
 
