@@ -226,12 +226,14 @@ class GuardState:
 
     def _stored(self, agent: str) -> Stored | None:
         """``agent``'s stored chain, from the topmost layer holding one."""
-        recent, middle, shards = self._parts[1:4]
-        stored = recent.get(agent)
+        # Asked twice for every call a replay counts (``run_length``): the parts indexed, not
+        # sliced into a new tuple.
+        parts = self._parts
+        stored = parts[1].get(agent)
         if stored is None:
-            stored = middle.get(agent)
+            stored = parts[2].get(agent)
             if stored is None:
-                stored = _shard_of(shards, agent).get(agent)
+                stored = _shard_of(parts[3], agent).get(agent)
         return stored
 
     def _merged(self) -> dict[str, Stored]:

@@ -102,7 +102,8 @@ def run_length(state: GuardState, event: Event) -> int:
     """
     if not isinstance(event, ToolCallFinished) or event.agent is None:
         return 0
-    if not state.config.tracks(event.tool):
+    config = state.config
+    if not config._plain and not config.tracks(event.tool):  # a plain config tracks every tool
         return 0
     stored = state._stored(event.agent)  # the chain's repeats, without building a ``Chain``
     return 0 if stored is None else stored[2]
