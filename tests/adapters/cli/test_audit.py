@@ -786,15 +786,16 @@ _AUDIT_PROBE = (
     "import sys\n"
     "from repeat_guard_entry import main\n"
     "status = main(['audit', sys.argv[1], '--format', 'json', '--jobs', '1'])\n"
-    "unused = ('sqlite3', 'tempfile', 'csv', 'repeat_guard_cli._serve', 'concurrent.futures')\n"
+    "unused = ('sqlite3', 'tempfile', 'csv', 'concurrent.futures')\n"
     "print(status, sorted(m for m in unused if m in sys.modules), file=sys.stderr)\n"
 )
 
 
 @pytest.mark.parametrize("output", [[], ["--html", "report.html"]])
 def test_an_audit_starts_without_what_it_does_not_use(tmp_path: Path, output: list[str]) -> None:
-    # The command's start is paid before any file is read: no sidecar (nor the SQLite it
-    # stores in), no CSV writer, and the atomic writer's temporary files only for a page.
+    # The command's start is paid before any file is read: no SQLite (the sidecar's store
+    # and the database readers), no CSV writer, and the atomic writer's temporary files only
+    # for a page.
     claude_session(tmp_path / "p" / "s.jsonl", 3)
     probe = _AUDIT_PROBE.replace("'1']", "'1', *sys.argv[2:]]")
     done = subprocess.run(

@@ -374,11 +374,3 @@ def test_main_serve_with_a_bare_state_uses_the_hook_default(
     monkeypatch.setattr("sys.stdout", io.TextIOWrapper(io.BytesIO()))
     assert main(["serve", "--state"]) == 0
     assert (tmp_path / "hooks.sqlite3").is_file()
-
-
-def test_the_package_names_the_sidecar_when_asked_and_nothing_else() -> None:
-    import repeat_guard_cli
-
-    assert repeat_guard_cli.serve is serve
-    with pytest.raises(AttributeError, match="has no attribute 'serves'"):
-        _ = repeat_guard_cli.serves

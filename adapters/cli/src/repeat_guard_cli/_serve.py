@@ -36,11 +36,10 @@ Output is ASCII (``ensure_ascii``), so no locale can garble it.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from repeat_guard import (
     Deny,
@@ -56,6 +55,9 @@ from repeat_guard import (
 from repeat_guard_transcripts import LineFault, bounded_lines
 
 from ._reminder_json import reminder_fields
+
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["ADMIT", "ATTEMPT", "AdmitQuery", "LineError", "StoredState", "parse_event", "serve"]
 
@@ -184,7 +186,7 @@ class StoredState:
                 self.close()
                 set_aside(self.path, self.clock())
             return self._run(agent, step)
-        except (sqlite3.Error, OSError) as error:
+        except (_sqlite_error(), OSError) as error:
             self.close()  # opened afresh by the next line
             return f"state store unusable: {type(error).__name__}"
 
@@ -260,3 +262,11 @@ def serve(
         output.write(json.dumps(answer).encode("ascii") + b"\n")
         output.flush()
     return 0
+
+
+def _sqlite_error() -> type[Exception]:
+    """``sqlite3.Error``, imported when a store is used: every other subcommand imports this
+    module (the package's names are bound plainly) and needs no SQLite."""
+    import sqlite3  # noqa: PLC0415  # see the docstring
+
+    return sqlite3.Error
