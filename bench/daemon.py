@@ -33,7 +33,7 @@ from pathlib import Path
 
 from repeat_guard_hookcall import ask_daemon
 
-from .hook import DO_NOTHING, PAYLOAD
+from .hook import DO_NOTHING, PAYLOAD, serving
 
 RUNS = 40
 WARMUP = 3
@@ -106,18 +106,9 @@ def _sample(
     return samples
 
 
-def _serving(state: str, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if ask_daemon(state, b"S\n")[0][:1] == b"+":
-            return True
-        time.sleep(0.01)
-    return False
-
-
 def _stop(state: str) -> None:
     """Wait for the guard a cold call started, stop it, and wait until it let go of its lock."""
-    assert _serving(state), "the cold call started no guard"
+    assert serving(state), "the cold call started no guard"
     ask_daemon(state, b"Q\n")
     descriptor = os.open(f"{state}.lock", os.O_RDWR)
     try:
@@ -163,7 +154,7 @@ def main() -> None:
             [sys.executable, "-c", BARE_SERVER], stdout=subprocess.PIPE, text=True
         )
         try:
-            assert _serving(state), "the guard did not start"
+            assert serving(state), "the guard did not start"
             assert bare.stdout is not None
             bare_port = int(bare.stdout.readline())
             warm = _sample({"warm": _process(hook, data, env), "baseline": do_nothing}, RUNS)

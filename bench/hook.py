@@ -250,7 +250,8 @@ def _guard_cpu(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _serving(state: str, timeout: float = 10.0) -> bool:
+def serving(state: str, timeout: float = 10.0) -> bool:
+    """Whether the resident guard of ``state`` answers within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if ask_daemon(state, b"S\n")[0][:1] == b"+":
@@ -342,7 +343,7 @@ def _result_hooks(executable: Path) -> None:
         kinds = _result_kinds(folder, executable, warm, off)
         guard = subprocess.Popen([str(executable), "daemon", "serve", "--state", state], env=warm)
         try:
-            assert _serving(state), "the guard did not start"
+            assert serving(state), "the guard did not start"
             for run in range(WARMUP + RUNS):
                 order = list(kinds.values())
                 for kind in order if run % 2 else reversed(order):
