@@ -152,7 +152,7 @@ def test_only_the_no_call_note_is_taken_out_of_a_files_problems(tmp_path: Path) 
     path.write_bytes(LINE)
     # The no-call note of this file's format, bare or saying what its reader read, is counted
     # when it is all the file said.
-    for read in ("", "3 messages read"):
+    for read in (None, (3, "message")):
         no_call = no_call_note(str(path), "claude-code", read)
         folded = fold_file(str(path), "claude-code", [no_call], 10, SETTINGS)
         assert (folded.problems, folded.diagnostics, folded.no_call) == ((), 0, True)

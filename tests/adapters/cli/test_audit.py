@@ -768,7 +768,9 @@ def test_a_file_whose_reader_says_what_it_read_is_counted_as_held_no_call_too(
     status, out, err = run([str(tmp_path), "--jobs", "1", "--html", str(page)])
     assert (status, err) == (0, "")  # no line for the file: counted instead
     assert out.splitlines()[0].endswith(", 0 diagnostics, 1 held no tool call")
-    assert 'id="total-held_no_call" data-value="1"' in page.read_text(encoding="utf-8")
+    shown = page.read_text(encoding="utf-8")
+    assert 'id="total-held_no_call" data-value="1"' in shown
+    assert f"<li><code>{copy}</code></li>" in shown  # and named, as in the JSON
     status, out, err = run([str(tmp_path), "--jobs", "1", "--format", "json"])
     totals = json.loads(out.splitlines()[-1])
     assert (status, err) == (0, "")

@@ -62,8 +62,8 @@ def test_every_reader_that_sniffs_a_stream_has_a_look_alike_here() -> None:
 
 # Readers that say what they read in their own no-call note; read_items adds no second one.
 READ = {
-    "cline": "1 messages read, none with a tool_use block",
-    "openhands": "1 events read",
+    "cline": " (1 message read, none with a tool_use block)",
+    "openhands": " (1 event read)",
 }
 
 
@@ -73,7 +73,8 @@ def test_a_look_alike_is_read_with_one_note_saying_no_call(fmt: str) -> None:
     assert sniff_head(content) == fmt
     items = _read(fmt, content)
     diagnostics = [item for item in items if isinstance(item, Diagnostic)]
-    assert diagnostics == [no_call_note("f", fmt, READ.get(fmt, ""))]
+    said = NO_CALL.format(format=fmt) + READ.get(fmt, "")
+    assert diagnostics == [Diagnostic("f", 1, said, "note")]
     # Every one is the note the audit counts for the format, and for no other.
     assert is_no_call_note(diagnostics[0], fmt)
     assert not is_no_call_note(diagnostics[0], "acp" if fmt != "acp" else "pi")
@@ -114,8 +115,8 @@ def test_a_file_with_a_diagnostic_of_its_own_gets_no_second_one() -> None:
     export = {"resourceSpans": [{"scopeSpans": [{"spans": [spans]}]}]}
     items = _read("otel-genai", json.dumps(export).encode())
     notes = [item for item in items if isinstance(item, Diagnostic)]
-    read = "1 spans read, none a GenAI execute_tool or invoke_agent span"
-    assert notes == [no_call_note("f", "otel-genai", read)]
+    read = "(1 span read, none a GenAI execute_tool or invoke_agent span)"
+    assert notes == [Diagnostic("f", 1, f"{NO_CALL.format(format='otel-genai')} {read}", "note")]
 
 
 def test_a_file_that_only_looks_like_claude_code_is_not_a_silent_zero() -> None:
@@ -129,7 +130,7 @@ def test_a_file_that_only_looks_like_claude_code_is_not_a_silent_zero() -> None:
 
 
 def test_the_no_call_note_is_known_by_its_words_and_place_whatever_it_read() -> None:
-    bare, said = no_call_note("f", "cline"), no_call_note("f", "cline", "3 messages read")
+    bare, said = no_call_note("f", "cline"), no_call_note("f", "cline", (3, "message"))
     assert said.message == f"{NO_CALL.format(format='cline')} (3 messages read)"
     assert is_no_call_note(bare, "cline")
     assert is_no_call_note(said, "cline")
@@ -138,3 +139,25 @@ def test_the_no_call_note_is_known_by_its_words_and_place_whatever_it_read() -> 
     assert not is_no_call_note(Diagnostic("f", 2, said.message, "note"), "cline")
     assert not is_no_call_note(Diagnostic("f", 1, f"{bare.message}s", "note"), "cline")
     assert not is_no_call_note(said, "codex")
+
+
+@pytest.mark.parametrize(
+    ("read", "detail", "said"),
+    [
+        ((1, "span"), "", "(1 span read)"),
+        ((0, "span"), "", "(0 spans read)"),
+        ((2, "event"), "", "(2 events read)"),
+        (
+            (1, "message"),
+            "none with a tool_use block",
+            "(1 message read, none with a tool_use block)",
+        ),
+        (None, "nothing read", "(nothing read)"),
+    ],
+)
+def test_the_no_call_note_words_what_was_read_in_one_place(
+    read: tuple[int, str] | None, detail: str, said: str
+) -> None:
+    note = no_call_note("f", "cline", read, detail)
+    assert note.message == f"{NO_CALL.format(format='cline')} {said}"
+    assert is_no_call_note(note, "cline")

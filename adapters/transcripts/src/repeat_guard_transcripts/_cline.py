@@ -83,8 +83,8 @@ class _ClineFile:
         yield from document_items(lines, self.file, self.session, _messages, self._element)
         yield from self.calls.drop_all()
         if self.messages and not self.made_calls:
-            read = f"{self.messages} messages read, none with a tool_use block"
-            yield no_call_note(self.file, ClineReader.name, read)
+            read = (self.messages, "message")
+            yield no_call_note(self.file, ClineReader.name, read, "none with a tool_use block")
 
     def _element(self, text: str, element: Element) -> list[Item]:
         message, line = element.value, element.line

@@ -201,7 +201,7 @@ def events_note(file: str, format: str, events: int, made_calls: bool) -> Iterat
     """The end of a file, read as ``format``, whose sessions read ``events`` events: its
     ``no_call_note`` when they ``made_calls`` none."""
     if events and not made_calls:
-        yield no_call_note(file, format, f"{events} events read")
+        yield no_call_note(file, format, (events, "event"))
 
 
 def _editor_error(content: object) -> bool:

@@ -297,8 +297,8 @@ class _OtelFile:
             )
             yield Diagnostic(self.file, min(unrecorded), message, "note")
         if self.read_spans and not events:
-            read = f"{self.read_spans} spans read, none a GenAI execute_tool or invoke_agent span"
-            yield no_call_note(self.file, OtelGenAiReader.name, read)
+            lacked = "none a GenAI execute_tool or invoke_agent span"
+            yield no_call_note(self.file, OtelGenAiReader.name, (self.read_spans, "span"), lacked)
 
     def _event(
         self,

@@ -114,15 +114,23 @@ NO_CALL = "read as {format}, none of it a tool call"
 """The note of an input that held no call, at line 1 (``no_call_note``)."""
 
 
-def no_call_note(file: str, format: str, read: str = "") -> Diagnostic:
+def no_call_note(
+    file: str, format: str, read: tuple[int, str] | None = None, detail: str = ""
+) -> Diagnostic:
     """The note ``file``, read as ``format``, ends with when it held no call (``NO_CALL``).
 
     ``read_items`` adds it, bare, to an input that yielded no call and no diagnostic. A reader
-    that can say what it read (``12 messages read``) ends such a file with this note itself,
-    ``read`` in parentheses after the words: one note either way, which the audit counts
-    (``is_no_call_note``) instead of printing."""
+    that can say what it read ends such a file with this note itself: ``read`` is how many of
+    what it read (``(12, "message")``, worded here, ``12 messages read``, ``1 message read``),
+    ``detail`` what they lacked, both in parentheses after the words: one note either way,
+    which the audit counts (``is_no_call_note``) instead of printing."""
     message = NO_CALL.format(format=format)
-    return Diagnostic(file, 1, f"{message} ({read})" if read else message, "note")
+    counted = ""
+    if read is not None:
+        count, noun = read
+        counted = f"{count} {noun}{'' if count == 1 else 's'} read"
+    said = ", ".join(part for part in (counted, detail) if part)
+    return Diagnostic(file, 1, f"{message} ({said})" if said else message, "note")
 
 
 def is_no_call_note(item: Diagnostic, format: str) -> bool:
