@@ -1,5 +1,5 @@
 """Every Python source compiles, on the oldest Python the project supports, to the same thing on
-every later one.
+every later one, and every shipped module imports (``make compat`` runs these on a later Python).
 
 A string literal may hold a lone surrogate (``"\\ud800"`` in a non-raw string is one code point,
 not six characters). Python 3.11 and 3.12 compile it anywhere; Python 3.13 cleans docstrings in
@@ -15,6 +15,8 @@ never in a docstring.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +45,17 @@ def _sources(folders: list[Path]) -> Iterator[Path]:
     for folder in folders:
         yield from sorted(folder.rglob("*.py"))
         yield from sorted(folder.rglob("*.pyi"))
+
+
+def _shipped_modules() -> list[str]:
+    """The name of every module the wheels hold, but their ``__main__``s (which run a command)."""
+    names = []
+    for package in _shipped_packages():
+        for path in sorted(package.rglob("*.py")):
+            parts = path.relative_to(package.parent).with_suffix("").parts
+            if parts[-1] != "__main__":
+                names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
 
 
 def _not_utf8(text: str) -> bool:
@@ -97,6 +110,22 @@ def test_every_source_compiles() -> None:
     trees = _shipped_packages() + [ROOT / tree for tree in _RUN_TREES]
     for path in _sources(trees):
         compile(path.read_bytes(), _relative(path), "exec", dont_inherit=True)
+
+
+# Imports each module named in its arguments, in order, and prints how many it imported.
+_IMPORT_EACH = "import importlib, sys\nfor name in sys.argv[1:]: importlib.import_module(name)\n"
+_IMPORT_EACH += "print(len(sys.argv) - 1)"
+
+
+def test_every_shipped_module_imports_in_a_fresh_interpreter() -> None:
+    # In a process of its own: in this one, the other tests have imported most of them already.
+    names = _shipped_modules()
+    assert {"repeat_guard", "repeat_guard.tally", "repeat_guard_crewai"} <= set(names)
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EACH, *names], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"{len(names)}\n"
 
 
 def test_no_shipped_string_literal_holds_a_lone_surrogate() -> None:
