@@ -43,6 +43,7 @@ no locale, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 __all__ = ["MAX_DEPTH", "fingerprint", "normalise"]
@@ -50,25 +51,36 @@ __all__ = ["MAX_DEPTH", "fingerprint", "normalise"]
 MAX_DEPTH: Final = 16
 """How deep into nested lists and dicts ``fingerprint`` normalises strings (deeper: as is)."""
 
+# Each rule: the gate that lets a text skip it (it holds no literal every match of the rule
+# holds: a test of ``in``, far cheaper than a scan), the pattern, and what a match becomes. Each
+# pattern starts with a character, not an assertion, so that the scan tries a match only where
+# that character is: ``\b`` before a word character is written as a look back past it
+# (``x(?<!\wx)``), the same matches. ``_LINE`` is ``line`` in any case spelled out, the
+# characters that match ``l``, ``i``, ``n`` and ``e`` under ``re.IGNORECASE`` (``İ`` and ``ı``
+# match ``i``).
 _ANSI = re.compile(
     r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a title or a link, to BEL or ST
     r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, erasing
     r"|\x1b[@-Z\\-_]"  # the two-character escapes
 )
 _TIME = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"
+    r"\d(?<!\w\d)\d{3}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"
 )
 _UUID = re.compile(
-    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+    r"[0-9a-fA-F](?<!\w[0-9a-fA-F])[0-9a-fA-F]{7}"
+    r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 )
-_HEX = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b")
-_TEMP = re.compile(r"(?<![\w/])(?:/private)?(?:/tmp|/var/folders)/[^\s'\"`]*")
+# A word of 8 or more hex digits; ``_hex`` keeps one without both a digit and a letter.
+_HEX = re.compile(r"[0-9a-fA-F](?<!\w[0-9a-fA-F])[0-9a-fA-F]{7,}\b")
+_TEMP = re.compile(r"/(?<![\w/]/)(?:private/)?(?:tmp|var/folders)/[^\s'\"`]*")
 _UNIT = r"(?:[nuµm]?s|[num]?sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?)"
 _DURATION = re.compile(
-    rf"(?<![\w.])(?:(?:\d+(?:\.\d+)?(?:{_UNIT}|m)){{2,}}|\d+(?:\.\d+)? ?{_UNIT})\b"
+    r"\d(?<![\w.]\d)"
+    r"(?=\d*(?:\.\d+)? ?[nuµmsh])"  # what every match holds next: a unit's (or m's) first letter
+    rf"(?:\d*(?:\.\d+)?(?:{_UNIT}|m)(?:\d+(?:\.\d+)?(?:{_UNIT}|m))+|\d*(?:\.\d+)? ?{_UNIT})\b"
 )
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_LINE = re.compile(r"(?:(?<=[\"'], )(line) \d+|\b(line) \d+(?=:))", re.IGNORECASE)
+_LINE = re.compile(r"([lL][iIİı][nN][eE])(?:(?<=[\"'], ....)|(?<!\w....)(?= \d+:)) \d+")
 _FILE_LOCATION = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?\b")
 _BETWEEN_COLONS = re.compile(r":( ?)\d+(?=:)")
 _TRAILING = re.compile(r"[ \t\r]+$", re.MULTILINE)
@@ -85,7 +97,37 @@ def _duration(found: re.Match[str]) -> str:
 
 
 def _line(found: re.Match[str]) -> str:
-    return f"{found[1] or found[2]} <n>"
+    return f"{found[1]} <n>"
+
+
+def _hex(found: re.Match[str]) -> str:
+    word = found[0]  # hex digits alone: a digit and a letter unless all of one kind
+    return word if word.isdigit() or word.isalpha() else "<hex>"
+
+
+def _holding(*literals: str) -> Callable[[str], bool]:
+    return lambda text: any(literal in text for literal in literals)
+
+
+def _space_ends_a_line(text: str) -> bool:
+    return text.endswith((" ", "\t", "\r")) or any(
+        ending in text for ending in (" \n", "\t\n", "\r\n")
+    )
+
+
+_Gate = Callable[[str], bool] | None  # None: no literal to test, the pattern always scans
+_RULES: Final[tuple[tuple[_Gate, re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]] = (
+    (_holding("\x1b"), _ANSI, ""),
+    (_holding(":"), _TIME, "<time>"),
+    (_holding("-"), _UUID, "<uuid>"),
+    (None, _HEX, _hex),
+    (_holding("/tmp/", "/var/folders/"), _TEMP, "<tmp>"),
+    (None, _DURATION, _duration),
+    (None, _LINE, _line),
+    (None, _FILE_LOCATION, _file_location),
+    (None, _BETWEEN_COLONS, r":\1<n>"),
+    (_space_ends_a_line, _TRAILING, ""),
+)
 
 
 def normalise(text: str) -> str:
@@ -103,16 +145,10 @@ def normalise(text: str) -> str:
 
 
 def _pass(text: str) -> str:
-    text = _ANSI.sub("", text)
-    text = _TIME.sub("<time>", text)
-    text = _UUID.sub("<uuid>", text)
-    text = _HEX.sub("<hex>", text)
-    text = _TEMP.sub("<tmp>", text)
-    text = _DURATION.sub(_duration, text)
-    text = _LINE.sub(_line, text)
-    text = _FILE_LOCATION.sub(_file_location, text)
-    text = _BETWEEN_COLONS.sub(r":\1<n>", text)
-    return _TRAILING.sub("", text)
+    for gate, pattern, replacement in _RULES:
+        if gate is None or gate(text):
+            text = pattern.sub(replacement, text)
+    return text
 
 
 def fingerprint(result: object, depth: int = 0) -> object:
