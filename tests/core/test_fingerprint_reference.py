@@ -1,73 +1,26 @@
 """``normalise`` gives what its first, plain form gave, for every text.
 
 ``normalise`` skips a rule when the text lacks a literal every match of it holds, and its
-patterns are written to start with a character; ``reference`` below is the form the module's
-list was first written in (each pattern applied in turn, as the list reads), kept here to
-compare against: on generated texts made of the rules' own pieces, on every string of the
-evaluation corpus and of the recorded fixtures, and on scripted texts that take each gate both
-ways.
+patterns are written to start with a character; ``reference`` is the form the module's list
+was first written in (each pattern applied in turn, as the list reads), kept in
+``bench/fingerprint.py``, which times the two: compared on generated texts made of the rules'
+own pieces, on every string of the evaluation corpus and of the recorded fixtures, on the
+benchmark's texts, and on scripted texts that take each gate both ways.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from bench.fingerprint import bash_text, csv_text, log_text, python_text
+from bench.fingerprint import reference_normalise as reference
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from repeat_guard.fingerprint import normalise
-
-_ANSI = re.compile(
-    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b[@-Z\\-_]"
-)
-_TIME = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b"
-)
-_UUID = re.compile(
-    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
-)
-_HEX = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b")
-_TEMP = re.compile(r"(?<![\w/])(?:/private)?(?:/tmp|/var/folders)/[^\s'\"`]*")
-_UNIT = r"(?:[nuµm]?s|[num]?sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?)"
-_DURATION = re.compile(
-    rf"(?<![\w.])(?:(?:\d+(?:\.\d+)?(?:{_UNIT}|m)){{2,}}|\d+(?:\.\d+)? ?{_UNIT})\b"
-)
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_LINE = re.compile(r"(?:(?<=[\"'], )(line) \d+|\b(line) \d+(?=:))", re.IGNORECASE)
-_FILE_LOCATION = re.compile(r"(\.[A-Za-z]\w*):\d+(?::\d+)?\b")
-_BETWEEN_COLONS = re.compile(r":( ?)\d+(?=:)")
-_TRAILING = re.compile(r"[ \t\r]+$", re.MULTILINE)
-
-
-def _reference_pass(text: str) -> str:
-    text = _ANSI.sub("", text)
-    text = _TIME.sub("<time>", text)
-    text = _UUID.sub("<uuid>", text)
-    text = _HEX.sub("<hex>", text)
-    text = _TEMP.sub("<tmp>", text)
-    text = _DURATION.sub(lambda found: _NUMBER.sub("<n>", found[0]), text)
-    text = _LINE.sub(lambda found: f"{found[1] or found[2]} <n>", text)
-    text = _FILE_LOCATION.sub(
-        lambda found: f"{found[1]}:<n>:<n>" if found[0].count(":") == 2 else f"{found[1]}:<n>",
-        text,
-    )
-    text = _BETWEEN_COLONS.sub(r":\1<n>", text)
-    return _TRAILING.sub("", text)
-
-
-def reference(text: str) -> str:
-    while True:
-        again = _reference_pass(text)
-        if again == text:
-            return text
-        text = again
-
 
 # The rules' pieces, and what stands next to them: digits (also other scripts' digits, which
 # \d matches), units, paths, error locations, process ids, hex ids, every character that
@@ -219,3 +172,8 @@ def test_the_corpora_are_there() -> None:
 def test_normalise_is_the_reference_on_every_recorded_text(path: Path) -> None:
     for text in _texts(path):
         assert normalise(text) == reference(text)
+
+
+@pytest.mark.parametrize("text", [csv_text, python_text, log_text, bash_text])
+def test_normalise_is_the_reference_on_the_benchmark_texts(text: Callable[[], str]) -> None:
+    assert normalise(text()) == reference(text())
