@@ -151,7 +151,7 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
     write_corpus(root, 120, seed=11, broken_at=60)
     _write_files_without_calls(root / "other")
     page = tmp_path / "audit.html"
-    status, out, _ = _run([str(root), "--format", "json", "--html", str(page), "--jobs", "2"])
+    status, out, err = _run([str(root), "--format", "json", "--html", str(page), "--jobs", "2"])
     assert status == 3  # the broken file
     totals = json.loads(out.splitlines()[-1])
     sentinel = tmp_path / "sentinel.html"
@@ -206,6 +206,10 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
         assert dom.lists[f"files-{key}"] == totals[names] + rest, key
     assert (totals["held_no_call"], len(totals["held_no_call_files"])) == (105, 100)
     assert totals["not_transcripts"] == 3
+    # And the diagnostics as stderr has them.
+    printed = [line for line in err.splitlines() if ": note: " not in line]
+    assert dom.values["files-diagnostics"] == totals["diagnostics"] == len(printed) == 2
+    assert dom.lists["files-diagnostics"] == printed
 
 
 def _write_files_without_calls(folder: Path) -> None:

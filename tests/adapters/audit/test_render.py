@@ -470,12 +470,16 @@ def test_the_page_accounts_for_every_file_as_the_json_totals_do() -> None:
         not_transcripts=3,
         not_transcript_files=hostile,
     )
-    text = html_page(total, 10)
+    text = html_page(total, 10, problems=["/p/<x>.jsonl:3: invalid JSON"])
     text.encode("utf-8")
     assert "<script>" not in text
+    assert "<x>" not in text
     page = _Page()
     page.feed(text)
     record = json.loads(json_totals_line(total))
+    # The diagnostics given, as the command printed them, then how many more were counted.
+    assert page.values["total-diagnostics"] == page.values["files-diagnostics"] == "2"
+    assert page.lists["files-diagnostics"] == ["/p/<x>.jsonl:3: invalid JSON", "… and 1 more"]
     assert page.values["files-found"] == "133"
     assert page.values["total-held_no_call"] == page.values["files-held_no_call"] == "105"
     assert page.values["total-not_transcripts"] == page.values["files-not_transcripts"] == "3"

@@ -808,3 +808,33 @@ def test_an_audit_starts_without_what_it_does_not_use(tmp_path: Path, output: li
         cwd=tmp_path,
     )
     assert done.stderr.splitlines()[-1] == ("0 []" if not output else "0 ['tempfile']")
+
+
+def test_the_page_lists_the_first_diagnostics_as_stderr_has_them(tmp_path: Path) -> None:
+    # 5 bad lines in a file named with markup, 100 in another: the page lists the first
+    # PAGE_DIAGNOSTICS as stderr printed them, escaped, and counts the rest.
+    from html import unescape
+
+    claude_session(tmp_path / "a.jsonl", 3)
+    (tmp_path / "0<i>.jsonl").write_bytes((tmp_path / "a.jsonl").read_bytes() + b"{bad\n" * 5)
+    (tmp_path / "b.jsonl").write_bytes((tmp_path / "a.jsonl").read_bytes() + b"{bad\n" * 100)
+    page = tmp_path / "out" / "audit.html"
+    page.parent.mkdir()
+    status, _, err = run([str(tmp_path), "--jobs", "1", "--html", str(page)])
+    assert status == 3
+    printed = err.splitlines()
+    assert len(printed) == 105
+    assert command.PAGE_DIAGNOSTICS == 100
+    shown = page.read_text(encoding="utf-8")
+    assert "<i>" not in shown
+    items = re.search(r'<details id="files-diagnostics" data-value="105">.*?</details>', shown)
+    assert items is not None
+    listed = re.findall(r"<li><code>(.*?)</code></li>", items.group())
+    assert [unescape(line) for line in listed] == printed[:100]
+    assert listed[0].startswith(f"{tmp_path}/0&lt;i&gt;.jsonl:")
+    assert '<li class="muted">… and 5 more</li>' in items.group()
+    # No diagnostic: no list.
+    (tmp_path / "b.jsonl").unlink()
+    (tmp_path / "0<i>.jsonl").unlink()
+    assert run([str(tmp_path), "--jobs", "1", "--html", str(page)])[0] == 0
+    assert "files-diagnostics" not in page.read_text(encoding="utf-8")

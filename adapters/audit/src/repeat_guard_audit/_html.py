@@ -1,4 +1,5 @@
-"""The audit as one self-contained HTML page: totals, waste per day and per tool, the worst runs.
+"""The audit as one self-contained HTML page: totals, every file found, waste per day and per tool,
+the worst runs.
 
 Nothing on the page comes from elsewhere: the style sheet is inline, the charts are inline SVG
 drawn here, the runs expand with ``<details>``, and there is no script at all, so the page
@@ -9,7 +10,7 @@ opens the same offline, from a mail attachment or behind a strict content securi
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 from ._render import clean, reminders_by_form, share
@@ -70,13 +71,14 @@ def _cards(total: Waste) -> Iterator[str]:
     yield "</div>"
 
 
-def _file_list(key: str, what: str, count: int, paths: tuple[str, ...]) -> Iterator[str]:
-    """The files of ``key`` the totals name, collapsed under their count: the first of them
-    in path order, as the JSON names them, then how many more there are."""
+def _file_list(key: str, what: str, count: int, named: Sequence[str]) -> Iterator[str]:
+    """The ``count`` things of ``key``, collapsed under their count: those ``named`` (the
+    first files in path order, as the JSON names them; the first diagnostics), then how many
+    more there are."""
     if not count:
         return
-    items = "".join(f"<li><code>{_text(path)}</code></li>" for path in paths)
-    more = count - len(paths)
+    items = "".join(f"<li><code>{_text(name)}</code></li>" for name in named)
+    more = count - len(named)
     rest = f'<li class="muted">… and {more:,} more</li>' if more > 0 else ""
     yield (
         f'<details id="files-{key}" data-value="{count}"><summary>{count:,} {what}</summary>'
@@ -84,8 +86,9 @@ def _file_list(key: str, what: str, count: int, paths: tuple[str, ...]) -> Itera
     )
 
 
-def _files(total: Waste) -> Iterator[str]:
-    """Every file the audit found, accounted for as the JSON totals account for it."""
+def _files(total: Waste, problems: Sequence[str]) -> Iterator[str]:
+    """Every file the audit found, accounted for as the JSON totals account for it, and the
+    first ``problems`` (diagnostics) as the command printed them."""
     found = total.files + total.not_transcripts
     yield "<h2>Files</h2>"
     yield (
@@ -102,6 +105,8 @@ def _files(total: Waste) -> Iterator[str]:
     yield from _file_list(
         "not_transcripts", others, total.not_transcripts, total.not_transcript_files
     )
+    said = "diagnostics: files, lines or folders that could not be read, and why"
+    yield from _file_list("diagnostics", said, total.diagnostics, problems)
 
 
 # Bars the day chart draws at most: it groups calls by the finest of day, week, month or year
@@ -316,8 +321,12 @@ def _waste(total: Waste, top: int) -> Iterator[str]:
     yield from _sessions_table(total, top)
 
 
-def html_page(total: Waste, top: int, title: str = "repeat-guard audit") -> str:
-    """Return the page for ``total``, listing ``top`` tools, sessions, projects and runs."""
+def html_page(
+    total: Waste, top: int, title: str = "repeat-guard audit", problems: Sequence[str] = ()
+) -> str:
+    """Return the page for ``total``, listing ``top`` tools, sessions, projects and runs, and
+    the first of its diagnostics, ``problems`` (``FILE:LINE: message`` each; the count of the
+    rest is ``total.diagnostics`` less theirs)."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -328,7 +337,7 @@ def html_page(total: Waste, top: int, title: str = "repeat-guard audit") -> str:
         "<p>Wasted calls are the repeats beyond the first of each run of identical tool calls;"
         " reminders are what the guard would have said.</p>",
         *_cards(total),
-        *_files(total),
+        *_files(total, problems),
         *_waste(total, top),
         *_projects_table(total, top),
         "</body></html>",

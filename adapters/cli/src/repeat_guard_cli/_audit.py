@@ -48,8 +48,9 @@ output (stdout):
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, every
   file found accounted for as the JSON totals do (counts, and collapsed, the first 100 files
-  that held no tool call and that are not transcripts), charts of waste per day and per tool,
-  the longest runs, each expandable to its repeated calls.
+  that held no tool call and that are not transcripts, and the first 100 diagnostics as
+  stderr has them), charts of waste per day and per tool, the longest runs, each expandable
+  to its repeated calls.
   FILE is replaced atomically; it must be a regular file or a new path, and must not be an
   input, the --config file or a transcript in a folder being audited (checked first).
   A file that held no tool call and no diagnostic is counted ("N held no tool call" on the
@@ -261,8 +262,10 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     with termination_raises():
         bar = _bar(err, paths)
         tracked = _tracked(list_files(paths), run, bar)
+        problems: list[str] = []  # the first diagnostics, for the page
         try:
-            total = _report(tracked, settings.keep, args.format, _above(out, bar), _above(err, bar))
+            streams = (_above(out, bar), _above(err, bar))
+            total = _report(tracked, settings.keep, args.format, *streams, problems)
         except EngineError as error:
             raise UsageError(str(error)) from error
         finally:
@@ -272,15 +275,25 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
         if args.html is not None:
             from repeat_guard_audit import html_page
 
-            write_atomically(args.html, html_page(total, args.top))
+            write_atomically(args.html, html_page(total, args.top, problems=problems))
     return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
 
 
-def _print_problems(result: FileAudit, err: TextSink) -> None:
+PAGE_DIAGNOSTICS = 100
+"""Diagnostics the page lists (as many as the JSON totals name files of each kind); it
+counts the rest."""
+
+
+def _print_problems(result: FileAudit, err: TextSink, kept: list[str]) -> None:
+    """Print ``result``'s diagnostics and notes on ``err``; keep the diagnostics' lines in
+    ``kept`` until it holds ``PAGE_DIAGNOSTICS``."""
     from ._report import diagnostic_line, safe
 
     for problem in result.problems:
-        print(diagnostic_line(problem), file=err)
+        line = diagnostic_line(problem)
+        print(line, file=err)
+        if problem.severity == "error" and len(kept) < PAGE_DIAGNOSTICS:
+            kept.append(line)
     shown = sum(problem.severity == "error" for problem in result.problems)
     hidden = result.diagnostics - shown
     if hidden > 0:
@@ -292,11 +305,12 @@ def _written(
     session_line: Callable[[SessionAudit, str], str] | None,
     out: TextSink,
     err: TextSink,
+    kept: list[str],
 ) -> Iterator[FileAudit]:
-    """Yield ``results``, each once its diagnostics are on ``err`` and, with ``session_line``,
-    its sessions' lines on ``out``."""
+    """Yield ``results``, each once its diagnostics are on ``err`` (the first ones kept in
+    ``kept``) and, with ``session_line``, its sessions' lines on ``out``."""
     for result in results:
-        _print_problems(result, err)
+        _print_problems(result, err, kept)
         if session_line is not None:
             for session in result.sessions:
                 print(session_line(session, result.format or ""), file=out)
@@ -304,10 +318,15 @@ def _written(
 
 
 def _report(
-    results: Iterable[FileAudit], keep: int, fmt: str, out: TextSink, err: TextSink
+    results: Iterable[FileAudit],
+    keep: int,
+    fmt: str,
+    out: TextSink,
+    err: TextSink,
+    kept: list[str],
 ) -> Waste:
-    """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err``, then
-    the totals; return the totals."""
+    """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err`` (the
+    first ones kept in ``kept``), then the totals; return the totals."""
     from repeat_guard_audit import (
         csv_header,
         csv_session_row,
@@ -323,7 +342,7 @@ def _report(
         print(csv_header(), file=out)
     # One pass in plain counters over every file's sessions: folding merge_waste over the
     # files' wastes, a persistent total a file, cost twice as much a file.
-    totals = total(_written(results, session_line, out, err), keep)
+    totals = total(_written(results, session_line, out, err, kept), keep)
     if fmt == "json":
         print(json_totals_line(totals), file=out)
     elif fmt == "csv":
