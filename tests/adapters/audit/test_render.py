@@ -488,16 +488,18 @@ def test_the_page_accounts_for_every_file_as_the_json_totals_do() -> None:
     assert page.lists["files-not_transcripts"] == [clean(path) for path in hostile]
     assert record["not_transcript_files"] == list(hostile)
     assert (
-        "133 files found: 130 audited (105 of them held no tool call), 3 not a transcript; "
-        "2 diagnostics."
+        "Files found: 133; audited: 130, of which held no tool call: 105; not a transcript: 3. "
+        "Diagnostics: 2."
     ) in text
+    assert "<summary>Not a transcript: 3 (no reader recognises it," in text
     assert "<details" not in text.split("<h2>Files</h2>")[0]
 
 
 def test_a_page_without_such_files_says_zero_and_lists_none() -> None:
     text = html_page(Waste(files=3, sessions=3), 10)
     assert (
-        "3 files found: 3 audited (0 of them held no tool call), 0 not a transcript; 0 diagnostics."
+        "Files found: 3; audited: 3, of which held no tool call: 0; not a transcript: 0. "
+        "Diagnostics: 0."
     ) in text
     assert "<details" not in text
     page = _Page()

@@ -72,7 +72,8 @@ def _cards(total: Waste) -> Iterator[str]:
 
 
 def _file_list(key: str, what: str, count: int, named: Sequence[str]) -> Iterator[str]:
-    """The ``count`` things of ``key``, collapsed under their count: those ``named`` (the
+    """The ``count`` things of ``key``, collapsed under ``what`` they are and how many (worded
+    so that no count of one reads as a plural): those ``named`` (the
     first files in path order, as the JSON names them; the first diagnostics), then how many
     more there are."""
     if not count:
@@ -81,7 +82,7 @@ def _file_list(key: str, what: str, count: int, named: Sequence[str]) -> Iterato
     more = count - len(named)
     rest = f'<li class="muted">… and {more:,} more</li>' if more > 0 else ""
     yield (
-        f'<details id="files-{key}" data-value="{count}"><summary>{count:,} {what}</summary>'
+        f'<details id="files-{key}" data-value="{count}"><summary>{what}</summary>'
         f"<ul>{items}{rest}</ul></details>"
     )
 
@@ -92,20 +93,26 @@ def _files(total: Waste, problems: Sequence[str]) -> Iterator[str]:
     found = total.files + total.not_transcripts
     yield "<h2>Files</h2>"
     yield (
-        f'<p id="files-found" data-value="{found}">{found:,} files found: {total.files:,} '
-        f"audited ({total.held_no_call:,} of them held no tool call), "
-        f"{total.not_transcripts:,} not a transcript; {total.diagnostics:,} diagnostics.</p>"
+        f'<p id="files-found" data-value="{found}">Files found: {found:,}; audited: '
+        f"{total.files:,}, of which held no tool call: {total.held_no_call:,}; not a "
+        f"transcript: {total.not_transcripts:,}. Diagnostics: {total.diagnostics:,}.</p>"
     )
-    held = "files held no tool call: read whole as a known format, no call and no diagnostic"
+    held = (
+        f"Held no tool call: {total.held_no_call:,} (read whole as a known format, no call "
+        "and no diagnostic)"
+    )
     yield from _file_list("held_no_call", held, total.held_no_call, total.held_no_call_files)
     others = (
-        "files are not transcripts: no reader recognises them, they are not regular files, "
-        "or they went before their turn"
+        f"Not a transcript: {total.not_transcripts:,} (no reader recognises it, not a regular "
+        "file, or gone before its turn)"
     )
     yield from _file_list(
         "not_transcripts", others, total.not_transcripts, total.not_transcript_files
     )
-    said = "diagnostics: files, lines or folders that could not be read, and why"
+    said = (
+        f"Diagnostics: {total.diagnostics:,} (files, lines or folders that could not be read, "
+        "and why)"
+    )
     yield from _file_list("diagnostics", said, total.diagnostics, problems)
 
 
