@@ -11,6 +11,8 @@ benchmark's texts, and on scripted texts that take each gate both ways.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -60,6 +62,7 @@ _PIECES = st.sampled_from(
         "bg_0a1b2c3d",
         "<shellId: 4 completed with exit code 1>",
         "deadbeef",
+        "3fa0b1c2",
         "DEADBEEF12",
         "12345678",
         "abcdefab",
@@ -109,7 +112,7 @@ _SCRIPTED = [
     "at 2026-12-06T01:02:03Z, 2026-12-06 01:02",
     "2026-12-06",
     "id 0b5e2f3c-6a1d-4b8e-9c2f-1234567890ab done",
-    "commit abc1234567 and 12345678 and abcdefab",
+    "commit abc1234567 and 12345678 and abcdefab and 3fa0b1c2",
     "wrote /tmp/x/y and /private/var/folders/q/r 'x/tmp/z'",
     "took 0.003s and 1m30s and 5 ms, 10m left",
     "12µs, 3 µs, 4 nsec, 2 hrs, 1 hour",
@@ -120,6 +123,13 @@ _SCRIPTED = [
     "ends with a carriage return\r",
     "LINE 0LINE 0",
 ]
+
+
+def test_only_l_and_capital_l_match_l_in_any_case() -> None:
+    # normalise's _LINE starts with [lL] where the first form had IGNORECASE's l.
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert re.findall("l", every, re.IGNORECASE) == ["L", "l"]
+    assert len(re.findall("i", every, re.IGNORECASE)) == 4  # i, I, İ, ı: _PIECES has each
 
 
 @pytest.mark.parametrize("text", _SCRIPTED)
