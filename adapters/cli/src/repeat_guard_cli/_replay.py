@@ -38,6 +38,7 @@ from repeat_guard_transcripts import (
     bounded_lines,
     compressing,
     compression_for,
+    counted,
     open_input,
     read_items,
     replay,
@@ -94,10 +95,6 @@ class _Input:
             if isinstance(line, LineFault):
                 self.faults.append(self.count)
             yield line
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _label(name: str) -> str:
@@ -297,7 +294,7 @@ def _check_file(outcomes: Iterable[Outcome], streams: Streams) -> int:
                 print("\n".join(differences), file=streams.out)
                 status = worst(status, EXIT_CHECK_MISMATCH)
             else:
-                count = _plural(len(computed), "reminder")
+                count = counted(len(computed), "reminder")
                 print(safe(f"{item.file}: ok, {count} as recorded"), file=streams.out)
     return status
 
@@ -333,7 +330,7 @@ def _write_outcomes(outcomes: Iterable[Outcome], label: str, streams: Streams) -
         elif isinstance(item, Fired):
             written += 1
     print(
-        safe(f"{label}: {_plural(written, 'reminder')} written into the transcript"),
+        safe(f"{label}: {counted(written, 'reminder')} written into the transcript"),
         file=streams.err,
     )
     return status

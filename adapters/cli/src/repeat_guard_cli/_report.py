@@ -18,6 +18,7 @@ from repeat_guard_transcripts import (
     Fired,
     Recorded,
     Unfinished,
+    counted,
     printable,
 )
 
@@ -100,10 +101,6 @@ def summary_record(summary: FileSummary, lines: int) -> str:
     return _json(record)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def _counts(counts: Tally, unfinished: int) -> str:
     return (
         f"calls {counts.calls}, tracked {counts.tracked}, wasted {counts.wasted}, "
@@ -127,9 +124,9 @@ def text_report(
     (``noted(session)``: its ``noted_line`` lines, in input order) and counts, then the
     file's totals."""
     sessions = len(summary.sessions)
-    yield safe(f"{summary.file}: {_plural(lines, 'line')}, {_plural(sessions, 'session')}")
+    yield safe(f"{summary.file}: {counted(lines, 'line')}, {counted(sessions, 'session')}")
     for session in summary.sessions:
-        yield safe(f"  session {session.session}, {_plural(session.agents, 'agent')}")
+        yield safe(f"  session {session.session}, {counted(session.agents, 'agent')}")
         yield from noted(session.session)
         yield f"    {_counts(session.tally, session.unfinished)}"
     yield (

@@ -84,7 +84,7 @@ from ._registry import (
 from ._replay import FileSummary, Fired, Outcome, SessionSummary, Step, Stepped, replay, steps
 from ._swe_agent import SweAgentReader
 from ._tallies import CHUNK_STEPS, SessionTallies
-from ._text import printable
+from ._text import counted, printable
 
 # Sniffing tries the readers in this order: a new format is its module and one line here,
 # with the places its agent keeps its transcripts (``audit`` with no path looks in them).
@@ -164,6 +164,7 @@ __all__ = [
     "collector_paused",
     "compressing",
     "compression_for",
+    "counted",
     "discover",
     "is_no_call_note",
     "json_lines",

@@ -13,6 +13,7 @@ from repeat_guard import Reminder, ToolCallFinished, ToolCallReturned
 
 from ._items import Diagnostic, Item, Located, Unfinished
 from ._lines import JsonValue, decode_json
+from ._text import counted
 
 __all__ = [
     "HEAD_BYTES",
@@ -125,11 +126,11 @@ def no_call_note(
     ``detail`` what they lacked, both in parentheses after the words: one note either way,
     which the audit counts (``is_no_call_note``) instead of printing."""
     message = NO_CALL.format(format=format)
-    counted = ""
+    counted_read = ""
     if read is not None:
         count, noun = read
-        counted = f"{count} {noun}{'' if count == 1 else 's'} read"
-    said = ", ".join(part for part in (counted, detail) if part)
+        counted_read = f"{counted(count, noun)} read"
+    said = ", ".join(part for part in (counted_read, detail) if part)
     return Diagnostic(file, 1, f"{message} ({said})" if said else message, "note")
 
 
