@@ -10,7 +10,6 @@ import socket
 import subprocess
 import threading
 from contextlib import redirect_stderr, redirect_stdout
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from repeat_guard_cli import main
 
 from .corpus import write_corpus
 from .local_cluster import LOCAL_ONLY
+from .page import PageItems
 
 pytestmark = pytest.mark.e2e
 
@@ -92,21 +92,16 @@ class _Trap:
         return found
 
 
-class _Dom(HTMLParser):
+class _Dom(PageItems):
     def __init__(self) -> None:
         super().__init__()
         self.values: dict[str, int] = {}
         self.days: dict[str, int] = {}
         self.tools: dict[str, int] = {}
         self.urls: list[str] = []
-        self.tags: list[str] = []
-        # The text of each item of each ``<details>`` list, by the details' id.
-        self.lists: dict[str, list[str]] = {}
-        self.details: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = {key: value or "" for key, value in attrs}
-        self.tags.append(tag)
         self.urls += [v for k, v in found.items() if k in ("src", "href", "action", "srcset")]
         if "data-value" in found:
             value = int(found["data-value"])
@@ -116,19 +111,7 @@ class _Dom(HTMLParser):
                 self.tools[found["data-tool"]] = value
             elif "id" in found:
                 self.values[found["id"]] = value
-        if tag == "details":
-            self.details = found.get("id", "")
-            self.lists[self.details] = []
-        elif tag == "li" and self.details is not None:
-            self.lists[self.details].append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "details":
-            self.details = None
-
-    def handle_data(self, data: str) -> None:
-        if self.details is not None and self.lists[self.details]:
-            self.lists[self.details][-1] += data
+        super().handle_starttag(tag, attrs)
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

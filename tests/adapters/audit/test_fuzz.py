@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from html.parser import HTMLParser
 
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -20,6 +19,7 @@ from repeat_guard_audit import DayTally, ProjectTally, Run, SessionWaste, Waste,
 from repeat_guard_audit._html import MAX_BARS
 
 from ..transcripts.fuzzing import fuzz_settings
+from .page import PageItems
 
 EXAMPLES = int(os.environ.get("REPEAT_GUARD_FUZZ", "3000")) // 10
 
@@ -75,32 +75,6 @@ def test_any_totals_give_a_page_without_empty_charts_or_tables(total: Waste, top
         assert "<svg" not in page
 
 
-class _Items(HTMLParser):
-    """The text of each item of each ``<details>`` list, by the details' id; every tag seen."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lists: dict[str, list[str]] = {}
-        self.details: str | None = None
-        self.tags: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        if tag == "details":
-            self.details = str(dict(attrs).get("id"))
-            self.lists[self.details] = []
-        elif tag == "li" and self.details is not None:
-            self.lists[self.details].append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "details":
-            self.details = None
-
-    def handle_data(self, data: str) -> None:
-        if self.details is not None and self.lists[self.details]:
-            self.lists[self.details][-1] += data
-
-
 _PATHS = st.lists(st.text(max_size=8), max_size=4).map(lambda paths: tuple(sorted(paths)))
 
 
@@ -117,7 +91,7 @@ def test_files_of_any_name_are_listed_as_named(
     )
     page = html_page(total, 10)
     page.encode("utf-8")
-    items = _Items()
+    items = PageItems()
     items.feed(page)
     tags = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "div"}
     assert set(items.tags) <= {*tags, "details", "summary", "ul", "li", "code"}

@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import re
-from html.parser import HTMLParser
 
 import pytest
 from pyrsistent import pmap
@@ -32,6 +31,8 @@ from repeat_guard_audit import (
     text_summary,
 )
 from repeat_guard_audit._html import MAX_BARS
+
+from .page import PageItems
 
 LONG = "x" * 300
 RUN = Run(7, "Bash", '{"command":"ls"}', "/home/dev/p/s.jsonl", "s1", "main", (3, 4, 5))
@@ -263,39 +264,22 @@ def test_the_text_summary_lists_at_most_top_rows() -> None:
     assert not any(LONG[:30] in line for line in lines)
 
 
-class _Page(HTMLParser):
-    """Collects what a page would load and the numbers it shows."""
+class _Page(PageItems):
+    """Collects what a page would load and the numbers it shows, and its lists."""
 
     def __init__(self) -> None:
         super().__init__()
         self.values: dict[str, str] = {}
         self.loads: list[str] = []
-        self.tags: list[str] = []
-        # The text of each item of each ``<details>`` list, by the details' id.
-        self.lists: dict[str, list[str]] = {}
-        self.details: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
-        self.tags.append(tag)
         self.loads.extend(
             value for key, value in attrs if key in ("src", "href") and value is not None
         )
         if "id" in found and "data-value" in found:
             self.values[str(found["id"])] = str(found["data-value"])
-        if tag == "details":
-            self.details = str(found.get("id"))
-            self.lists[self.details] = []
-        elif tag == "li" and self.details is not None:
-            self.lists[self.details].append("")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "details":
-            self.details = None
-
-    def handle_data(self, data: str) -> None:
-        if self.details is not None and self.lists[self.details]:
-            self.lists[self.details][-1] += data
+        super().handle_starttag(tag, attrs)
 
 
 def test_the_page_is_self_contained_and_shows_the_totals() -> None:
