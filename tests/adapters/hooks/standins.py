@@ -13,9 +13,10 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
@@ -27,6 +28,7 @@ __all__ = [
     "ResponsesStandIn",
     "Say",
     "Step",
+    "growing_log",
 ]
 
 
@@ -48,6 +50,30 @@ class Say:
 
 Step = tuple[Call, ...] | Say
 Script = Callable[[Mapping[str, Any]], Step]
+
+
+def growing_log(
+    log: Path,
+    lines: Sequence[str],
+    poll: Step,
+    done: Callable[[Mapping[str, Any]], int],
+    *,
+    grows: bool = True,
+) -> Script:
+    """The script of a poll of a build's log repeated once for each of ``lines``: before the
+    poll that follows ``done(request)`` results, the build (the script, as the build would)
+    writes that line to ``log`` when it ``grows``; after the last poll's result, ``done``."""
+
+    def script(request: Mapping[str, Any]) -> Step:
+        count = done(request)
+        if count >= len(lines):
+            return Say("done")
+        if grows:
+            with log.open("a") as file:
+                file.write(lines[count] + "\n")
+        return poll
+
+    return script
 
 
 class _StandIn:

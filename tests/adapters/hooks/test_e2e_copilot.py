@@ -32,7 +32,7 @@ from .agents import (
     since_prompt,
     with_subagent,
 )
-from .standins import Call, ChatCompletionsStandIn, Say, Step
+from .standins import Call, ChatCompletionsStandIn, Say, Step, growing_log
 from .test_e2e_daemon import _start_guard, _status, _stop_guard
 
 pytestmark = pytest.mark.e2e
@@ -331,15 +331,7 @@ def test_a_shell_poll_follows_the_installed_preset(
     log = sandbox.project / "build.log"
     log.write_text("" if grows else f"{_BUILT[0]}\n")
 
-    def script(request: Mapping[str, Any]) -> Step:
-        done = _results_since_prompt(request)
-        if done >= len(_BUILT):
-            return Say("done")
-        if grows:
-            with log.open("a") as file:
-                file.write(_BUILT[done] + "\n")
-        return (Call("bash", _POLL),)
-
+    script = growing_log(log, _BUILT, (Call("bash", _POLL),), _results_since_prompt, grows=grows)
     with ChatCompletionsStandIn(script) as model:
         run_copilot(copilot, sandbox, model.url, "wait for the build")
     requests = model.model_requests()

@@ -28,7 +28,7 @@ from .agents import (
     run_gemini,
     since_prompt,
 )
-from .standins import Call, GeminiStandIn, Say, Step
+from .standins import Call, GeminiStandIn, Say, Step, growing_log
 
 pytestmark = pytest.mark.e2e
 
@@ -192,14 +192,7 @@ def test_a_shell_poll_whose_output_grows_follows_the_installed_preset(
     sandbox.install("gemini", *flags)
     log = sandbox.project / "build.log"
 
-    def script(request: Mapping[str, Any]) -> Step:
-        done = _results_since_prompt(request)
-        if done >= len(BUILT):
-            return Say("done")
-        with log.open("a") as file:
-            file.write(BUILT[done] + "\n")
-        return (POLL,)
-
+    script = growing_log(log, BUILT, (POLL,), _results_since_prompt)
     with GeminiStandIn(script) as model:
         run_gemini(gemini, sandbox, model.url, "wait for the build")
     requests = model.model_requests()

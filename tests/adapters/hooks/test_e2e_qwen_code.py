@@ -32,7 +32,7 @@ from .agents import (
     texts,
     with_subagent,
 )
-from .standins import Call, ChatCompletionsStandIn, Say, Step
+from .standins import Call, ChatCompletionsStandIn, Say, Step, growing_log
 
 pytestmark = pytest.mark.e2e
 
@@ -209,14 +209,7 @@ def test_a_poll_whose_output_grows_follows_the_installed_preset(
     log = sandbox.project / "build.log"
     poll = _poll(tool, log)
 
-    def script(request: Mapping[str, Any]) -> Step:
-        done = _done(request)
-        if done >= len(BUILT):
-            return Say("done")
-        with log.open("a") as file:
-            file.write(BUILT[done] + "\n")
-        return (poll,)
-
+    script = growing_log(log, BUILT, (poll,), _done)
     with ChatCompletionsStandIn(script) as model:
         result = run_qwen(qwen, sandbox, model.url, "wait for the build")
     assert result["result"] == "done"
