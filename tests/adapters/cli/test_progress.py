@@ -277,7 +277,9 @@ def test_the_width_is_the_terminals_own_unless_columns_says(
         monkeypatch.delenv("COLUMNS")
         assert terminal_columns(tty) == 57
         # A terminal that does not know its size, or a stream that is none: shutil's answer.
-        monkeypatch.setattr(shutil, "get_terminal_size", lambda: os.terminal_size((66, 20)))
+        # (Taking shutil's own arguments: pytest asks it too, for the width of its report.)
+        answer = os.terminal_size((66, 20))
+        monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=None: answer)
         termios.tcsetwinsize(follower, (0, 0))
         assert terminal_columns(tty) == 66
         assert terminal_columns(Terminal()) == 66
