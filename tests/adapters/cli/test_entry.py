@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import repeat_guard_entry
 from repeat_guard_cli import build_parser, main
 from repeat_guard_hookcall._process import HookArguments, parse_hook_arguments
 from repeat_guard_hooks import DIALECTS, EXIT_BAD_CONFIG
@@ -243,3 +244,63 @@ def test_a_bad_hook_command_line_exits_with_the_named_hosts_non_blocking_status(
 @pytest.mark.parametrize("host", sorted(DIALECTS))
 def test_every_hosts_bad_hook_command_line_gets_its_own_status(host: str) -> None:
     assert main(["hook", host, "--no-such-option"]) == DIALECTS[host].error_status
+
+
+class _Recorded(io.StringIO):
+    """A standard stream that notes each flush in ``events`` (failing with ``failure``)."""
+
+    def __init__(self, events: list[object], failure: Exception | None = None) -> None:
+        super().__init__()
+        self.events, self.failure = events, failure
+
+    def flush(self) -> None:
+        self.events.append(("flush", self.getvalue()))
+        if self.failure is not None:
+            raise self.failure
+
+
+def test_the_console_script_flushes_its_output_then_ends_with_mains_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    events: list[object] = []
+    monkeypatch.setattr(sys, "stdout", _Recorded(events))
+    monkeypatch.setattr(sys, "stderr", _Recorded(events))
+    monkeypatch.setattr(repeat_guard_entry, "main", lambda: print("report") or 3)
+    monkeypatch.setattr(os, "_exit", lambda status: events.append(("end", status)))
+    repeat_guard_entry.console()
+    assert events == [("flush", "report\n"), ("flush", ""), ("end", 3)]
+
+
+@pytest.mark.parametrize("failure", [BrokenPipeError(32, "Broken pipe"), ValueError("closed")])
+def test_a_console_script_whose_flush_fails_leaves_the_end_to_the_interpreter(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    events: list[object] = []
+    monkeypatch.setattr(sys, "stdout", None)  # closed when the command started
+    monkeypatch.setattr(sys, "stderr", _Recorded(events, failure))
+    monkeypatch.setattr(repeat_guard_entry, "main", lambda: 4)
+    monkeypatch.setattr(os, "_exit", lambda status: events.append(("end", status)))
+    assert repeat_guard_entry.console() == 4
+    assert events == [("flush", "")]
+
+
+@pytest.mark.parametrize("module", ["repeat_guard_entry", "repeat_guard_cli"])
+def test_a_command_run_as_a_process_writes_all_it_writes_in_process(
+    module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "loop.jsonl"
+    pages = tmp_path / "process.html", tmp_path / "in-process.html"
+    argv = ["audit", str(fixture), "--format", "json", "--html"]
+    done = subprocess.run(
+        [sys.executable, "-m", module, *argv, str(pages[0])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    status = main([*argv, str(pages[1])])
+    out, err = capsys.readouterr()
+    assert (done.returncode, done.stdout, done.stderr) == (status, out, err)
+    assert json.loads(out.splitlines()[-1])["type"] == "totals"
+    assert pages[0].read_bytes() == pages[1].read_bytes().replace(
+        b"in-process.html", b"process.html"
+    )

@@ -138,6 +138,8 @@ def test_python_dash_m_runs_main(
     module: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("sys.argv", [module, "check-config", "/nonexistent.json"])
+    # The command ends its process with os._exit (``console``); here that raises instead.
+    monkeypatch.setattr("os._exit", sys.exit)
     with pytest.raises(SystemExit) as exit_:
         runpy.run_module(module, run_name="__main__")
     assert exit_.value.code == 2

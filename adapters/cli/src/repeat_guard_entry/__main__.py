@@ -2,6 +2,6 @@
 
 import sys
 
-from repeat_guard_entry import main
+from repeat_guard_entry import console
 
-sys.exit(main())
+sys.exit(console())
