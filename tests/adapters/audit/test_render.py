@@ -419,13 +419,18 @@ def test_files_that_held_no_call_are_counted_on_the_first_line_and_named_in_json
     lines = list(text_summary(total, 10))
     assert lines[0] == "audited 3 files (0.0 MB), 3 sessions, 0 diagnostics, 2 held no tool call"
     assert lines[1].startswith("calls 0 ")
+    # And named, as the files that are not transcripts are.
+    start = lines.index("3 files audited, 2 held no tool call:")
+    assert lines[start + 1 : start + 3] == [f"  {path}" for path in paths]
+    assert lines[start + 3] == ""
     record = json.loads(json_totals_line(total))
     assert (record["held_no_call"], record["held_no_call_files"]) == (2, list(paths))
     page = _Page()
     page.feed(html_page(total, 10))
     assert page.values["total-held_no_call"] == "2"
-    # None: the first line as before, and the JSON and the page say zero.
+    # None: the first line as before, no list, and the JSON and the page say zero.
     assert next(text_summary(Waste(files=3), 10)).endswith(", 0 diagnostics")
+    assert not any("held no tool call" in line for line in text_summary(Waste(files=3), 10))
     assert json.loads(json_totals_line(Waste()))["held_no_call_files"] == []
     page.feed(html_page(Waste(files=3), 10))
     assert page.values["total-held_no_call"] == "0"
@@ -441,6 +446,10 @@ def test_a_count_of_files_that_held_no_call_too_long_for_the_first_line_has_its_
         "123,456,789 held no tool call",
     ]
     assert max(len(line) for line in lines) <= 100
+    # Counted past what the totals name: the count alone, as "and N more".
+    assert lines[lines.index("123,456,789 files audited, 123,456,789 held no tool call:") + 1] == (
+        "  and 123,456,789 more"
+    )
 
 
 def test_the_page_accounts_for_every_file_as_the_json_totals_do() -> None:

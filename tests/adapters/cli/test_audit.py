@@ -698,9 +698,10 @@ def test_files_that_held_no_call_are_counted_in_the_report_not_a_note_each(
     chats = [str(tmp_path / f"chat{n}.jsonl") for n in (1, 2, 3)]
     status, out, err = run([str(tmp_path), "--jobs", "1"])
     assert (status, err) == (0, "")
-    assert out.splitlines()[0] == (
-        "audited 4 files (0.0 MB), 4 sessions, 0 diagnostics, 3 held no tool call"
-    )
+    lines = out.splitlines()
+    assert lines[0] == "audited 4 files (0.0 MB), 4 sessions, 0 diagnostics, 3 held no tool call"
+    start = lines.index("4 files audited, 3 held no tool call:")
+    assert lines[start + 1 : start + 4] == [f"  {chat}" for chat in chats]
     status, out, err = run([str(tmp_path), "--jobs", "2", "--format", "json"])
     totals = json.loads(out.splitlines()[-1])
     assert (status, err) == (0, "")

@@ -243,21 +243,38 @@ def _headline(total: Waste) -> Iterator[str]:
     )
 
 
-NOT_TRANSCRIPTS_SHOWN = 10
-"""Paths of files that are not transcripts the text summary lists; a count says the rest."""
+FILES_SHOWN = 10
+"""Paths of each kind of file the text summary names (held no tool call, not a transcript);
+a count says the rest."""
 
 
-def _not_transcripts(total: Waste) -> Iterator[str]:
-    count = total.not_transcripts
+def _named(head: str, count: int, paths: tuple[str, ...]) -> Iterator[str]:
+    """``head`` and the first ``FILES_SHOWN`` of ``paths``, then how many more of ``count``;
+    nothing when ``count`` is 0."""
     if not count:
         return
-    found = total.files + count
-    yield f"{found:,} files found, {count:,} not a transcript:"
-    shown = total.not_transcript_files[:NOT_TRANSCRIPTS_SHOWN]
+    yield head
+    shown = paths[:FILES_SHOWN]
     for path in shown:
         yield f"  {_fit_left(path, WIDTH - 2)}"
     if count > len(shown):
         yield f"  and {count - len(shown):,} more"
+
+
+def _files_named(total: Waste) -> Iterator[str]:
+    """The files counted apart, each kind under a line saying how many of how many, named as
+    the JSON totals name them."""
+    held, others = total.held_no_call, total.not_transcripts
+    yield from _named(
+        f"{total.files:,} files audited, {held:,} held no tool call:",
+        held,
+        total.held_no_call_files,
+    )
+    yield from _named(
+        f"{total.files + others:,} files found, {others:,} not a transcript:",
+        others,
+        total.not_transcript_files,
+    )
 
 
 def _tools_table(total: Waste, top: int) -> Iterator[str]:
@@ -302,7 +319,7 @@ def _runs_table(total: Waste, top: int) -> Iterator[str]:
 def text_summary(total: Waste, top: int) -> Iterator[str]:
     """Yield the lines of the terminal summary, each at most ``WIDTH`` characters."""
     yield from _headline(total)
-    yield from _not_transcripts(total)
+    yield from _files_named(total)
     sections = (
         ("top tools by waste", _tools_table),
         ("top sessions by waste", _sessions_table),

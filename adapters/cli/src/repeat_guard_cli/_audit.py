@@ -54,7 +54,8 @@ output (stdout):
   FILE is replaced atomically; it must be a regular file or a new path, and must not be an
   input, the --config file or a transcript in a folder being audited (checked first).
   A file that held no tool call and no diagnostic is counted ("N held no tool call" on the
-  summary's first line) and named in the JSON totals, not noted on stderr as the replay does.
+  summary's first line) and named (the summary's first 10, the JSON totals' first 100), not
+  noted on stderr as the replay does.
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
   rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
   the diagnostics.
