@@ -79,17 +79,24 @@ _PATHS = st.lists(st.text(max_size=8), max_size=4).map(lambda paths: tuple(sorte
 
 
 @fuzz_settings(EXAMPLES)
-@given(_PATHS, st.integers(0, 3), _PATHS, st.integers(0, 3))
+@given(_PATHS, st.integers(0, 3), _PATHS, st.integers(0, 3), _PATHS, st.integers(0, 3))
 def test_files_of_any_name_are_listed_as_named(
-    held: tuple[str, ...], held_more: int, others: tuple[str, ...], others_more: int
+    held: tuple[str, ...],
+    held_more: int,
+    others: tuple[str, ...],
+    others_more: int,
+    older: tuple[str, ...],
+    older_more: int,
 ) -> None:
     total = Waste(
         held_no_call=len(held) + held_more,
         held_no_call_files=held,
         not_transcripts=len(others) + others_more,
         not_transcript_files=others,
+        written_before_since=len(older) + older_more,
+        written_before_since_files=older,
     )
-    page = html_page(total, 10)
+    page = html_page(total, 10, since="2026-12-01")
     page.encode("utf-8")
     items = PageItems()
     items.feed(page)
@@ -98,6 +105,7 @@ def test_files_of_any_name_are_listed_as_named(
     for key, paths, more in (
         ("held_no_call", held, held_more),
         ("not_transcripts", others, others_more),
+        ("written_before_since", older, older_more),
     ):
         listed = [clean(path) for path in paths] + ([f"… and {more} more"] if more else [])
         assert items.lists.get(f"files-{key}", []) == listed

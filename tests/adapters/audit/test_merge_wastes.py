@@ -54,3 +54,16 @@ def test_the_paths_of_files_that_held_no_call_are_bounded_and_first_in_order() -
         f"/d/{n:04}.jsonl" for n in range(NOT_TRANSCRIPTS_KEPT)
     )
     assert (total.files, total.diagnostics, total.not_transcripts) == (1000, 0, 0)
+
+
+def test_the_paths_of_files_written_before_since_are_bounded_and_first_in_order() -> None:
+    parts = [
+        FileAudit(f"/d/{n:04}.jsonl", None, (), files=0, before_since=True)
+        for n in range(999, -1, -1)
+    ]
+    total = merge_audits((part for audit in parts for part in audit.parts()), 3)
+    assert total.written_before_since == 1000
+    assert total.written_before_since_files == tuple(
+        f"/d/{n:04}.jsonl" for n in range(NOT_TRANSCRIPTS_KEPT)
+    )
+    assert (total.files, total.not_transcripts, total.held_no_call, total.found) == (0, 0, 0, 1000)

@@ -501,3 +501,53 @@ def test_a_page_without_such_files_says_zero_and_lists_none() -> None:
     # Counted past what the totals name: the count alone, as "and N more".
     page.feed(html_page(Waste(not_transcripts=2), 10))
     assert page.lists["files-not_transcripts"] == ["… and 2 more"]
+
+
+def test_files_written_before_since_are_counted_and_named_in_every_report() -> None:
+    paths = tuple(f"/home/dev/p/old-{n:02}.jsonl" for n in range(11))
+    total = Waste(files=2, written_before_since=12, written_before_since_files=paths)
+    lines = list(text_summary(total, 10, since="2030-01-01"))
+    start = lines.index("14 files found, 12 last written before 2030-01-01 (--since), left out:")
+    assert lines[start + 1 : start + 12] == [
+        *(f"  /home/dev/p/old-{n:02}.jsonl" for n in range(10)),
+        "  and 2 more",
+    ]
+    record = json.loads(json_totals_line(total, since="2030-01-01"))
+    assert record["since"] == "2030-01-01"
+    assert (record["written_before_since"], record["written_before_since_files"]) == (
+        12,
+        list(paths),
+    )
+    assert record["files_found"] == 14
+    text = html_page(total, 10, since="2030-01-01")
+    assert (
+        "Files found: 14; audited: 2, of which held no tool call: 0; not a transcript: 0; last "
+        "written before 2030-01-01 (--since), left out: 12. Diagnostics: 0."
+    ) in text
+    assert "<summary>Last written before 2030-01-01 (--since): 12 (found, not read)" in text
+    page = _Page()
+    page.feed(text)
+    assert page.values["files-found"] == "14"
+    assert page.values["total-written_before_since"] == page.values["files-written_before_since"]
+    assert page.values["total-written_before_since"] == "12"
+    assert page.lists["files-written_before_since"] == [*paths, "… and 1 more"]
+
+
+def test_since_asked_and_no_file_left_out_says_zero_and_lists_none() -> None:
+    total = Waste(files=2)
+    assert not any("--since" in line for line in text_summary(total, 10, since="2026-01-01"))
+    record = json.loads(json_totals_line(total, since="2026-01-01"))
+    assert (record["written_before_since"], record["written_before_since_files"]) == (0, [])
+    text = html_page(total, 10, since="2026-01-01")
+    assert "last written before 2026-01-01 (--since), left out: 0. " in text
+    assert "<details" not in text
+    page = _Page()
+    page.feed(text)
+    assert page.values["total-written_before_since"] == "0"
+    # Without --since, the page does not speak of it at all and the JSON says null.
+    assert "--since" not in html_page(total, 10)
+    assert json.loads(json_totals_line(total))["since"] is None
+    # Counted without the day (a caller that did not pass it): still said.
+    assert "last written before the --since day (--since), left out: 1" in html_page(
+        Waste(written_before_since=1), 10
+    )

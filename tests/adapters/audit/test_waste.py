@@ -45,6 +45,7 @@ def wastes(draw: st.DrawFn) -> Waste:
     are not transcripts sorted (and counted at least once each)."""
     not_transcripts = tuple(sorted(set(draw(st.lists(names, max_size=3)))))
     held_no_call = tuple(sorted(set(draw(st.lists(names, max_size=3)))))
+    before_since = tuple(sorted(set(draw(st.lists(names, max_size=3)))))
     return Waste(
         draw(tallies),
         draw(small),
@@ -64,6 +65,8 @@ def wastes(draw: st.DrawFn) -> Waste:
         not_transcripts,
         len(held_no_call) + draw(small),
         held_no_call,
+        len(before_since) + draw(small),
+        before_since,
     )
 
 
@@ -228,6 +231,9 @@ def test_json_is_plain_and_sorted() -> None:
         "not_transcript_files": [],
         "held_no_call": 0,
         "held_no_call_files": [],
+        "written_before_since": 0,
+        "written_before_since_files": [],
+        "files_found": 1,
     }
     assert encoded["tools"] == {
         "grep": {"calls": 2, "tracked": 2, "wasted": 1, "reminders": 0, "longest_run": 2}

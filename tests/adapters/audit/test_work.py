@@ -205,8 +205,13 @@ def test_since_skips_files_last_written_before_it(tmp_path: Path) -> None:
     job = FileJob(str(path), "claude-code", len(LINE))
     skipped = audit_file(job, AuditSettings(GuardConfig(), since="2000-01-01"))
     assert (skipped.sessions, skipped.waste.files, skipped.problems) == ((), 0, ())
+    # Not read, but counted and named apart: never a silent zero.
+    assert skipped.before_since
+    assert (skipped.waste.written_before_since, skipped.waste.found) == (1, 1)
+    assert skipped.waste.written_before_since_files == (str(path),)
     read = audit_file(job, AuditSettings(GuardConfig(), since="1970-01-01"))
     assert read.waste.files == 1
+    assert (read.before_since, read.waste.written_before_since) == (False, 0)
 
 
 class _Broken:

@@ -422,6 +422,33 @@ def test_since_counts_only_recent_calls(tmp_path: Path) -> None:
     assert json.loads(out.splitlines()[-1])["calls"] == 4
 
 
+def test_files_last_written_before_since_are_counted_and_named_in_every_report(
+    tmp_path: Path,
+) -> None:
+    # Never a silent zero: the files found and left out are said, in each report.
+    old = [tmp_path / "p" / f"s{n}.jsonl" for n in (1, 2)]
+    for path in old:
+        claude_session(path, 3)
+    argv = [str(tmp_path / "p"), "--since", "2030-01-01", "--jobs", "1"]
+    page = tmp_path / "audit.html"
+    status, out, err = run([*argv, "--html", str(page)])
+    assert (status, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == "audited 0 files (0.0 MB), 0 sessions, 0 diagnostics"
+    start = lines.index("2 files found, 2 last written before 2030-01-01 (--since), left out:")
+    assert lines[start + 1 : start + 3] == [f"  {path}" for path in old]
+    shown = page.read_text(encoding="utf-8")
+    assert 'id="total-written_before_since" data-value="2"' in shown
+    assert "last written before 2030-01-01 (--since), left out: 2. " in shown
+    assert all(f"<li><code>{path}</code></li>" in shown for path in old)
+    status, out, err = run([*argv, "--format", "json"])
+    totals = json.loads(out.splitlines()[-1])
+    assert (status, err) == (0, "")
+    assert (totals["since"], totals["files"], totals["files_found"]) == ("2030-01-01", 0, 2)
+    assert totals["written_before_since"] == 2
+    assert totals["written_before_since_files"] == [str(path) for path in old]
+
+
 def test_a_terminal_gets_a_progress_bar_on_stderr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,7 @@ import datetime
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from ._render import clean, reminders_by_form, share
+from ._render import before_since, clean, reminders_by_form, share
 from ._waste import UNKNOWN_DAY, DayTally, Run, Waste
 
 __all__ = ["html_page"]
@@ -49,7 +49,7 @@ def _card(key: str, label: str, value: int, shown: str | None = None) -> str:
     )
 
 
-def _cards(total: Waste) -> Iterator[str]:
+def _cards(total: Waste, since: str | None) -> Iterator[str]:
     counts = total.counts
     yield '<div class="cards">'
     yield _card("files", "files", total.files)
@@ -68,7 +68,16 @@ def _cards(total: Waste) -> Iterator[str]:
     yield _card("diagnostics", "diagnostics", total.diagnostics)
     yield _card("held_no_call", "files that held no tool call", total.held_no_call)
     yield _card("not_transcripts", "files not a transcript", total.not_transcripts)
+    if _asked_since(total, since):
+        label = f"files {_text(before_since(since))}"
+        yield _card("written_before_since", label, total.written_before_since)
     yield "</div>"
+
+
+def _asked_since(total: Waste, since: str | None) -> bool:
+    """Whether the page accounts for files left out by ``since``: when it was given (a zero
+    is then worth saying) or some were."""
+    return since is not None or total.written_before_since > 0
 
 
 def _file_list(key: str, what: str, count: int, named: Sequence[str]) -> Iterator[str]:
@@ -87,15 +96,19 @@ def _file_list(key: str, what: str, count: int, named: Sequence[str]) -> Iterato
     )
 
 
-def _files(total: Waste, problems: Sequence[str]) -> Iterator[str]:
+def _files(total: Waste, problems: Sequence[str], since: str | None) -> Iterator[str]:
     """Every file the audit found, accounted for as the JSON totals account for it, and the
     first ``problems`` (diagnostics) as the command printed them."""
-    found = total.files + total.not_transcripts
+    found = total.found
+    older = total.written_before_since
+    left_out = f"; {before_since(since)}, left out: {older:,}"
     yield "<h2>Files</h2>"
     yield (
         f'<p id="files-found" data-value="{found}">Files found: {found:,}; audited: '
         f"{total.files:,}, of which held no tool call: {total.held_no_call:,}; not a "
-        f"transcript: {total.not_transcripts:,}. Diagnostics: {total.diagnostics:,}.</p>"
+        f"transcript: {total.not_transcripts:,}"
+        f"{_text(left_out) if _asked_since(total, since) else ''}. "
+        f"Diagnostics: {total.diagnostics:,}.</p>"
     )
     held = (
         f"Held no tool call: {total.held_no_call:,} (read whole as a known format, no call "
@@ -108,6 +121,11 @@ def _files(total: Waste, problems: Sequence[str]) -> Iterator[str]:
     )
     yield from _file_list(
         "not_transcripts", others, total.not_transcripts, total.not_transcript_files
+    )
+    wording = before_since(since)
+    older_files = f"{wording[0].upper()}{wording[1:]}: {older:,} (found, not read)"
+    yield from _file_list(
+        "written_before_since", _text(older_files), older, total.written_before_since_files
     )
     said = (
         f"Diagnostics: {total.diagnostics:,} (files, lines or folders that could not be read, "
@@ -329,11 +347,16 @@ def _waste(total: Waste, top: int) -> Iterator[str]:
 
 
 def html_page(
-    total: Waste, top: int, title: str = "repeat-guard audit", problems: Sequence[str] = ()
+    total: Waste,
+    top: int,
+    title: str = "repeat-guard audit",
+    problems: Sequence[str] = (),
+    since: str | None = None,
 ) -> str:
-    """Return the page for ``total``, listing ``top`` tools, sessions, projects and runs, and
-    the first of its diagnostics, ``problems`` (``FILE:LINE: message`` each; the count of the
-    rest is ``total.diagnostics`` less theirs)."""
+    """Return the page for ``total``, an audit of calls made on or after ``since``, listing
+    ``top`` tools, sessions, projects and runs, and the first of its diagnostics,
+    ``problems`` (``FILE:LINE: message`` each; the count of the rest is
+    ``total.diagnostics`` less theirs)."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -343,8 +366,8 @@ def html_page(
         f"<h1>{_text(title)}</h1>",
         "<p>Wasted calls are the repeats beyond the first of each run of identical tool calls;"
         " reminders are what the guard would have said.</p>",
-        *_cards(total),
-        *_files(total, problems),
+        *_cards(total, since),
+        *_files(total, problems, since),
         *_waste(total, top),
         *_projects_table(total, top),
         "</body></html>",

@@ -49,11 +49,12 @@ class FileAudit(NamedTuple):
     """One file's result: its sessions (the core's ``SessionAudit``, each read in the file's
     ``format``), the first of its diagnostics (``problems``), and the file's own numbers:
     ``files``, 1 for a file audited and 0 for one ``since`` passed over, its ``bytes`` and its
-    ``diagnostics``, all of them counted; ``not_transcript`` for a file a walk found that no
-    reader recognises (counted apart, and named, in the totals); ``no_call`` for a file read
-    whole that held no call and said nothing else (its one diagnostic a ``no_call_note``, the
-    shared one or its reader's own: counted and named in the totals instead of kept in
-    ``problems``).
+    ``diagnostics``, all of them counted; ``before_since`` for a file left out because it was
+    last written before ``since`` (counted apart, and named, in the totals); ``not_transcript``
+    for a file a walk found that no reader recognises (counted apart, and named, in the
+    totals); ``no_call`` for a file read whole that held no call and said nothing else (its
+    one diagnostic a ``no_call_note``, the shared one or its reader's own: counted and named
+    in the totals instead of kept in ``problems``).
 
     ``parts`` is what the core's ``merge_audits`` adds up; ``waste`` is their merge, keeping
     ``keep`` worst runs and sessions. A result carries no ``Waste`` of its own: one is a score
@@ -71,6 +72,7 @@ class FileAudit(NamedTuple):
     keep: int = 10
     not_transcript: bool = False
     no_call: bool = False
+    before_since: bool = False
 
     def parts(self) -> tuple[SessionAudit | Waste, ...]:
         """The file's sessions, then a ``Waste`` of its own numbers (files, bytes,
@@ -80,6 +82,8 @@ class FileAudit(NamedTuple):
             own = own._replace(not_transcripts=1, not_transcript_files=(self.file,))
         if self.no_call:
             own = own._replace(held_no_call=1, held_no_call_files=(self.file,))
+        if self.before_since:
+            own = own._replace(written_before_since=1, written_before_since_files=(self.file,))
         return (*self.sessions, own)
 
     @property

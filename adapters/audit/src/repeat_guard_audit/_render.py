@@ -114,9 +114,11 @@ def _run_record(run: Run) -> dict[str, object]:
     return {**run._asdict(), "lines": list(run.lines)}
 
 
-def json_totals_line(total: Waste) -> str:
-    """Return the ``{"type": "totals", ...}`` JSON line closing the report."""
-    record: dict[str, object] = {"type": "totals", **waste_to_json(total)}
+def json_totals_line(total: Waste, since: str | None = None) -> str:
+    """Return the ``{"type": "totals", ...}`` JSON line closing the report of an audit of
+    calls made on or after ``since`` (a ``YYYY-MM-DD`` day, ``null`` in the line when
+    ``None``)."""
+    record: dict[str, object] = {"type": "totals", "since": since, **waste_to_json(total)}
     record.update(
         _counts_record(
             total.counts, total.wasted_turns, total.wasted_tokens, total.wasted_input_tokens
@@ -244,8 +246,13 @@ def _headline(total: Waste) -> Iterator[str]:
 
 
 FILES_SHOWN = 10
-"""Paths of each kind of file the text summary names (held no tool call, not a transcript);
-a count says the rest."""
+"""Paths of each kind of file the text summary names (held no tool call, not a transcript,
+last written before ``since``); a count says the rest."""
+
+
+def before_since(since: str | None) -> str:
+    """How every report words a file that ``since`` left out."""
+    return f"last written before {since or 'the --since day'} (--since)"
 
 
 def _named(head: str, count: int, paths: tuple[str, ...]) -> Iterator[str]:
@@ -261,19 +268,24 @@ def _named(head: str, count: int, paths: tuple[str, ...]) -> Iterator[str]:
         yield f"  and {count - len(shown):,} more"
 
 
-def _files_named(total: Waste) -> Iterator[str]:
+def _files_named(total: Waste, since: str | None) -> Iterator[str]:
     """The files counted apart, each kind under a line saying how many of how many, named as
     the JSON totals name them."""
-    held, others = total.held_no_call, total.not_transcripts
+    held, others, older = total.held_no_call, total.not_transcripts, total.written_before_since
     yield from _named(
         f"{total.files:,} files audited, {held:,} held no tool call:",
         held,
         total.held_no_call_files,
     )
     yield from _named(
-        f"{total.files + others:,} files found, {others:,} not a transcript:",
+        f"{total.found:,} files found, {others:,} not a transcript:",
         others,
         total.not_transcript_files,
+    )
+    yield from _named(
+        f"{total.found:,} files found, {older:,} {before_since(since)}, left out:",
+        older,
+        total.written_before_since_files,
     )
 
 
@@ -316,10 +328,11 @@ def _runs_table(total: Waste, top: int) -> Iterator[str]:
         yield f"           {_fit_left(f'{run.file}:{line}', 52)}  session {_fit(run.session, 26)}"
 
 
-def text_summary(total: Waste, top: int) -> Iterator[str]:
-    """Yield the lines of the terminal summary, each at most ``WIDTH`` characters."""
+def text_summary(total: Waste, top: int, since: str | None = None) -> Iterator[str]:
+    """Yield the lines of the terminal summary of an audit of calls made on or after
+    ``since``, each at most ``WIDTH`` characters."""
     yield from _headline(total)
-    yield from _files_named(total)
+    yield from _files_named(total, since)
     sections = (
         ("top tools by waste", _tools_table),
         ("top sessions by waste", _sessions_table),

@@ -27,7 +27,13 @@ The core's definitions of a call, a tracked, wasted and denied call hold; these 
   its no-call note (a session of prompts and answers alone, a file of summaries): counted in
   ``held_no_call``, and
   the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path order) kept in
-  ``held_no_call_files``.
+  ``held_no_call_files``;
+* a file *written before since* is one found (walked or named) and left out because it was
+  last written before the audit's ``since`` day: not read, not in ``files``, counted in
+  ``written_before_since`` and the first ``NOT_TRANSCRIPTS_KEPT`` of their paths (in path
+  order) kept in ``written_before_since_files``;
+* the files *found* (``Waste.found``) are those audited, those not a transcript and those
+  written before since: every file a report accounts for.
 
 Only the best ``keep`` runs and sessions survive a merge: a total over a million files stays
 as small as one over ten.
@@ -115,7 +121,7 @@ class ProjectTally(NamedTuple):
 
 NOT_TRANSCRIPTS_KEPT = 100
 """Paths of files that are not transcripts a total keeps (its count covers every one), and
-paths of files that held no call."""
+paths of files that held no call, and of files written before since."""
 
 _NO_DAYS: PMap[str, DayTally] = pmap()
 _NO_PROJECTS: PMap[str, ProjectTally] = pmap()
@@ -146,6 +152,13 @@ class Waste(NamedTuple):
     not_transcript_files: tuple[str, ...] = ()
     held_no_call: int = 0
     held_no_call_files: tuple[str, ...] = ()
+    written_before_since: int = 0
+    written_before_since_files: tuple[str, ...] = ()
+
+    @property
+    def found(self) -> int:
+        """Every file counted: audited, not a transcript, or written before since."""
+        return self.files + self.not_transcripts + self.written_before_since
 
 
 class SessionAudit(NamedTuple):
@@ -250,6 +263,8 @@ def merge_waste(first: Waste, second: Waste, keep: int) -> Waste:
         _first_paths(first.not_transcript_files + second.not_transcript_files),
         first.held_no_call + second.held_no_call,
         _first_paths(first.held_no_call_files + second.held_no_call_files),
+        first.written_before_since + second.written_before_since,
+        _first_paths(first.written_before_since_files + second.written_before_since_files),
     )
 
 
@@ -290,10 +305,9 @@ class _WasteSums:
         self.projects: dict[str, list[int]] = {}
         self.runs: list[Run] = []
         self.sessions: list[SessionWaste] = []
-        self.not_transcripts = 0
-        self.not_transcript_files: list[str] = []
-        self.held_no_call = 0
-        self.held_no_call_files: list[str] = []
+        self.not_transcripts = _NamedFiles()
+        self.held_no_call = _NamedFiles()
+        self.written_before_since = _NamedFiles()
 
     def add(self, waste: Waste, keep: int) -> None:
         _add_into(self.numbers, waste[1:8])
@@ -304,12 +318,9 @@ class _WasteSums:
             _add_into(self.projects.setdefault(project, [0] * 5), five)
         self.runs += waste.worst
         self.sessions += waste.worst_sessions
-        if waste.not_transcripts:
-            self.not_transcripts += waste.not_transcripts
-            self.not_transcript_files += waste.not_transcript_files
-        if waste.held_no_call:
-            self.held_no_call += waste.held_no_call
-            self.held_no_call_files += waste.held_no_call_files
+        self.not_transcripts.add(waste.not_transcripts, waste.not_transcript_files)
+        self.held_no_call.add(waste.held_no_call, waste.held_no_call_files)
+        self.written_before_since.add(waste.written_before_since, waste.written_before_since_files)
         self.cut(keep)
 
     def add_session(self, session: SessionAudit, keep: int) -> None:
@@ -336,10 +347,6 @@ class _WasteSums:
             self.runs[:] = worst_runs(self.runs, keep)
         if len(self.sessions) >= 4 * keep:
             self.sessions[:] = worst_sessions(self.sessions, keep)
-        if len(self.not_transcript_files) >= 4 * NOT_TRANSCRIPTS_KEPT:
-            self.not_transcript_files[:] = _first_paths(self.not_transcript_files)
-        if len(self.held_no_call_files) >= 4 * NOT_TRANSCRIPTS_KEPT:
-            self.held_no_call_files[:] = _first_paths(self.held_no_call_files)
 
     def waste(self, keep: int) -> Waste:
         files, sessions, diagnostics, size, turns, tokens, input_tokens = self.numbers
@@ -356,11 +363,31 @@ class _WasteSums:
             pmap({name: ProjectTally(*five) for name, five in self.projects.items()}),
             worst_runs(self.runs, keep),
             worst_sessions(self.sessions, keep),
-            self.not_transcripts,
-            _first_paths(self.not_transcript_files),
-            self.held_no_call,
-            _first_paths(self.held_no_call_files),
+            *self.not_transcripts.total(),
+            *self.held_no_call.total(),
+            *self.written_before_since.total(),
         )
+
+
+class _NamedFiles:
+    """The count of one kind of file a ``_WasteSums`` names, and the first of their paths
+    (cut to ``NOT_TRANSCRIPTS_KEPT`` once four times that many wait)."""
+
+    __slots__ = ("count", "paths")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.paths: list[str] = []
+
+    def add(self, count: int, paths: tuple[str, ...]) -> None:
+        if count:
+            self.count += count
+            self.paths += paths
+            if len(self.paths) >= 4 * NOT_TRANSCRIPTS_KEPT:
+                self.paths[:] = _first_paths(self.paths)
+
+    def total(self) -> tuple[int, tuple[str, ...]]:
+        return self.count, _first_paths(self.paths)
 
 
 def _add_into(sums: list[int], values: tuple[int, ...]) -> None:
@@ -416,4 +443,7 @@ def waste_to_json(waste: Waste) -> dict[str, object]:
         "not_transcript_files": list(waste.not_transcript_files),
         "held_no_call": waste.held_no_call,
         "held_no_call_files": list(waste.held_no_call_files),
+        "written_before_since": waste.written_before_since,
+        "written_before_since_files": list(waste.written_before_since_files),
+        "files_found": waste.found,
     }

@@ -4,10 +4,10 @@ read it with its format's reader, fold it.
 Total by design: whatever a file holds or whatever happens to it (it vanished, it is a FIFO,
 it is not readable, its reader has a bug), the result is a ``FileAudit``, at worst carrying one
 diagnostic (none for a file a walk found that is not read: not a transcript, not a regular
-file, or gone before its turn; that one is counted and named apart), so one bad file never
-stops an audit of thousands. Files are opened and sniffed by ``open_input``, as the replay
-opens them. The functions here are module-level and take picklable values, so a
-process pool or a Dask cluster can run them.
+file, or gone before its turn; that one is counted and named apart, as is one last written
+before ``since``), so one bad file never stops an audit of thousands. Files are opened and
+sniffed by ``open_input``, as the replay opens them. The functions here are module-level and
+take picklable values, so a process pool or a Dask cluster can run them.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def audit_file(job: FileJob, settings: AuditSettings) -> FileAudit:
 
     with open_input(job.path, walked=job.walked, format=job.format, wanted=wanted) as opened:
         match opened:
-            case PassedOver(why="unwanted"):  # last written before --since
-                return FileAudit(job.path, job.format, (), files=0)
+            case PassedOver(why="unwanted"):  # last written before --since: named in the totals
+                return FileAudit(job.path, job.format, (), files=0, before_since=True)
             case PassedOver():  # a folder holds other files too: named in the totals
                 return FileAudit(job.path, None, (), files=0, not_transcript=True)
             case Refused():

@@ -18,7 +18,7 @@ from ._errors import EXIT_DIAGNOSTICS, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
     from repeat_guard import GuardConfig
-    from repeat_guard_audit import FileAudit, FileJob, SessionAudit, Waste
+    from repeat_guard_audit import AuditSettings, FileAudit, FileJob, SessionAudit, Waste
 
     from ._progress import FilesProgress, TextSink
 
@@ -43,19 +43,22 @@ output (stdout):
         "reminders", "reminders_by_form": {"gentle": N, "detailed": N} (and "cycle",
         "budget" when given), "days", "tools", "projects", "worst_runs", "worst_sessions",
         "not_transcripts", "not_transcript_files", "held_no_call", "held_no_call_files",
-        ...} line; a run lists at most 50 of its lines, always its first and its last
+        "since", "written_before_since", "written_before_since_files", "files_found", ...}
+        line; a run lists at most 50 of its lines, always its first and its last
   csv   a header, one row per session, then one "totals" row; a column for every reminder
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, every
   file found accounted for as the JSON totals do (counts, and collapsed, the first 100 files
-  that held no tool call and that are not transcripts, and the first 100 diagnostics as
-  stderr has them), charts of waste per day and per tool, the longest runs, each expandable
-  to its repeated calls.
+  that held no tool call, that are not transcripts and that --since left out, and the first
+  100 diagnostics as stderr has them), charts of waste per day and per tool, the longest
+  runs, each expandable to its repeated calls.
   FILE is replaced atomically; it must be a regular file or a new path, and must not be an
   input, the --config file or a transcript in a folder being audited (checked first).
   A file that held no tool call and no diagnostic is counted ("N held no tool call" on the
   summary's first line) and named (the summary's first 10, the JSON totals' first 100), not
-  noted on stderr as the replay does.
+  noted on stderr as the replay does. A file last written before --since DATE is not read,
+  and counted and named too ("N files found, M last written before DATE (--since), left
+  out:"; "written_before_since" in the JSON totals).
   Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
   rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
   the diagnostics.
@@ -128,7 +131,8 @@ def add_audit_arguments(parser: argparse.ArgumentParser) -> None:
         type=_day,
         metavar="DATE",
         help="count only calls made on or after DATE (YYYY-MM-DD, UTC); files last written "
-        "before it are skipped, and calls without a date count when their file is read",
+        "before it are not read (counted and named in every report), and calls without a date "
+        "count when their file is read",
     )
     parser.add_argument(
         "--engine", choices=("processes", "dask"), default="processes", help="how to fan out"
@@ -266,7 +270,7 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
         problems: list[str] = []  # the first diagnostics, for the page
         try:
             streams = (_above(out, bar), _above(err, bar))
-            total = _report(tracked, settings.keep, args.format, *streams, problems)
+            total = _report(tracked, settings, args.format, *streams, problems)
         except EngineError as error:
             raise UsageError(str(error)) from error
         finally:
@@ -276,7 +280,8 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
         if args.html is not None:
             from repeat_guard_audit import html_page
 
-            write_atomically(args.html, html_page(total, args.top, problems=problems))
+            page = html_page(total, args.top, problems=problems, since=args.since)
+            write_atomically(args.html, page)
     return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
 
 
@@ -320,7 +325,7 @@ def _written(
 
 def _report(
     results: Iterable[FileAudit],
-    keep: int,
+    settings: AuditSettings,
     fmt: str,
     out: TextSink,
     err: TextSink,
@@ -343,12 +348,12 @@ def _report(
         print(csv_header(), file=out)
     # One pass in plain counters over every file's sessions: folding merge_waste over the
     # files' wastes, a persistent total a file, cost twice as much a file.
-    totals = total(_written(results, session_line, out, err, kept), keep)
+    totals = total(_written(results, session_line, out, err, kept), settings.keep)
     if fmt == "json":
-        print(json_totals_line(totals), file=out)
+        print(json_totals_line(totals, settings.since), file=out)
     elif fmt == "csv":
         print(csv_totals_row(totals), file=out)
     else:
-        for line in text_summary(totals, keep):
+        for line in text_summary(totals, settings.keep, settings.since):
             print(line, file=out)
     return totals
