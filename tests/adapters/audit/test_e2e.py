@@ -189,10 +189,11 @@ def test_the_page_renders_in_chromium_with_the_json_numbers_and_fetches_nothing(
         assert dom.lists[f"files-{key}"] == totals[names] + rest, key
     assert (totals["held_no_call"], len(totals["held_no_call_files"])) == (105, 100)
     assert totals["not_transcripts"] == 3
-    # And the diagnostics as stderr has them.
+    # And the diagnostics as stderr has them, listed on the page and in the JSON totals.
     printed = [line for line in err.splitlines() if ": note: " not in line]
     assert dom.values["files-diagnostics"] == totals["diagnostics"] == len(printed) == 2
-    assert dom.lists["files-diagnostics"] == printed
+    listed = [f"{d['file']}:{d['line']}: {d['message']}" for d in totals["first_diagnostics"]]
+    assert dom.lists["files-diagnostics"] == printed == listed
 
 
 def _write_files_without_calls(folder: Path) -> None:

@@ -31,6 +31,7 @@ from repeat_guard_audit import (
     text_summary,
 )
 from repeat_guard_audit._html import MAX_BARS
+from repeat_guard_transcripts import Diagnostic
 
 from .page import PageItems
 
@@ -551,3 +552,14 @@ def test_since_asked_and_no_file_left_out_says_zero_and_lists_none() -> None:
     assert "last written before the --since day (--since), left out: 1" in html_page(
         Waste(written_before_since=1), 10
     )
+
+
+def test_the_json_totals_list_the_diagnostics_given_and_count_them_all() -> None:
+    problems = [Diagnostic("/p/a.jsonl", 3, "invalid JSON"), Diagnostic("/p/\ud800.jsonl", 0, "x")]
+    record = json.loads(json_totals_line(Waste(files=2, diagnostics=7), problems=problems))
+    assert record["diagnostics"] == 7
+    assert record["first_diagnostics"] == [
+        {"file": "/p/a.jsonl", "line": 3, "message": "invalid JSON", "severity": "error"},
+        {"file": "/p/\ud800.jsonl", "line": 0, "message": "x", "severity": "error"},
+    ]
+    assert json.loads(json_totals_line(Waste(diagnostics=7)))["first_diagnostics"] == []

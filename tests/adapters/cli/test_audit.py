@@ -371,7 +371,9 @@ def test_notes_are_shown_as_notes_and_leave_the_status_alone() -> None:
     status, out, err = run([str(fixture), "--jobs", "1", "--format", "json"])
     assert status == 0
     assert err.startswith(f"{fixture}:1: note: tool_call_update for toolCallId 'toolu_a'")
-    assert json.loads(out.splitlines()[-1])["diagnostics"] == 0
+    totals = json.loads(out.splitlines()[-1])
+    # Not a diagnostic: not counted, and not listed with the diagnostics.
+    assert (totals["diagnostics"], totals["first_diagnostics"]) == (0, [])
 
 
 def test_names_in_text_output_are_escaped(
@@ -756,6 +758,8 @@ def test_a_file_with_a_diagnostic_and_no_call_is_not_counted_as_held_no_call(
     assert status == 3
     assert err.startswith(f"{tmp_path / 'chat.jsonl'}:3: invalid JSON")
     assert (totals["diagnostics"], totals["held_no_call"]) == (1, 0)
+    (listed,) = totals["first_diagnostics"]
+    assert (listed["line"], listed["severity"]) == (3, "error")
 
 
 NO_CALL = Path(__file__).parents[1] / "transcripts" / "fixtures" / "no-call"
@@ -838,9 +842,12 @@ def test_an_audit_starts_without_what_it_does_not_use(tmp_path: Path, output: li
     assert done.stderr.splitlines()[-1] == ("0 []" if not output else "0 ['tempfile']")
 
 
-def test_the_page_lists_the_first_diagnostics_as_stderr_has_them(tmp_path: Path) -> None:
-    # 5 bad lines in a file named with markup, 100 in another: the page lists the first
-    # PAGE_DIAGNOSTICS as stderr printed them, escaped, and counts the rest.
+def test_the_json_and_the_page_list_the_first_diagnostics_as_stderr_has_them(
+    tmp_path: Path,
+) -> None:
+    # 5 bad lines in a file named with markup, 100 in another: the JSON totals and the page
+    # list the first LISTED_DIAGNOSTICS as stderr printed them (the page escaped), and count
+    # the rest.
     from html import unescape
 
     claude_session(tmp_path / "a.jsonl", 3)
@@ -848,11 +855,22 @@ def test_the_page_lists_the_first_diagnostics_as_stderr_has_them(tmp_path: Path)
     (tmp_path / "b.jsonl").write_bytes((tmp_path / "a.jsonl").read_bytes() + b"{bad\n" * 100)
     page = tmp_path / "out" / "audit.html"
     page.parent.mkdir()
-    status, _, err = run([str(tmp_path), "--jobs", "1", "--html", str(page)])
+    status, out, err = run([str(tmp_path), "--jobs", "1", "--html", str(page), "--format", "json"])
     assert status == 3
     printed = err.splitlines()
     assert len(printed) == 105
-    assert command.PAGE_DIAGNOSTICS == 100
+    assert command.LISTED_DIAGNOSTICS == 100
+    totals = json.loads(out.splitlines()[-1])
+    assert totals["diagnostics"] == 105
+    listed = totals["first_diagnostics"]
+    assert [f"{d['file']}:{d['line']}: {d['message']}" for d in listed] == printed[:100]
+    assert listed[0] == {
+        "file": str(tmp_path / "0<i>.jsonl"),
+        "line": 8,
+        "message": "invalid JSON: Expecting property name enclosed in double quotes: line 1 "
+        "column 2 (char 1)",
+        "severity": "error",
+    }
     shown = page.read_text(encoding="utf-8")
     assert "<i>" not in shown
     items = re.search(r'<details id="files-diagnostics" data-value="105">.*?</details>', shown)
@@ -861,8 +879,10 @@ def test_the_page_lists_the_first_diagnostics_as_stderr_has_them(tmp_path: Path)
     assert [unescape(line) for line in listed] == printed[:100]
     assert listed[0].startswith(f"{tmp_path}/0&lt;i&gt;.jsonl:")
     assert '<li class="muted">… and 5 more</li>' in items.group()
-    # No diagnostic: no list.
+    # No diagnostic: no list on the page, an empty one in the JSON.
     (tmp_path / "b.jsonl").unlink()
     (tmp_path / "0<i>.jsonl").unlink()
-    assert run([str(tmp_path), "--jobs", "1", "--html", str(page)])[0] == 0
+    status, out, _ = run([str(tmp_path), "--jobs", "1", "--html", str(page), "--format", "json"])
+    assert status == 0
     assert "files-diagnostics" not in page.read_text(encoding="utf-8")
+    assert json.loads(out.splitlines()[-1])["first_diagnostics"] == []

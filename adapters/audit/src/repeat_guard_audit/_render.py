@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from repeat_guard import FORMS, Form
 from repeat_guard.tally import Tally, unpack_tally
-from repeat_guard_transcripts import printable
+from repeat_guard_transcripts import Diagnostic, printable
 
 from ._waste import Run, SessionAudit, Waste, waste_to_json
 
@@ -114,17 +114,30 @@ def _run_record(run: Run) -> dict[str, object]:
     return {**run._asdict(), "lines": list(run.lines)}
 
 
-def json_totals_line(total: Waste, since: str | None = None) -> str:
+def json_totals_line(
+    total: Waste, since: str | None = None, problems: Sequence[Diagnostic] = ()
+) -> str:
     """Return the ``{"type": "totals", ...}`` JSON line closing the report of an audit of
     calls made on or after ``since`` (a ``YYYY-MM-DD`` day, ``null`` in the line when
-    ``None``)."""
+    ``None``), listing the first of its diagnostics, ``problems``, in ``first_diagnostics``
+    (``total.diagnostics`` counts them all)."""
     record: dict[str, object] = {"type": "totals", "since": since, **waste_to_json(total)}
+    record["first_diagnostics"] = [_diagnostic_record(problem) for problem in problems]
     record.update(
         _counts_record(
             total.counts, total.wasted_turns, total.wasted_tokens, total.wasted_input_tokens
         )
     )
     return _dumps(record)
+
+
+def _diagnostic_record(problem: Diagnostic) -> dict[str, object]:
+    return {
+        "file": problem.file,
+        "line": problem.line,
+        "message": problem.message,
+        "severity": problem.severity,
+    }
 
 
 CSV_FIELDS = (

@@ -19,6 +19,7 @@ from ._errors import EXIT_DIAGNOSTICS, EXIT_OK, UsageError
 if TYPE_CHECKING:
     from repeat_guard import GuardConfig
     from repeat_guard_audit import AuditSettings, FileAudit, FileJob, SessionAudit, Waste
+    from repeat_guard_transcripts import Diagnostic
 
     from ._progress import FilesProgress, TextSink
 
@@ -43,8 +44,11 @@ output (stdout):
         "reminders", "reminders_by_form": {"gentle": N, "detailed": N} (and "cycle",
         "budget" when given), "days", "tools", "projects", "worst_runs", "worst_sessions",
         "not_transcripts", "not_transcript_files", "held_no_call", "held_no_call_files",
-        "since", "written_before_since", "written_before_since_files", "files_found", ...}
-        line; a run lists at most 50 of its lines, always its first and its last
+        "since", "written_before_since", "written_before_since_files", "files_found",
+        "diagnostics", "first_diagnostics", ...} line; a run lists at most 50 of its lines,
+        always its first and its last; "first_diagnostics" lists the first 100 diagnostics
+        stderr has ({"file", "line", "message", "severity"}, notes left out), "diagnostics"
+        counts every one
   csv   a header, one row per session, then one "totals" row; a column for every reminder
         form (gentle, detailed, cycle, budget), given or not
   --html FILE also writes a self-contained page (no network, no script): the totals, every
@@ -59,7 +63,8 @@ output (stdout):
   noted on stderr as the replay does. A file last written before --since DATE is not read,
   and counted and named too ("N files found, M last written before DATE (--since), left
   out:"; "written_before_since" in the JSON totals).
-  Diagnostics go to stderr as FILE:LINE: message; a progress bar (files, time left, bytes,
+  Diagnostics go to stderr as FILE:LINE: message (the first 100 are listed in the JSON
+  totals and on the page too); a progress bar (files, time left, bytes,
   rate, as many as the terminal's width holds) is drawn on stderr when it is a terminal, below
   the diagnostics.
 
@@ -267,7 +272,7 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
     with termination_raises():
         bar = _bar(err, paths)
         tracked = _tracked(list_files(paths), run, bar)
-        problems: list[str] = []  # the first diagnostics, for the page
+        problems: list[Diagnostic] = []  # the first diagnostics, for the JSON and the page
         try:
             streams = (_above(out, bar), _above(err, bar))
             total = _report(tracked, settings, args.format, *streams, problems)
@@ -280,26 +285,28 @@ def audit_command(args: argparse.Namespace, config: GuardConfig, out: TextIO, er
         if args.html is not None:
             from repeat_guard_audit import html_page
 
-            page = html_page(total, args.top, problems=problems, since=args.since)
+            from ._report import diagnostic_line
+
+            listed = [diagnostic_line(problem) for problem in problems]
+            page = html_page(total, args.top, problems=listed, since=args.since)
             write_atomically(args.html, page)
     return EXIT_DIAGNOSTICS if total.diagnostics else EXIT_OK
 
 
-PAGE_DIAGNOSTICS = 100
-"""Diagnostics the page lists (as many as the JSON totals name files of each kind); it
-counts the rest."""
+LISTED_DIAGNOSTICS = 100
+"""Diagnostics the JSON totals and the page list, the first printed on stderr, notes left out
+(as many as the JSON totals name files of each kind); the count covers the rest."""
 
 
-def _print_problems(result: FileAudit, err: TextSink, kept: list[str]) -> None:
-    """Print ``result``'s diagnostics and notes on ``err``; keep the diagnostics' lines in
-    ``kept`` until it holds ``PAGE_DIAGNOSTICS``."""
+def _print_problems(result: FileAudit, err: TextSink, kept: list[Diagnostic]) -> None:
+    """Print ``result``'s diagnostics and notes on ``err``; keep the diagnostics in ``kept``
+    until it holds ``LISTED_DIAGNOSTICS``."""
     from ._report import diagnostic_line, safe
 
     for problem in result.problems:
-        line = diagnostic_line(problem)
-        print(line, file=err)
-        if problem.severity == "error" and len(kept) < PAGE_DIAGNOSTICS:
-            kept.append(line)
+        print(diagnostic_line(problem), file=err)
+        if problem.severity == "error" and len(kept) < LISTED_DIAGNOSTICS:
+            kept.append(problem)
     shown = sum(problem.severity == "error" for problem in result.problems)
     hidden = result.diagnostics - shown
     if hidden > 0:
@@ -311,7 +318,7 @@ def _written(
     session_line: Callable[[SessionAudit, str], str] | None,
     out: TextSink,
     err: TextSink,
-    kept: list[str],
+    kept: list[Diagnostic],
 ) -> Iterator[FileAudit]:
     """Yield ``results``, each once its diagnostics are on ``err`` (the first ones kept in
     ``kept``) and, with ``session_line``, its sessions' lines on ``out``."""
@@ -329,7 +336,7 @@ def _report(
     fmt: str,
     out: TextSink,
     err: TextSink,
-    kept: list[str],
+    kept: list[Diagnostic],
 ) -> Waste:
     """Write each session as its file finishes (JSON, CSV), the diagnostics to ``err`` (the
     first ones kept in ``kept``), then the totals; return the totals."""
@@ -350,7 +357,7 @@ def _report(
     # files' wastes, a persistent total a file, cost twice as much a file.
     totals = total(_written(results, session_line, out, err, kept), settings.keep)
     if fmt == "json":
-        print(json_totals_line(totals, settings.since), file=out)
+        print(json_totals_line(totals, settings.since, kept), file=out)
     elif fmt == "csv":
         print(csv_totals_row(totals), file=out)
     else:
