@@ -12,14 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyrsistent import pmap
 
-from repeat_guard import Event, GuardConfig, ToolCallFinished
+from repeat_guard import Event, GuardConfig, PromptSubmitted, ToolCallFinished
 from repeat_guard.tally import (
     NO_COUNTS,
     PackedTally,
     Step,
     Tally,
     ToolTally,
+    count_calls,
     count_packed,
+    counted_call,
     merge_all_tallies,
     merge_packed,
     merge_tallies,
@@ -140,3 +142,29 @@ def test_merged_packed_rows_keep_the_order_first_seen() -> None:
         (("grep", 7, 7, 5, 2, 4), ("read", 1, 1, 0, 0, 1)),
     )
     assert merge_packed([]) == NO_COUNTS
+
+
+def test_a_call_is_counted_by_its_tool_run_denial_and_reminder_forms() -> None:
+    grep = ToolCallFinished("a", "grep", 1, denied=True)
+    steps = replayed([grep, grep], GuardConfig(thresholds=(2,)))
+    (_, _, none), (_, _, gentle) = steps
+    assert counted_call(grep, 1, none) == ("grep", 1, True, ())
+    assert counted_call(grep, 2, gentle) == ("grep", 2, True, ("gentle",))
+    assert counted_call(PromptSubmitted("a"), 0, ()) is None
+    assert counted_call(ToolCallFinished(None, "grep", 1), 1, ()) is None
+
+
+def test_calls_counted_many_times_count_as_that_many_steps() -> None:
+    # Three untracked todo calls (run 0), a grep run of three with one reminder.
+    todo, grep = ToolCallFinished("a", "todo", 1), ToolCallFinished("a", "grep", 1)
+    config = CONFIGS[1]  # thresholds (2, 4), todo untracked
+    steps = replayed([todo, grep, todo, grep, todo, grep], config)
+    counted = {
+        ("todo", 0, False, ()): 3,
+        ("grep", 1, False, ()): 1,
+        ("grep", 2, False, ("gentle",)): 1,
+        ("grep", 3, False, ()): 1,
+    }
+    assert count_calls(NO_COUNTS, counted) == count_packed(NO_COUNTS, steps)
+    assert count_calls(NO_COUNTS, counted)[:6] == (6, 3, 2, 0, 1, 3)
+    assert count_calls(NO_COUNTS, {}) is NO_COUNTS

@@ -37,12 +37,15 @@ from ._state import GuardState
 __all__ = [
     "NO_COUNTS",
     "WASTED_FROM",
+    "CountedCall",
     "PackedTally",
     "Step",
     "Tally",
     "TallySums",
     "ToolTally",
+    "count_calls",
     "count_packed",
+    "counted_call",
     "merge_all_tallies",
     "merge_packed",
     "merge_tallies",
@@ -148,41 +151,69 @@ NO_COUNTS: PackedTally = (0, 0, 0, 0, 0, 0, (), ())
 """The packed tally of nothing: ``unpack_tally(NO_COUNTS) == Tally()``."""
 
 
+CountedCall = tuple[str, int, bool, tuple[str, ...]]
+"""What the tally reads of a call: its tool, its ``run_length``, whether it was denied, and the
+forms of the reminders it gave (``counted_call``)."""
+
+
+def counted_call(event: Event, run: int, reminders: tuple[Reminder, ...]) -> CountedCall | None:
+    """What the tally reads of ``event`` (``None`` for an event that is not a call): ``run`` is
+    its ``run_length`` in the state ``reduce`` returned for it, ``reminders`` what it gave.
+
+    Calls that read the same are counted alike: a fold can keep how many of each it saw
+    (``count_calls``) instead of the steps themselves."""
+    if not isinstance(event, ToolCallFinished) or event.agent is None:
+        return None
+    forms = tuple(reminder.form for reminder in reminders) if reminders else ()
+    return (event.tool, run, event.denied, forms)
+
+
 def count_packed(packed: PackedTally, steps: Iterable[Step]) -> PackedTally:
     """Return ``packed`` with every step of ``steps`` added, in order.
 
     ``unpack_tally`` of the result equals folding ``tally`` over the steps from
-    ``unpack_tally(packed)``. The steps are counted in plain local counters and packed once:
-    feed it a bounded chunk at a time (it holds nothing beyond one counter per tool and form).
+    ``unpack_tally(packed)``. Feed it a bounded chunk at a time: it holds one count for each
+    call that reads differently (``counted_call``), then adds them up with ``count_calls``.
     """
-    calls, tracked, wasted, denied, spoken, longest, packed_forms, packed_tools = packed
+    calls: dict[CountedCall, int] = {}
+    for state, event, reminders in steps:
+        call = counted_call(event, run_length(state, event), reminders)
+        if call is not None:
+            calls[call] = calls.get(call, 0) + 1
+    return count_calls(packed, calls)
+
+
+def count_calls(packed: PackedTally, calls: Mapping[CountedCall, int]) -> PackedTally:
+    """Return ``packed`` with each call of ``calls`` (``counted_call``) added as many times
+    as it maps to; tools and reminder forms first counted are kept in the order of ``calls``.
+
+    The counts are kept in plain local counters and packed once."""
+    if not calls:
+        return packed
+    counted, tracked, wasted, denied, spoken, longest, packed_forms, packed_tools = packed
     forms = dict(packed_forms)
     # Per tool: [calls, tracked, wasted, reminders, longest_run], as in ``ToolTally``.
     tools = {row[0]: list(row[1:]) for row in packed_tools}
-    before = calls
-    for state, event, reminders in steps:
-        if not isinstance(event, ToolCallFinished) or event.agent is None:
-            continue
-        run = run_length(state, event)
-        mine = tools.get(event.tool)
+    for (tool, run, was_denied, said), times in calls.items():
+        mine = tools.get(tool)
         if mine is None:
-            mine = tools[event.tool] = [0, 0, 0, 0, 0]
-        calls += 1
-        tracked += run > 0
-        wasted += run >= WASTED_FROM
+            mine = tools[tool] = [0, 0, 0, 0, 0]
+        is_tracked, is_wasted = times * (run > 0), times * (run >= WASTED_FROM)
+        counted += times
+        tracked += is_tracked
+        wasted += is_wasted
         longest = max(longest, run)
-        mine[0] += 1
-        mine[1] += run > 0
-        mine[2] += run >= WASTED_FROM
+        mine[0] += times
+        mine[1] += is_tracked
+        mine[2] += is_wasted
         mine[4] = max(mine[4], run)
-        denied += event.denied
-        if reminders:
-            spoken += len(reminders)
-            mine[3] += len(reminders)
-            _count_forms(forms, reminders)
-    if calls == before:
-        return packed
-    return _packed((calls, tracked, wasted, denied, spoken, longest), forms, tools)
+        denied += times * was_denied
+        if said:
+            spoken += times * len(said)
+            mine[3] += times * len(said)
+            for form in said:
+                forms[form] = forms.get(form, 0) + times
+    return _packed((counted, tracked, wasted, denied, spoken, longest), forms, tools)
 
 
 def _packed(
@@ -225,11 +256,6 @@ def tally_steps(counts: Tally, steps: Iterable[Step]) -> Tally:
     chunk = unpack_tally(packed)
     # A session's first chunk is most chunks: by the merge's identity it is the total.
     return chunk if counts == _EMPTY else merge_tallies(counts, chunk)
-
-
-def _count_forms(forms: dict[str, int], reminders: tuple[Reminder, ...]) -> None:
-    for reminder in reminders:
-        forms[reminder.form] = forms.get(reminder.form, 0) + 1
 
 
 def merge_tallies(first: Tally, second: Tally) -> Tally:

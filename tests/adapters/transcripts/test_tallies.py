@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repeat_guard import GuardConfig, GuardState, PromptSubmitted, ToolCallFinished, reduce
-from repeat_guard.tally import Tally, unpack_tally
+from repeat_guard.tally import Tally, run_length, unpack_tally
 from repeat_guard.tally import tally as tally_one
 from repeat_guard_transcripts import CHUNK_STEPS, SessionTallies
 
@@ -26,7 +26,7 @@ def feed(script: list[tuple[str, ToolCallFinished | PromptSubmitted]]) -> dict[s
     for session, event in script:
         state, reminders = reduce(states.get(session, GuardState.initial(CONFIG)), event)
         states[session] = state
-        tallies.add(session, state, event, reminders)
+        tallies.add(session, event, run_length(state, event), reminders)
         expected[session] = tally_one(expected.get(session, Tally()), state, event, reminders)
     for session, counts in expected.items():
         assert unpack_tally(tallies.packed(session)) == counts, session
@@ -60,11 +60,10 @@ def test_a_long_session_is_counted_in_chunks_and_read_at_any_time() -> None:
     assert (counts["s"].calls, counts["s"].wasted) == (2 * CHUNK_STEPS + 3, 2 * CHUNK_STEPS + 2)
     # Reading a tally counts what waits; steps added after it are counted on top.
     tallies = SessionTallies()
-    first, _ = reduce(GuardState.initial(CONFIG), grep)
-    tallies.add("s", first, grep, ())
+    tallies.add("s", grep, 1, ())
     assert tallies.packed("s")[0] == 1  # calls
-    second, reminders = reduce(first, grep)
-    tallies.add("s", second, grep, reminders)
+    _, reminders = reduce(reduce(GuardState.initial(CONFIG), grep)[0], grep)
+    tallies.add("s", grep, 2, reminders)
     assert unpack_tally(tallies.packed("s"))[:5] == (2, 2, 1, 0, 1)  # ..., reminders
     assert unpack_tally(tallies.packed("unseen")) == Tally()
 
@@ -83,18 +82,34 @@ class _Output:
     """A tool's result that a weak reference can follow."""
 
 
-def test_only_the_first_call_of_a_chunk_waits_with_its_result() -> None:
+def test_no_call_waits_with_its_arguments_or_result() -> None:
     outputs = [_Output() for _ in range(3)]
     alive = [weakref.ref(output) for output in outputs]
-    calls = [ToolCallFinished("a", "grep", 1, result=output) for output in outputs]
+    calls = [ToolCallFinished("a", "grep", n, result=output) for n, output in enumerate(outputs)]
     tallies = SessionTallies()
     state = GuardState.initial(CONFIG)
     for call in calls:
         state, reminders = reduce(state, call)
-        tallies.add("s", state, call, reminders)
-    del calls, call, outputs
+        tallies.add("s", call, run_length(state, call), reminders)
+    del calls, call, outputs, state
     gc.collect()
-    assert [output() is None for output in alive] == [False, True, True]
-    assert tallies.packed("s")[:3] == (3, 3, 2)  # calls, tracked, wasted
-    gc.collect()
-    assert alive[0]() is None  # counted: nothing waits
+    assert [output() is None for output in alive] == [True, True, True]
+    assert tallies.packed("s")[:3] == (3, 3, 0)  # calls, tracked, wasted: other arguments
+
+
+def test_calls_that_read_the_same_wait_as_one_count() -> None:
+    # A run of one call waits as one entry per run length; a long run fills the chunk with
+    # lengths, and every call is counted.
+    grep = ToolCallFinished("a", "grep", 1)
+    tallies = SessionTallies()
+    for _ in range(3):
+        tallies.add("s", grep, 1, ())
+    assert unpack_tally(tallies.packed("s"))[:3] == (3, 3, 0)
+    for run in range(1, CHUNK_STEPS + 2):
+        tallies.add("t", grep, run, ())
+    counts = unpack_tally(tallies.packed("t"))
+    assert (counts.calls, counts.wasted, counts.longest_run) == (
+        CHUNK_STEPS + 1,
+        CHUNK_STEPS,
+        CHUNK_STEPS + 1,
+    )

@@ -115,7 +115,7 @@ class _Folder:
     def located(self, step: Step) -> None:
         # Every call of every file comes here: the session noted and the day read inline,
         # and a call (most events) told first.
-        item, state, reminders, run = step
+        item, _, reminders, run = step
         name = item.where.session
         self.sessions.setdefault(name)
         if item.project is not None and name not in self.projects:
@@ -127,7 +127,7 @@ class _Folder:
         # An undated call counts: its file was written on or after ``since`` to get here.
         counted = since is None or day == UNKNOWN_DAY or day >= since
         if counted:
-            self.tallies.add(name, state, event, reminders)
+            self.tallies.add(name, event, run, reminders)
         if isinstance(event, ToolCallFinished):
             if event.agent is not None:
                 self.call(name, item, event, event.agent, run, day, counted)

@@ -142,11 +142,11 @@ class _Replay:
         self.sessions.setdefault(name)
 
     def on_step(self, step: Step) -> Iterator[Fired]:
-        located, state, reminders, _ = step
+        located, _, reminders, run = step
         name = located.where.session
         event = located.event
         self.session(name)
-        self.tallies.add(name, state, event, reminders)
+        self.tallies.add(name, event, run, reminders)
         if isinstance(event, ToolCallFinished) and event.agent is not None:
             self.agents.add((name, event.agent))
         for reminder in reminders:
