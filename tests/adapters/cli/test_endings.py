@@ -20,6 +20,8 @@ import pytest
 
 from repeat_guard_cli import main
 
+from ..processes import children, running
+
 LOOP = Path(__file__).parent / "fixtures" / "loop.jsonl"
 SCRIPT = Path(sys.executable).parent / "repeat-guard"
 SURROGATES = (
@@ -234,27 +236,6 @@ def test_the_text_report_keeps_its_lines_in_memory_without_a_temporary_folder(
     assert capsys.readouterr().out.splitlines()[1:-1] == INTERLEAVED_REPORT
 
 
-def _children(pid: int) -> set[int]:
-    """The processes whose parent is ``pid``."""
-    found = set()
-    for entry in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = Path("/proc", entry, "stat").read_text()
-        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
-            continue
-        if int(stat.rpartition(")")[2].split()[1]) == pid:
-            found.add(int(entry))
-    return found
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie has)."""
-    try:
-        return Path("/proc", str(pid), "stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
 def _busy_folder(tmp_path: Path) -> Path:
     """Transcripts whose JSON report is far more than a pipe holds: an audit whose stdout is
     never read stays in the middle of its work."""
@@ -286,7 +267,7 @@ def test_a_signal_to_a_multi_process_audit_leaves_no_process_behind(
     workers: set[int] = set()
     try:
         for _ in range(1200):  # the workers are started
-            workers = _children(process.pid)
+            workers = children(process.pid)
             if len(workers) >= 2:
                 break
             threading.Event().wait(0.05)
@@ -294,12 +275,12 @@ def test_a_signal_to_a_multi_process_audit_leaves_no_process_behind(
         process.send_signal(sent)
         assert process.wait(timeout=60) == status
         for _ in range(1200):
-            if not any(map(_running, workers | _children(process.pid))):
+            if not any(map(running, workers | children(process.pid))):
                 break
             threading.Event().wait(0.05)
-        assert not any(map(_running, workers))
+        assert not any(map(running, workers))
     finally:
-        for pid in filter(_running, workers):
+        for pid in filter(running, workers):
             os.kill(pid, signal.SIGKILL)
         process.kill()
         process.communicate()
