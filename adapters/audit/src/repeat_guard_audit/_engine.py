@@ -2,9 +2,13 @@
 
 Every engine yields the results in the order the batches came in, and keeps only a bounded
 window of batches in flight, so a million files cost the same memory as a thousand and every
-engine produces the same output, line for line. Dask is imported only when it is asked for, and
-the process pool (``concurrent.futures.process`` and ``multiprocessing``, about a seventh of the
-audit command's start) only when it starts.
+engine produces the same output, line for line. Dask is imported only when it is asked for.
+
+The process pool is this process forked, each worker fed one batch at a time over a pipe of its
+own: ``concurrent.futures`` and ``multiprocessing`` had cost about a seventh of the command's
+start to import, and their threads and queues about a millisecond of this process's time for
+every batch, taken from the workers on a machine with as many cores as workers. Dask's local
+``processes`` scheduler, which needs an executor, runs in a ``ProcessPoolExecutor`` of ours.
 """
 
 from __future__ import annotations
@@ -12,15 +16,15 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import select
 import signal
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Generic, Literal, NamedTuple, NoReturn, TypeVar
 
 from repeat_guard_transcripts import collector_paused
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.context import BaseContext
 
     from distributed import Client
@@ -48,8 +52,10 @@ class EngineError(Exception):
 
 
 def default_jobs() -> int:
-    """The number of cores this process may use."""
-    return len(os.sched_getaffinity(0))
+    """The number of cores this process may use (where the system does not say, the cores)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def run(
@@ -61,8 +67,9 @@ def run(
 ) -> Iterator[Out]:
     """Yield ``work(batch)`` for each batch, in the order of ``batches``.
 
-    ``local`` runs in this process; ``processes`` in a pool of ``jobs`` processes (default: the
-    cores), never more than the batches, and in this process when that is one; ``dask`` on the
+    ``local`` runs in this process; ``processes`` in ``jobs`` processes forked from this one
+    (default: the cores), never more than the batches, and in this process when that is one
+    (``work`` must then pickle its results, and return or raise); ``dask`` on the
     scheduler at ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``), or on one of Dask's
     own local schedulers named in ``LOCAL_SCHEDULERS`` (default ``processes``). ``work`` and the
     batches must pickle for the last two. Raises ``EngineError`` when Dask is missing or its
@@ -132,15 +139,186 @@ def _pooled(work: Callable[[In], Out], batches: Iterable[In], workers: int) -> I
     if workers <= 1:
         yield from map(work, itertools.chain(first, source))
         return
-    with _pool(workers) as pool:
-        pending: deque[Future[Out]] = deque()
-        for batch in itertools.chain(first, source):
+    pool = _Forked(work, workers)
+    finished = False
+    try:
+        yield from pool.results(itertools.chain(first, source), window)
+        finished = True
+    finally:
+        # Work that stops early (Ctrl-C, SIGTERM or SIGHUP made an exception, a closed pipe,
+        # a worker gone) kills the workers: one busy with a batch would make the end wait for
+        # it. Otherwise each ends when its pipe of batches closes.
+        pool.close(kill=not finished)
+
+
+class _Worker(NamedTuple):
+    pid: int
+    batches: IO[bytes]  # written here, read by the worker
+    results: IO[bytes]  # written by the worker, read here
+
+
+class _Forked(Generic[In, Out]):
+    """``workers`` processes forked from this one, each running ``work`` on the batches it is
+    sent, one at a time, and sending each result back (pickled, after its length)."""
+
+    def __init__(self, work: Callable[[In], Out], workers: int) -> None:
+        self._workers: list[_Worker] = []
+        self._ended: set[int] = set()
+        self._ready = select.poll()  # no descriptor of its own for a worker to inherit
+        self._by_pipe: dict[int, int] = {}  # a results pipe's descriptor -> its worker
+        try:
+            for _ in range(workers):
+                self._start(work)
+        except BaseException:
+            self.close(kill=True)
+            raise
+
+    def _start(self, work: Callable[[In], Out]) -> None:
+        batches_in, batches_out = os.pipe()
+        results_in, results_out = os.pipe()
+        # The ends of the other workers' pipes, which this one must not hold open: a worker
+        # waiting for batches stops when every writer of its pipe is gone.
+        others = [end.fileno() for worker in self._workers for end in worker[1:]]
+        try:
             with _held():
-                pending.append(pool.submit(work, batch))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+                pid = os.fork()
+                if pid == 0:  # the worker: never returns
+                    _serve(work, batches_in, results_out, [batches_out, results_in, *others])
+        except OSError as error:  # too many processes, too little memory
+            for end in (batches_in, batches_out, results_in, results_out):
+                os.close(end)
+            raise EngineError(f"cannot start a worker process: {error.strerror}") from error
+        os.close(batches_in)
+        os.close(results_out)
+        self._by_pipe[results_in] = len(self._workers)
+        batches = open(batches_out, "wb")  # noqa: SIM115  # open until ``close``
+        self._workers.append(_Worker(pid, batches, open(results_in, "rb")))  # noqa: SIM115
+        self._ready.register(results_in, select.POLLIN)
+
+    def results(self, batches: Iterable[In], window: int) -> Iterator[Out]:
+        """Yield ``work(batch)`` for each batch, in order, with at most ``window`` batches sent
+        and not yet yielded (those done early wait here for their turn)."""
+        source = iter(batches)
+        idle = list(reversed(range(len(self._workers))))
+        doing: dict[int, int] = {}  # worker -> the number of the batch it works on
+        done: dict[int, Out] = {}
+        sent = given = 0
+        while True:
+            while idle and sent - given < window:
+                try:
+                    batch = next(source)
+                except StopIteration:
+                    break
+                worker = idle.pop()
+                self._give(worker, batch)
+                doing[worker] = sent
+                sent += 1
+            if given == sent:
+                return
+            if given in done:
+                yield done.pop(given)
+                given += 1
+                continue
+            for pipe, _ in self._ready.poll():
+                worker = self._by_pipe[pipe]
+                result = self._result(worker)  # an idle worker's pipe is ready only at its end
+                done[doing.pop(worker)] = result
+                idle.append(worker)
+
+    def _give(self, worker: int, batch: In) -> None:
+        try:
+            _send(self._workers[worker].batches, (batch,))
+        except BrokenPipeError:  # the worker is gone
+            raise self._gone(worker) from None
+
+    def _result(self, worker: int) -> Out:
+        answer = _receive(self._workers[worker].results)
+        if answer is None:
+            raise self._gone(worker)
+        succeeded, value = answer
+        if not succeeded:
+            raise value
+        result: Out = value
+        return result
+
+    def _gone(self, worker: int) -> EngineError:
+        """The error to raise for ``worker``, which ended with work to do: how it ended."""
+        pid = self._workers[worker].pid
+        _, status = os.waitpid(pid, 0)
+        self._ended.add(pid)
+        code = os.waitstatus_to_exitcode(status)
+        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        return EngineError(f"a worker process ended before its work was done ({how})")
+
+    def close(self, kill: bool) -> None:
+        """Close every pipe and wait for every worker to end, killing them first if ``kill``."""
+        for pid, batches, results in self._workers:
+            if kill and pid not in self._ended:
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):  # what a dead worker never read is dropped
+                batches.close()
+            results.close()
+        for pid, _, _ in self._workers:
+            if pid not in self._ended:
+                os.waitpid(pid, 0)
+                self._ended.add(pid)
+
+
+def _serve(work: Callable[[In], Out], batches: int, results: int, inherited: list[int]) -> NoReturn:
+    """A worker's life: ``work`` on each batch read from the pipe ``batches``, its result (or
+    the exception it raised) written to the pipe ``results``, until the batches end. Ends the
+    process, never returning into the caller: a worker killed by a signal ends at once and
+    says nothing, as the signal's default does."""
+    status = 0
+    try:
+        for end in inherited:
+            os.close(end)
+        for number in _HELD:
+            signal.signal(number, signal.SIG_DFL)
+        _unheld()
+        with open(batches, "rb") as inbox, open(results, "wb") as outbox:
+            while (message := _receive(inbox)) is not None:
+                try:
+                    _send(outbox, (True, work(message[0])))
+                except Exception as error:  # the work's own: raised again where it is taken
+                    _send(outbox, (False, _picklable(error)))
+    except BaseException:  # this process's end (a pipe closed by a killed command): say nothing
+        status = 1
+    finally:
+        os._exit(status)
+
+
+def _picklable(error: Exception) -> Exception:
+    import pickle  # only with a pool, as the module's docstring says
+
+    try:
+        pickle.dumps(error)
+    except Exception:  # whatever could not be pickled: its words still can
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return error
+
+
+_LENGTH = 8  # bytes before each message: its length
+
+
+def _send(pipe: IO[bytes], value: object) -> None:
+    import pickle  # only with a pool, as the module's docstring says
+
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    pipe.write(len(data).to_bytes(_LENGTH, "little") + data)
+    pipe.flush()
+
+
+def _receive(pipe: IO[bytes]) -> Any:
+    """The next value sent down ``pipe``, or ``None`` when it ended (the sender is gone)."""
+    import pickle  # only with a pool, as the module's docstring says
+
+    header = pipe.read(_LENGTH)
+    if len(header) < _LENGTH:
+        return None
+    size = int.from_bytes(header, "little")
+    data = pipe.read(size)
+    return None if len(data) < size else pickle.loads(data)
 
 
 def _dask(
