@@ -9,6 +9,8 @@ reader read before it declared its types, so the two must agree on any transcrip
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Iterator
 
 import msgspec
@@ -28,7 +30,7 @@ from repeat_guard_transcripts import (
     read_items,
 )
 from repeat_guard_transcripts import _claude_code as claude_code
-from repeat_guard_transcripts._lines import typed_lines
+from repeat_guard_transcripts._lines import _may_hold_a_long_integer, typed_lines
 
 from ._support import diagnostics, run_reader, summary
 from .fuzzing import damaged, fuzz_settings, sample_window
@@ -80,6 +82,47 @@ def test_a_line_nested_past_msgspecs_depth_is_still_read() -> None:
     line = b'{"x": 5, "deep": ' + deep + b"}\n"
     got = list(typed_lines([line], "f", msgspec.json.Decoder(_Point).decode, _point))
     assert got == [(1, _Point(5))]
+
+
+@pytest.mark.parametrize("limit", [4300, 0], ids=["limited", "unlimited"])
+def test_an_integer_longer_than_the_standard_library_converts_is_told_as_it_tells_it(
+    limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # msgspec skips an integer of any length in a field it does not read; the standard
+    # library refuses one of more than sys.get_int_max_str_digits() digits (0: no limit).
+    monkeypatch.setattr(sys, "get_int_max_str_digits", lambda: limit)
+    lines = [
+        b'{"x": 1, "s": [' + b"7" * 4301 + b"]}\n",  # one digit too many (when limited)
+        b'{"x": 2, "s": ' + b"7" * 4300 + b"}\n",  # as many as converted
+        b'{"x": 3, "s": "' + b"7" * 9000 + b'"}\n',  # digits in a string are text
+        b'{"x": 4, "s": ' + b"7" * 9000 + b".5}\n",  # a fraction is a float: no limit
+    ]
+    decode = msgspec.json.Decoder(_Point).decode
+    got = list(typed_lines(lines, "f", decode, _point))
+    first = got[0]
+    if limit:
+        assert isinstance(first, Diagnostic)
+        assert first.message == "invalid JSON: a number has more than 4300 digits"
+    else:
+        assert first == (1, _Point(1))
+    assert got[1:] == [(2, _Point(2)), (3, _Point(3)), (4, _Point(4))]
+
+
+@given(
+    st.integers(min_value=3, max_value=40),
+    st.lists(st.tuples(st.booleans(), st.integers(min_value=1, max_value=90)), max_size=12),
+)
+def test_a_line_with_a_run_of_too_many_digits_is_always_decoded_whole(
+    limit: int, runs: list[tuple[bool, int]]
+) -> None:
+    raw = b"".join((b"5" if digits else b"x") * size for digits, size in runs)
+    if len(raw) > limit and re.search(rb"[0-9]{%d}" % (limit + 1), raw):
+        assert _may_hold_a_long_integer(raw, limit)
+
+
+def test_a_line_without_digits_where_sampled_is_decoded_as_typed() -> None:
+    assert not _may_hold_a_long_integer(b"5" * 11 + b"x" * 30, 30)
+    assert _may_hold_a_long_integer(b"x" * 5 + b"5" * 31 + b"x" * 5, 30)
 
 
 def _whole(raw: bytes) -> object:

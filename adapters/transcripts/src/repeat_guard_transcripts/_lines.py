@@ -10,6 +10,7 @@ skipped, and each bad line becomes a ``Diagnostic`` naming the file and line.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from json.scanner import make_scanner
 from typing import BinaryIO, TypeVar
@@ -160,6 +161,18 @@ _Typed = TypeVar("_Typed")
 
 _REFUSED = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
+# Every byte to 1 if an ASCII digit, else to 0.
+_DIGITS = bytes(ord("1") if byte in b"0123456789" else ord("0") for byte in range(256))
+
+
+def _may_hold_a_long_integer(raw: bytes, limit: int) -> bool:
+    """Whether ``raw``, longer than ``limit`` bytes, may hold a run of more than ``limit``
+    digits, an integer the standard library refuses to convert
+    (``sys.get_int_max_str_digits()``) where msgspec skips it. Such a run covers three bytes in
+    a row of ``raw`` taken every third of ``limit``, so a line without three digits in a row
+    there holds none."""
+    return b"111" in raw[:: (limit + 1) // 3].translate(_DIGITS)
+
 
 def typed_lines(
     lines: Iterable[bytes],
@@ -177,9 +190,13 @@ def typed_lines(
     its depth) goes the way ``json_lines`` takes it, and its value is given to ``convert``,
     which returns the typed value the reader reads the same way, or a message (a value that
     is not an object). msgspec checks no UTF-8 in what it skips, so a line with bytes other
-    than ASCII is checked here first; it accepts nothing else the standard library refuses."""
+    than ASCII is checked here first, and skips an integer of any length, so a line that may
+    hold one longer than the standard library converts is decoded whole; it accepts nothing
+    else the standard library refuses."""
+    limit = sys.get_int_max_str_digits() or MAX_LINE_BYTES  # 0: no limit
     for number, raw in enumerate(lines, start=1):
-        if len(raw) <= MAX_LINE_BYTES:
+        size = len(raw)
+        if size <= MAX_LINE_BYTES and (size <= limit or not _may_hold_a_long_integer(raw, limit)):
             try:
                 if not raw.isascii():
                     raw.decode()
