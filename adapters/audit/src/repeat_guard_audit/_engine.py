@@ -69,11 +69,11 @@ def run(
 
     ``local`` runs in this process; ``processes`` in ``jobs`` processes forked from this one
     (default: the cores), never more than the batches, and in this process when that is one
-    (``work`` must then pickle its results, and return or raise); ``dask`` on the
-    scheduler at ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``), or on one of Dask's
-    own local schedulers named in ``LOCAL_SCHEDULERS`` (default ``processes``). ``work`` and the
-    batches must pickle for the last two. Raises ``EngineError`` when Dask is missing or its
-    scheduler cannot be reached.
+    (the batches and the results must pickle; what ``work`` raises is raised here); ``dask``
+    on the scheduler at ``scheduler`` (an address such as ``tcp://10.0.0.5:8786``), or on one
+    of Dask's own local schedulers named in ``LOCAL_SCHEDULERS`` (default ``processes``), where
+    ``work`` must pickle too. Raises ``EngineError`` when Dask is missing or its scheduler
+    cannot be reached, and when a worker process cannot start or ends with work to do.
     """
     if engine == "local":
         return map(work, batches)
